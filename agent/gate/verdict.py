@@ -1,0 +1,53 @@
+"""The gate's one result type: a verdict with structured reasons, never an exception."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a statement was rejected.
+
+    `code` is stable and machine-readable (`parse_error`, `multiple_statements`, `not_a_query`,
+    `write`, `denied_function`, `unknown_table`, `unknown_column`, ...); `message` is for people
+    and for the repair prompt; `suggestion` holds a "did you mean" when there is one.
+    """
+
+    code: str
+    message: str
+    suggestion: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.message} (did you mean {self.suggestion}?)" if self.suggestion else self.message
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The gate's decision on one SQL text.
+
+    `sql` is the normalised statement to run (fixes applied, row cap added) when `ok`; otherwise the
+    input as best understood. `tables` are fully qualified names as the connector spells them;
+    `columns` are `table.column` pairs read. `fixes` lists deterministic fixes applied ("stripped
+    markdown fence", "transpiled from postgres").
+    """
+
+    ok: bool
+    sql: str
+    reasons: tuple[Reason, ...] = ()
+    tables: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ()
+    fixes: tuple[str, ...] = ()
+    row_cap_applied: bool = False
+    warnings: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "ok": self.ok,
+            "reasons": [str(r) for r in self.reasons],
+            "codes": [r.code for r in self.reasons],
+            "sql": self.sql,
+            "tables": list(self.tables),
+            "columns": list(self.columns),
+            "fixes": list(self.fixes),
+        }

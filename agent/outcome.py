@@ -1,0 +1,62 @@
+"""What the agent hands back to whoever drives it (the Slack bot, the terminal).
+
+Plain frozen dataclasses of JSON-friendly values: the bot renders them, the CLI prints them, and
+neither needs to know how the graph reached them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+OutcomeKind = Literal["proposal", "answer", "clarify", "failed", "rejected"]
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """SQL waiting for a person's approval. `sql_sha256` is the hash an approval must name."""
+
+    proposal_id: str
+    question: str
+    sql: str
+    explanation: str
+    tables: list[str]
+    sql_sha256: str
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An executed, approved query and the evidence for it."""
+
+    question: str
+    sql: str
+    explanation: str
+    tables: list[str]
+    columns: list[str]
+    #: The first rows (JSON-plain values: str, int, float, bool or None).
+    rows: list[list[Any]]
+    total_rows: int
+    #: True when the statement hit the row cap, so more rows may exist in the warehouse.
+    capped: bool
+    elapsed_s: float
+    connector: str
+    approved_by: str
+    bytes_processed: int | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Where a question or a decision left the thread.
+
+    - `proposal`: SQL awaits approval (`proposal` set).
+    - `answer`: the approved query ran (`answer` set).
+    - `clarify`: the agent asks the user something, or says the data cannot answer (`message`).
+    - `failed`: nothing to approve or run; `message` says what happened and what to try.
+    - `rejected`: a person rejected the proposal; nothing ran.
+    """
+
+    kind: OutcomeKind
+    message: str = ""
+    proposal: Proposal | None = None
+    answer: Answer | None = None

@@ -1,0 +1,121 @@
+"""The one small interface every warehouse connector implements, and the types it speaks.
+
+Connectors know nothing of Slack or models: they list tables, describe them, and run one
+already-vetted read-only statement with a row cap and a timeout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    """One column: its name, engine type and human description (empty when the engine has none)."""
+
+    name: str
+    type: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """One table. `name` is fully qualified in the connector's dialect (e.g. `demo.main.orders`)."""
+
+    name: str
+    columns: tuple[ColumnInfo, ...]
+    description: str = ""
+    row_count: int | None = None
+
+    @property
+    def short_name(self) -> str:
+        """The last part of the qualified name (`orders`)."""
+        return self.name.rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """What one execution returned.
+
+    `rows` holds at most the `max_rows` asked for; `total_rows` counts every row the statement
+    produced (so `truncated` is `total_rows > len(rows)`).
+    """
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    total_rows: int
+    elapsed_s: float
+    bytes_processed: int | None = None
+    column_types: list[str] = field(default_factory=list)
+
+    @property
+    def truncated(self) -> bool:
+        return self.total_rows > len(self.rows)
+
+
+class ConnectorError(Exception):
+    """A warehouse problem, with a message a user can read and a hint of what to do next.
+
+    `retryable_by_repair` tells the agent whether rewriting the SQL may help (a bad column) or not
+    (the warehouse is down).
+    """
+
+    retryable_by_repair: bool = False
+
+    def __init__(self, message: str, *, hint: str = "", engine_message: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.engine_message = engine_message or message
+
+
+class QueryFailed(ConnectorError):
+    """The engine refused or failed the statement (syntax, binder, type errors)."""
+
+    retryable_by_repair = True
+
+
+class QueryTimeout(ConnectorError):
+    """The statement ran longer than the timeout and was interrupted."""
+
+    def __init__(self, timeout_s: float) -> None:
+        super().__init__(
+            f"The query ran longer than {timeout_s:g} s and was stopped.",
+            hint="Ask for less data (a shorter period, fewer columns) or an aggregate.",
+        )
+        self.timeout_s = timeout_s
+
+
+class PermissionDenied(ConnectorError):
+    """The warehouse refused access (or the statement tried to write on a read-only connection)."""
+
+
+class WarehouseUnavailable(ConnectorError):
+    """The warehouse cannot be reached or opened."""
+
+
+@runtime_checkable
+class Connector(Protocol):
+    """A read-only warehouse."""
+
+    #: A short name for people and sources lines, e.g. "duckdb".
+    name: str
+    #: The sqlglot dialect its SQL is written in.
+    dialect: str
+
+    def list_tables(self) -> list[TableInfo]:
+        """Every table (and view) the connector exposes, with columns and descriptions."""
+        ...
+
+    def describe(self, table: str) -> TableInfo:
+        """One table by qualified or short name; raises QueryFailed when unknown."""
+        ...
+
+    def run(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
+        """Run one statement, keep the first `max_rows` rows, count the rest, stop at `timeout_s`."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...
