@@ -1,0 +1,87 @@
+"""Settings from the environment (and `.env`), checked once with messages that say what to set."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dotenv import load_dotenv
+
+DEFAULT_MODEL = "google_genai:gemini-2.5-flash"
+
+#: Where each secret comes from, for the message shown when it is missing.
+_WHERE = {
+    "SLACK_BOT_TOKEN": "Slack app > OAuth & Permissions > Bot User OAuth Token (xoxb-...)",
+    "SLACK_APP_TOKEN": "Slack app > Basic Information > App-Level Tokens, scope connections:write (xapp-...)",
+    "SLACK_SIGNING_SECRET": "Slack app > Basic Information > App Credentials > Signing Secret",
+    "GOOGLE_API_KEY": "https://aistudio.google.com/apikey (or set QUERYBOT_MODEL to another provider)",
+}
+
+
+class SettingsError(Exception):
+    """Settings are missing or wrong; the message names each one and where to get it."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the bot and the CLI read from the environment."""
+
+    model: str = DEFAULT_MODEL
+    warehouse: str = "demo"
+    data_dir: Path = Path("data")
+    row_limit: int = 1000
+    query_timeout_s: float = 60.0
+    max_repairs: int = 3
+    display_rows: int = 20
+    workers: int = 8
+    slack_bot_token: str = ""
+    slack_app_token: str = ""
+    slack_signing_secret: str = ""
+    slack_api_url: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def state_db(self) -> Path:
+        """The SQLite file holding LangGraph checkpoints and the bot's own store."""
+        return self.data_dir / "state.sqlite"
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None, *, dotenv: bool = True) -> Settings:
+        if env is None:
+            if dotenv:
+                load_dotenv(override=False)
+            env = dict(os.environ)
+        try:
+            return cls(
+                model=env.get("QUERYBOT_MODEL") or DEFAULT_MODEL,
+                warehouse=env.get("QUERYBOT_WAREHOUSE") or "demo",
+                data_dir=Path(env.get("QUERYBOT_DATA_DIR") or "data"),
+                row_limit=int(env.get("QUERYBOT_ROW_LIMIT") or 1000),
+                query_timeout_s=float(env.get("QUERYBOT_QUERY_TIMEOUT_S") or 60),
+                max_repairs=int(env.get("QUERYBOT_MAX_REPAIRS") or 3),
+                workers=int(env.get("QUERYBOT_WORKERS") or 8),
+                slack_bot_token=env.get("SLACK_BOT_TOKEN", ""),
+                slack_app_token=env.get("SLACK_APP_TOKEN", ""),
+                slack_signing_secret=env.get("SLACK_SIGNING_SECRET", ""),
+                slack_api_url=env.get("SLACK_API_URL") or None,
+                extra={k: v for k, v in env.items() if k == "GOOGLE_API_KEY"},
+            )
+        except ValueError as exc:
+            raise SettingsError(f"A QUERYBOT_* number setting is not a number: {exc}") from exc
+
+    def require(self, *names: str) -> None:
+        """Raise SettingsError naming every missing secret and where to find it."""
+        values = {
+            "SLACK_BOT_TOKEN": self.slack_bot_token,
+            "SLACK_APP_TOKEN": self.slack_app_token,
+            "SLACK_SIGNING_SECRET": self.slack_signing_secret,
+            "GOOGLE_API_KEY": self.extra.get("GOOGLE_API_KEY", ""),
+        }
+        missing = [n for n in names if not values.get(n)]
+        if missing:
+            lines = [f"  {n}: {_WHERE[n]}" for n in missing]
+            raise SettingsError(
+                "querybot cannot start; set these in .env or the environment "
+                "(see .env.example):\n" + "\n".join(lines)
+            )
