@@ -1,29 +1,90 @@
 """The agent's public face: ask a question in a thread, decide on a proposal.
 
 Both the Slack bot and the terminal drive the graph only through `Agent`, so neither knows how
-the graph is wired. Calls block (model and warehouse work): callers run them off their event loop.
+the graph is wired. Calls block (model and warehouse work): callers run them off their event loop,
+and must not run two calls for the same thread at once.
 """
 
 from __future__ import annotations
 
-from agent.outcome import Outcome, Proposal
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+
+from agent.context import AgentDeps
+from agent.graph import build_graph
+from agent.outcome import Answer, Outcome, Proposal
+
+
+def sqlite_checkpointer(path: Path) -> SqliteSaver:
+    """A checkpointer in a SQLite file, safe to share between threads of one process."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    saver = SqliteSaver(conn)
+    saver.setup()
+    return saver
 
 
 class Agent:
-    """Drives the compiled graph for one conversation thread at a time."""
+    """Drives the compiled graph, one conversation per `thread_id`."""
+
+    def __init__(self, deps: AgentDeps, checkpointer: BaseCheckpointSaver) -> None:
+        self.deps = deps
+        self.graph: CompiledStateGraph = build_graph(deps, checkpointer)
+
+    @staticmethod
+    def _config(thread_id: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": thread_id}}
 
     def ask(self, thread_id: str, question: str, *, user: str) -> Outcome:
-        """A new question (or follow-up) in `thread_id`; returns a proposal, clarify or failed."""
-        raise NotImplementedError
+        """A new question (or follow-up) in `thread_id`; returns a proposal, clarify or failed.
+
+        A proposal still waiting in the thread is superseded: the new question starts afresh.
+        """
+        config = self._config(thread_id)
+        self.graph.invoke({"question": question, "user": user}, config)
+        return self._outcome(config)
 
     def decide(self, thread_id: str, proposal_id: str, *, approved: bool, user: str) -> Outcome:
         """Approve or reject the pending proposal; returns answer, rejected, proposal or failed."""
-        raise NotImplementedError
+        config = self._config(thread_id)
+        pending = self.pending_proposal(thread_id)
+        # Resuming a thread that waits on nothing would run the graph from START: check first.
+        if pending is None or pending.proposal_id != proposal_id:
+            return Outcome(
+                kind="failed",
+                message="That proposal is no longer waiting for approval (it was decided or "
+                "replaced by a newer question). Ask again to get a fresh one.",
+            )
+        decision = {"proposal_id": proposal_id, "approved": approved, "by": user}
+        self.graph.invoke(Command(resume=decision), config)
+        return self._outcome(config)
 
     def pending_proposal(self, thread_id: str) -> Proposal | None:
         """The proposal `thread_id` waits on, or None."""
-        raise NotImplementedError
+        snapshot = self.graph.get_state(self._config(thread_id))
+        if not snapshot.interrupts:
+            return None
+        return Proposal(**snapshot.interrupts[0].value)
 
     def has_thread(self, thread_id: str) -> bool:
         """Whether `thread_id` has a conversation (so replies there need no mention)."""
-        raise NotImplementedError
+        return bool(self.graph.get_state(self._config(thread_id)).values)
+
+    def _outcome(self, config: dict[str, Any]) -> Outcome:
+        snapshot = self.graph.get_state(config)
+        if snapshot.interrupts:
+            return Outcome(kind="proposal", proposal=Proposal(**snapshot.interrupts[0].value))
+        final = snapshot.values.get("final")
+        if not final:
+            return Outcome(
+                kind="failed", message="The question stopped before an answer; ask again."
+            )
+        answer = Answer(**final["answer"]) if final["kind"] == "answer" else None
+        return Outcome(kind=final["kind"], message=final["message"], answer=answer)

@@ -13,9 +13,11 @@ DEFAULT_MODEL = "google_genai:gemini-2.5-flash"
 #: Where each secret comes from, for the message shown when it is missing.
 _WHERE = {
     "SLACK_BOT_TOKEN": "Slack app > OAuth & Permissions > Bot User OAuth Token (xoxb-...)",
-    "SLACK_APP_TOKEN": "Slack app > Basic Information > App-Level Tokens, scope connections:write (xapp-...)",
+    "SLACK_APP_TOKEN": (
+        "Slack app > Basic Information > App-Level Tokens, scope connections:write (xapp-...)"
+    ),
     "SLACK_SIGNING_SECRET": "Slack app > Basic Information > App Credentials > Signing Secret",
-    "GOOGLE_API_KEY": "https://aistudio.google.com/apikey (or set QUERYBOT_MODEL to another provider)",
+    "GOOGLE_API_KEY": "Google AI Studio > Get API key (or set QUERYBOT_MODEL to another provider)",
 }
 
 

@@ -19,7 +19,9 @@ class Reason:
     suggestion: str = ""
 
     def __str__(self) -> str:
-        return f"{self.message} (did you mean {self.suggestion}?)" if self.suggestion else self.message
+        if self.suggestion:
+            return f"{self.message} (did you mean {self.suggestion}?)"
+        return self.message
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,66 @@
+"""The graph: start -> generate -> validate -> (repair) -> approve -> execute -> (repair) -> finish.
+
+Nodes decide; the routing functions below only read what the nodes decided.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Literal
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from agent.context import AgentDeps
+from agent.nodes.approve import approve
+from agent.nodes.execute import execute
+from agent.nodes.finish import finish
+from agent.nodes.generate import generate
+from agent.nodes.start import start
+from agent.nodes.validate import validate
+from agent.state import ThreadState
+
+
+def after_draft(state: ThreadState) -> Literal["finish", "validate", "generate"]:
+    """After start (pasted SQL is a draft) and after generate (no draft: unreadable reply)."""
+    if state.get("final"):
+        return "finish"
+    return "validate" if state.get("draft") else "generate"
+
+
+def after_validate(state: ThreadState) -> Literal["finish", "approve", "generate"]:
+    if state.get("final"):
+        return "finish"
+    return "approve" if state.get("proposal") else "generate"
+
+
+def after_approve(state: ThreadState) -> Literal["finish", "execute", "approve"]:
+    if state.get("final"):
+        return "finish"
+    return "execute" if state.get("decision") else "approve"
+
+
+def after_execute(state: ThreadState) -> Literal["finish", "generate"]:
+    return "finish" if state.get("final") else "generate"
+
+
+def build_graph(
+    deps: AgentDeps, checkpointer: BaseCheckpointSaver | None = None
+) -> CompiledStateGraph:
+    """Compile the question graph over `deps`, persisting threads in `checkpointer`."""
+    graph = StateGraph(ThreadState)
+    graph.add_node("start", partial(start, deps=deps))
+    graph.add_node("generate", partial(generate, deps=deps))
+    graph.add_node("validate", partial(validate, deps=deps))
+    graph.add_node("approve", approve)
+    graph.add_node("execute", partial(execute, deps=deps))
+    graph.add_node("finish", finish)
+    graph.add_edge(START, "start")
+    graph.add_conditional_edges("start", after_draft)
+    graph.add_conditional_edges("generate", after_draft)
+    graph.add_conditional_edges("validate", after_validate)
+    graph.add_conditional_edges("approve", after_approve)
+    graph.add_conditional_edges("execute", after_execute)
+    graph.add_edge("finish", END)
+    return graph.compile(checkpointer=checkpointer)

@@ -1,0 +1,128 @@
+"""Chat models from a `provider:model` string, and the scripted model for offline runs.
+
+`QUERYBOT_MODEL=google_genai:gemini-2.5-flash` goes through LangChain's `init_chat_model`;
+`QUERYBOT_MODEL=scripted:PATH` replays a JSONL file, one reply a line (an object is the JSON the
+model answers, a string is its raw text), so the whole bot runs without a network.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.output_parsers import PydanticOutputParser
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable, RunnableLambda
+from pydantic import BaseModel, PrivateAttr
+
+
+class ModelConfigError(Exception):
+    """The model setting cannot be used; the message says what to change."""
+
+
+class ScriptExhausted(RuntimeError):
+    """The scripted model has no reply left."""
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Replays prepared replies in order; supports `with_structured_output` like a real model."""
+
+    replies: list[str]
+    _next: int = PrivateAttr(default=0)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @classmethod
+    def from_jsonl(cls, path: Path) -> ScriptedChatModel:
+        replies = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ModelConfigError(f"{path}:{number} is not a JSON value: {exc}") from exc
+            replies.append(value if isinstance(value, str) else json.dumps(value))
+        return cls(replies=replies)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    @property
+    def calls(self) -> int:
+        """How many replies have been used."""
+        return self._next
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        with self._lock:
+            if self._next >= len(self.replies):
+                raise ScriptExhausted(f"the script has no reply left after {len(self.replies)}")
+            text = self.replies[self._next]
+            self._next += 1
+        prompt_chars = sum(len(str(m.content)) for m in messages)
+        usage = {
+            "input_tokens": prompt_chars // 4,
+            "output_tokens": len(text) // 4,
+            "total_tokens": (prompt_chars + len(text)) // 4,
+        }
+        message = AIMessage(content=text, usage_metadata=usage)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def with_structured_output(
+        self, schema: Any, *, include_raw: bool = False, **kwargs: Any
+    ) -> Runnable[LanguageModelInput, Any]:
+        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+            raise TypeError("the scripted model supports Pydantic schemas only")
+        parser = PydanticOutputParser(pydantic_object=schema)
+
+        def parse(message: BaseMessage) -> Any:
+            if not include_raw:
+                return parser.invoke(message)
+            try:
+                return {"raw": message, "parsed": parser.invoke(message), "parsing_error": None}
+            except Exception as exc:  # the same contract as LangChain's include_raw
+                return {"raw": message, "parsed": None, "parsing_error": exc}
+
+        return self | RunnableLambda(parse)
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[LanguageModelInput, Any]:
+        return self
+
+
+def load_model(spec: str) -> BaseChatModel:
+    """Build the chat model named by `spec` (`provider:model` or `scripted:PATH`)."""
+    provider, _, rest = spec.partition(":")
+    if not rest:
+        raise ModelConfigError(
+            f"QUERYBOT_MODEL={spec!r} is not of the form provider:model "
+            "(e.g. google_genai:gemini-2.5-flash, or scripted:replies.jsonl for offline runs)."
+        )
+    if provider == "scripted":
+        path = Path(rest)
+        if not path.is_file():
+            raise ModelConfigError(f"QUERYBOT_MODEL names a script that does not exist: {path}")
+        return ScriptedChatModel.from_jsonl(path)
+    from langchain.chat_models import init_chat_model
+
+    try:
+        return init_chat_model(spec, temperature=0)
+    except ImportError as exc:
+        raise ModelConfigError(
+            f"The package for model provider {provider!r} is not installed ({exc}). "
+            "Install it, or use google_genai:..., which querybot ships with."
+        ) from exc
+    except Exception as exc:  # a missing key surfaces as a pydantic ValidationError
+        hint = " Set GOOGLE_API_KEY in .env." if provider == "google_genai" else ""
+        raise ModelConfigError(f"Could not set up model {spec!r}: {exc}.{hint}") from exc

@@ -1,0 +1,30 @@
+"""Wait for a person: the graph pauses here until the proposal is approved or rejected.
+
+The node re-runs from the top on resume, so nothing before `interrupt()` may have side effects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.types import interrupt
+
+from agent.state import ThreadState
+
+
+def approve(state: ThreadState) -> dict[str, Any]:
+    proposal = state["proposal"]
+    assert proposal is not None
+    value = interrupt(proposal)
+    # A resume naming another proposal (a stale click) is not a decision on this one.
+    if not isinstance(value, dict) or value.get("proposal_id") != proposal["proposal_id"]:
+        return {"decision": None}
+    decision = {
+        "proposal_id": proposal["proposal_id"],
+        "approved": bool(value.get("approved")),
+        "by": str(value.get("by", "")),
+    }
+    if not decision["approved"]:
+        message = f"Rejected by {decision['by']}; nothing was run."
+        return {"decision": decision, "final": {"kind": "rejected", "message": message}}
+    return {"decision": decision}

@@ -1,0 +1,78 @@
+"""Run the approved SQL, exactly as approved; an engine error goes back for repair."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+from typing import Any
+
+from agent.context import AgentDeps
+from agent.nodes.validate import sql_sha256
+from agent.state import ThreadState
+from connectors.base import ConnectorError, QueryResult
+
+
+def plain(value: Any) -> Any:
+    """A warehouse value as JSON: numbers stay numbers, the rest becomes readable text."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dt.date | dt.datetime | dt.time):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.hex()
+    return str(value)
+
+
+def answer_of(state: ThreadState, deps: AgentDeps, result: QueryResult) -> dict[str, Any]:
+    proposal, decision = state["proposal"], state["decision"]
+    assert proposal is not None and decision is not None
+    return {
+        "question": proposal["question"],
+        "sql": proposal["sql"],
+        "explanation": proposal["explanation"],
+        "tables": proposal["tables"],
+        "columns": result.columns,
+        "rows": [[plain(v) for v in row] for row in result.rows],
+        "total_rows": result.total_rows,
+        "capped": result.total_rows >= deps.limits.row_limit,
+        "elapsed_s": round(result.elapsed_s, 3),
+        "connector": deps.connector.name,
+        "approved_by": decision["by"],
+        "bytes_processed": result.bytes_processed,
+    }
+
+
+def execute(state: ThreadState, deps: AgentDeps) -> dict[str, Any]:
+    proposal, decision = state["proposal"], state["decision"]
+    assert proposal is not None and decision is not None
+    if not decision["approved"] or sql_sha256(proposal["sql"]) != proposal["sql_sha256"]:
+        message = "This SQL does not match what was approved, so it was not run. Ask again."
+        return {"final": {"kind": "failed", "message": message}}
+    try:
+        result = deps.connector.run(
+            proposal["sql"],
+            max_rows=deps.limits.answer_rows,
+            timeout_s=deps.limits.query_timeout_s,
+        )
+    except ConnectorError as exc:
+        failures = state.get("exec_failures", 0) + 1
+        if exc.retryable_by_repair and failures < deps.limits.max_attempts:
+            draft = {"kind": "sql", "explanation": proposal["explanation"], "sql": proposal["sql"]}
+            return {
+                "exec_failures": failures,
+                "attempts": 0,
+                "draft": draft,
+                "proposal": None,
+                "decision": None,
+                "feedback": [f"The warehouse returned an error: {exc.engine_message[:1000]}"],
+            }
+        message = f"The query failed: {exc.message}" + (f" {exc.hint}" if exc.hint else "")
+        return {"exec_failures": failures, "final": {"kind": "failed", "message": message}}
+    answer = answer_of(state, deps, result)
+    summary = f"{result.total_rows} rows"
+    return {"final": {"kind": "answer", "message": summary, "answer": answer}}

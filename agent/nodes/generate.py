@@ -1,0 +1,111 @@
+"""Ask the model for SQL (or a clarifying question); also the repair step when feedback exists."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from agent import prompts
+from agent.context import AgentDeps
+from agent.reply import SqlReply
+from agent.state import ThreadState, Turn
+from connectors.base import ConnectorError, TableInfo
+
+
+def schema_text(tables: list[TableInfo]) -> str:
+    """Tables, columns, types and descriptions, one table a block, as the model reads them."""
+    blocks = []
+    for table in tables:
+        head = f"{table.name}" + (f" -- {table.description}" if table.description else "")
+        cols = [
+            f"  {c.name} {c.type}" + (f" -- {c.description}" if c.description else "")
+            for c in table.columns
+        ]
+        blocks.append("\n".join([head, *cols]))
+    return "\n\n".join(blocks)
+
+
+def history_text(turns: list[Turn]) -> str:
+    lines = []
+    for turn in turns:
+        lines.append(f"Q: {turn['question']}")
+        if turn["sql"]:
+            lines.append(f"SQL: {turn['sql']}")
+        if turn["outcome"] == "answer":
+            lines.append(
+                f"Result columns: {', '.join(turn['columns'])} ({turn['total_rows']} rows)"
+            )
+        else:
+            lines.append(f"Outcome: {turn['outcome']}")
+    return "\n".join(lines)
+
+
+def build_messages(
+    state: ThreadState, deps: AgentDeps, tables: list[TableInfo]
+) -> list[BaseMessage]:
+    system = prompts.SYSTEM.format(
+        engine=deps.connector.name,
+        dialect=deps.connector.dialect,
+        today=dt.date.today().isoformat(),
+        row_limit=deps.limits.row_limit,
+        schema=schema_text(tables),
+    )
+    messages: list[BaseMessage] = [SystemMessage(system)]
+    turns = state.get("turns", [])[-deps.limits.history_turns :]
+    if turns:
+        messages.append(HumanMessage(prompts.HISTORY.format(turns=history_text(turns))))
+    messages.append(HumanMessage(state["question"]))
+    feedback = state.get("feedback") or []
+    if feedback:
+        draft = state.get("draft")
+        previous = draft["sql"] if draft else "(none: your reply could not be read)"
+        problems = "\n".join(f"- {p}" for p in feedback)
+        messages.append(HumanMessage(prompts.REPAIR.format(sql=previous, problems=problems)))
+    return messages
+
+
+def generate(state: ThreadState, deps: AgentDeps) -> dict[str, Any]:
+    attempts = state.get("attempts", 0) + 1
+    try:
+        tables = deps.catalog.tables
+    except ConnectorError as exc:
+        return _failed(
+            attempts, f"I could not read the warehouse's tables: {exc.message} {exc.hint}"
+        )
+    try:
+        out = deps.structured_model.invoke(build_messages(state, deps, tables))
+    except Exception as exc:  # any provider failure: the user must hear of it in the thread
+        return _failed(
+            attempts,
+            f"The language model did not answer ({type(exc).__name__}: {str(exc)[:200]}). "
+            "Nothing was run. Try again in a minute; if it keeps failing, ask an admin to check "
+            "the model settings.",
+        )
+    reply: SqlReply | None = out.get("parsed")
+    if reply is None:
+        problem = (
+            f"Your reply was not valid JSON for the required schema: {out.get('parsing_error')}"
+        )
+        if attempts >= deps.limits.max_attempts:
+            return _failed(
+                attempts,
+                "The language model kept answering in a form I cannot read, so I have no SQL to "
+                "propose. Try again, or rephrase the question more simply.",
+            )
+        return {"attempts": attempts, "draft": None, "feedback": [problem[:1000]]}
+    if reply.kind == "clarify" or not reply.sql.strip():
+        return {
+            "attempts": attempts,
+            "final": {
+                "kind": "clarify",
+                "message": reply.explanation.strip() or "Could you rephrase?",
+            },
+        }
+    draft = {"kind": "sql", "explanation": reply.explanation.strip(), "sql": reply.sql}
+    return {"attempts": attempts, "draft": draft, "feedback": []}
+
+
+def _failed(attempts: int, message: str) -> dict[str, Any]:
+    return {"attempts": attempts, "final": {"kind": "failed", "message": message}}

@@ -1,0 +1,87 @@
+"""The thread's state: plain, JSON-serialisable values only, so checkpoints survive restarts and
+upgrades without pickled objects.
+
+One LangGraph thread is one conversation (a Slack thread, a terminal session). Fields named
+"current" below are reset by the `start` node at every new question; `turns` accumulates.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
+
+
+class Turn(TypedDict):
+    """One finished question, as later follow-ups see it."""
+
+    question: str
+    outcome: Literal["answer", "rejected", "failed", "clarify"]
+    sql: str
+    explanation: str
+    columns: list[str]
+    total_rows: int
+
+
+class Draft(TypedDict):
+    """What the model (or a pasted statement) proposed, before the gate."""
+
+    kind: Literal["sql", "clarify"]
+    explanation: str
+    sql: str
+
+
+class ProposalState(TypedDict):
+    """Gated SQL awaiting approval (mirrors agent.outcome.Proposal)."""
+
+    proposal_id: str
+    question: str
+    sql: str
+    explanation: str
+    tables: list[str]
+    sql_sha256: str
+    warnings: list[str]
+
+
+class Decision(TypedDict):
+    """A person's decision on one proposal, as passed to `Command(resume=...)`."""
+
+    proposal_id: str
+    approved: bool
+    by: str
+
+
+class Final(TypedDict):
+    """How the current question ended; `answer` holds the Answer fields when kind == "answer"."""
+
+    kind: Literal["answer", "rejected", "failed", "clarify"]
+    message: str
+    answer: NotRequired[dict[str, Any]]
+
+
+class ThreadState(TypedDict):
+    # input
+    question: str
+    user: NotRequired[str]
+    # history
+    turns: Annotated[list[Turn], operator.add]
+    # current question
+    draft: NotRequired[Draft | None]
+    feedback: NotRequired[list[str]]
+    attempts: NotRequired[int]
+    exec_failures: NotRequired[int]
+    proposal: NotRequired[ProposalState | None]
+    decision: NotRequired[Decision | None]
+    final: NotRequired[Final | None]
+
+
+def reset_for_question() -> dict[str, Any]:
+    """The per-question fields as they are before the first step."""
+    return {
+        "draft": None,
+        "feedback": [],
+        "attempts": 0,
+        "exec_failures": 0,
+        "proposal": None,
+        "decision": None,
+        "final": None,
+    }

@@ -1,0 +1,108 @@
+"""`querybot`: run the Slack bot, ask a question in the terminal, or check SQL with the gate."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import logging
+import sys
+import uuid
+
+from agent.models import ModelConfigError
+from bot.settings import Settings, SettingsError
+from bot.terminal import outcome_text
+from connectors.base import ConnectorError
+
+log = logging.getLogger("querybot")
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.app import build_app, serve_http, serve_socket_mode
+    from bot.store import Store
+    from bot.wiring import build_agent
+
+    if args.http:
+        settings.require("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET")
+    else:
+        settings.require("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN")
+    agent = build_agent(settings)
+    app = build_app(settings, agent, Store(settings.state_db))
+    if args.http:
+        log.info("querybot listening on http://0.0.0.0:%d/slack/events", args.port)
+        serve_http(app, args.port)
+    else:
+        log.info("querybot connecting to Slack in Socket Mode")
+        serve_socket_mode(app, settings.slack_app_token)
+    return 0
+
+
+def _ask(args: argparse.Namespace, settings: Settings) -> int:
+    from bot.wiring import build_agent
+
+    agent = build_agent(settings)
+    thread_id = args.thread or f"cli:{uuid.uuid4().hex}"
+    user = getpass.getuser()
+    outcome = agent.ask(thread_id, args.question, user=user)
+    while outcome.kind == "proposal" and outcome.proposal:
+        print(outcome_text(outcome))
+        if args.yes:
+            approved = True
+        else:
+            reply = input("\nRun this query? [y/N] ").strip().lower()
+            approved = reply in {"y", "yes"}
+        outcome = agent.decide(
+            thread_id, outcome.proposal.proposal_id, approved=approved, user=user
+        )
+    print(outcome_text(outcome, shown=settings.display_rows))
+    print(f"\n(thread {thread_id}: continue with --thread {thread_id})", file=sys.stderr)
+    return 0 if outcome.kind in {"answer", "clarify", "rejected"} else 1
+
+
+def _gate(argv: list[str]) -> int:
+    from agent.gate.command import main as gate_main
+
+    return gate_main(argv)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="querybot", description=__doc__)
+    sub = p.add_subparsers(dest="command")
+    run = sub.add_parser("run", help="run the Slack bot (Socket Mode unless --http)")
+    run.add_argument("--http", action="store_true", help="serve Slack's HTTP events API instead")
+    run.add_argument("--port", type=int, default=3000, help="port for --http (default 3000)")
+    ask = sub.add_parser("ask", help="ask one question in the terminal, approving with y/n")
+    ask.add_argument("question")
+    ask.add_argument("--thread", help="continue an earlier terminal conversation")
+    ask.add_argument("--yes", action="store_true", help="approve every proposal without asking")
+    sub.add_parser(
+        "gate", help="check one SQL text from stdin (see querybot gate --help)", add_help=False
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["gate"]:
+        return _gate(argv[1:])
+    args = parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        settings = Settings.from_env()
+        if args.command == "ask":
+            return _ask(args, settings)
+        return _run(args, settings)
+    except (SettingsError, ModelConfigError) as exc:
+        print(str(exc), file=sys.stderr)
+    except ConnectorError as exc:
+        print(f"The warehouse cannot be used: {exc.message} {exc.hint}".strip(), file=sys.stderr)
+    except ValueError as exc:  # e.g. an unsupported QUERYBOT_WAREHOUSE
+        print(str(exc), file=sys.stderr)
+    except KeyboardInterrupt:
+        return 130
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
