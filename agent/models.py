@@ -36,6 +36,7 @@ class ScriptedChatModel(BaseChatModel):
     replies: list[str]
     _next: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _seen: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
 
     @classmethod
     def from_jsonl(cls, path: Path) -> ScriptedChatModel:
@@ -59,6 +60,11 @@ class ScriptedChatModel(BaseChatModel):
         """How many replies have been used."""
         return self._next
 
+    @property
+    def seen(self) -> list[list[BaseMessage]]:
+        """The messages of every call, oldest first (to check what the model was shown)."""
+        return self._seen
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -67,6 +73,7 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         with self._lock:
+            self._seen.append(list(messages))
             if self._next >= len(self.replies):
                 raise ScriptExhausted(f"the script has no reply left after {len(self.replies)}")
             text = self.replies[self._next]

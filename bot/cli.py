@@ -17,14 +17,12 @@ log = logging.getLogger("querybot")
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
+    slack = "SLACK_SIGNING_SECRET" if args.http else "SLACK_APP_TOKEN"
+    settings.require("SLACK_BOT_TOKEN", slack, *settings.model_secrets())
     from bot.app import build_app, serve_http, serve_socket_mode
     from bot.store import Store
     from bot.wiring import build_agent
 
-    if args.http:
-        settings.require("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET")
-    else:
-        settings.require("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN")
     agent = build_agent(settings)
     app = build_app(settings, agent, Store(settings.state_db))
     if args.http:
@@ -66,6 +64,7 @@ def _gate(argv: list[str]) -> int:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="querybot", description=__doc__)
+    p.set_defaults(command="run", http=False, port=3000)  # plain `querybot` runs the bot
     sub = p.add_subparsers(dest="command")
     run = sub.add_parser("run", help="run the Slack bot (Socket Mode unless --http)")
     run.add_argument("--http", action="store_true", help="serve Slack's HTTP events API instead")

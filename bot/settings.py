@@ -72,6 +72,10 @@ class Settings:
         except ValueError as exc:
             raise SettingsError(f"A QUERYBOT_* number setting is not a number: {exc}") from exc
 
+    def model_secrets(self) -> list[str]:
+        """The secrets the configured model provider needs."""
+        return ["GOOGLE_API_KEY"] if self.model.startswith("google_genai:") else []
+
     def require(self, *names: str) -> None:
         """Raise SettingsError naming every missing secret and where to find it."""
         values = {

@@ -15,8 +15,7 @@ def build_agent(settings: Settings) -> Agent:
     Errors raised (SettingsError, ModelConfigError, ConnectorError, ValueError) carry messages
     written for the person starting the bot.
     """
-    if settings.model.startswith("google_genai:"):
-        settings.require("GOOGLE_API_KEY")
+    settings.require(*settings.model_secrets())
     model = load_model(settings.model)
     connector = open_connector(settings.warehouse, data_dir=settings.data_dir)
     limits = Limits(
