@@ -6,8 +6,9 @@ import threading
 from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 
+from agent.audit import AuditLog
 from agent.gate import GateSchema
 from agent.reply import SqlReply
 from connectors.base import Connector, TableInfo
@@ -59,6 +60,11 @@ class Catalog:
         return self._gate
 
 
+def thread_of(config: RunnableConfig) -> str:
+    """The conversation a node runs for (for the audit log)."""
+    return str(config["configurable"]["thread_id"])
+
+
 @dataclass
 class AgentDeps:
     """Everything the nodes use, built once per process."""
@@ -66,6 +72,7 @@ class AgentDeps:
     connector: Connector
     model: BaseChatModel
     limits: Limits = field(default_factory=Limits)
+    audit: AuditLog = field(default_factory=AuditLog)
     catalog: Catalog = field(init=False)
 
     structured_model: Runnable = field(init=False)

@@ -53,7 +53,7 @@ def build_graph(
     graph.add_node("start", partial(start, deps=deps))
     graph.add_node("generate", partial(generate, deps=deps))
     graph.add_node("validate", partial(validate, deps=deps))
-    graph.add_node("approve", approve)
+    graph.add_node("approve", partial(approve, deps=deps))
     graph.add_node("execute", partial(execute, deps=deps))
     graph.add_node("finish", finish)
     graph.add_edge(START, "start")

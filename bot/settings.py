@@ -48,6 +48,11 @@ class Settings:
         """The SQLite file holding LangGraph checkpoints and the bot's own store."""
         return self.data_dir / "state.sqlite"
 
+    @property
+    def audit_db(self) -> Path:
+        """The append-only audit log (see agent/audit.py for its table)."""
+        return self.data_dir / "audit.sqlite"
+
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, *, dotenv: bool = True) -> Settings:
         if env is None:

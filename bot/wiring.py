@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agent.audit import AuditLog
 from agent.context import AgentDeps, Limits
 from agent.conversation import Agent, sqlite_checkpointer
 from agent.models import load_model
@@ -23,5 +24,7 @@ def build_agent(settings: Settings) -> Agent:
         query_timeout_s=settings.query_timeout_s,
         max_attempts=settings.max_repairs,
     )
-    deps = AgentDeps(connector=connector, model=model, limits=limits)
+    deps = AgentDeps(
+        connector=connector, model=model, limits=limits, audit=AuditLog(settings.audit_db)
+    )
     return Agent(deps, sqlite_checkpointer(settings.state_db))

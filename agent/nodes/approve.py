@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import interrupt
 
+from agent.context import AgentDeps, thread_of
 from agent.state import ThreadState
 
 
-def approve(state: ThreadState) -> dict[str, Any]:
+def approve(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
     proposal = state["proposal"]
     assert proposal is not None
     value = interrupt(proposal)
@@ -24,6 +26,13 @@ def approve(state: ThreadState) -> dict[str, Any]:
         "approved": bool(value.get("approved")),
         "by": str(value.get("by", "")),
     }
+    deps.audit.record(
+        thread_of(config),
+        "approved" if decision["approved"] else "rejected",
+        proposal_id=proposal["proposal_id"],
+        actor=decision["by"],
+        sql=proposal["sql"],
+    )
     if not decision["approved"]:
         message = f"Rejected by {decision['by']}; nothing was run."
         return {"decision": decision, "final": {"kind": "rejected", "message": message}}

@@ -5,10 +5,13 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+from functools import partial
 from typing import Any
 
-from agent.context import AgentDeps
-from agent.nodes.validate import sql_sha256
+from langchain_core.runnables import RunnableConfig
+
+from agent.audit import sql_sha256
+from agent.context import AgentDeps, thread_of
 from agent.state import ThreadState
 from connectors.base import ConnectorError, QueryResult
 
@@ -47,12 +50,20 @@ def answer_of(state: ThreadState, deps: AgentDeps, result: QueryResult) -> dict[
     }
 
 
-def execute(state: ThreadState, deps: AgentDeps) -> dict[str, Any]:
+def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
     proposal, decision = state["proposal"], state["decision"]
     assert proposal is not None and decision is not None
-    if not decision["approved"] or sql_sha256(proposal["sql"]) != proposal["sql_sha256"]:
+    approved = deps.audit.approved_sha256(proposal["proposal_id"])
+    if not decision["approved"] or approved != sql_sha256(proposal["sql"]):
         message = "This SQL does not match what was approved, so it was not run. Ask again."
         return {"final": {"kind": "failed", "message": message}}
+    record = partial(
+        deps.audit.record,
+        thread_of(config),
+        proposal_id=proposal["proposal_id"],
+        actor=decision["by"],
+        sql=proposal["sql"],
+    )
     try:
         result = deps.connector.run(
             proposal["sql"],
@@ -60,6 +71,8 @@ def execute(state: ThreadState, deps: AgentDeps) -> dict[str, Any]:
             timeout_s=deps.limits.query_timeout_s,
         )
     except ConnectorError as exc:
+        detail = {"error": exc.message, "type": type(exc).__name__}
+        record("execution_failed", detail=detail)
         failures = state.get("exec_failures", 0) + 1
         if exc.retryable_by_repair and failures < deps.limits.max_attempts:
             draft = {"kind": "sql", "explanation": proposal["explanation"], "sql": proposal["sql"]}
@@ -73,6 +86,9 @@ def execute(state: ThreadState, deps: AgentDeps) -> dict[str, Any]:
             }
         message = f"The query failed: {exc.message}" + (f" {exc.hint}" if exc.hint else "")
         return {"exec_failures": failures, "final": {"kind": "failed", "message": message}}
+    detail = {"rows": result.total_rows, "bytes": result.bytes_processed}
+    detail["elapsed_s"] = result.elapsed_s
+    record("executed", detail=detail)
     answer = answer_of(state, deps, result)
     summary = f"{result.total_rows} rows"
     return {"final": {"kind": "answer", "message": summary, "answer": answer}}

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from typing import Any
 
-from agent.context import AgentDeps
+from langchain_core.runnables import RunnableConfig
+
+from agent.audit import sql_sha256
+from agent.context import AgentDeps, thread_of
 from agent.gate import check_sql
 from agent.state import ThreadState
 from connectors.base import ConnectorError
 
 
-def sql_sha256(sql: str) -> str:
-    """The hash an approval names: of the exact text that will run."""
-    return hashlib.sha256(sql.encode("utf-8")).hexdigest()
-
-
-def validate(state: ThreadState, deps: AgentDeps) -> dict[str, Any]:
+def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
     draft = state["draft"]
     assert draft is not None
     try:
@@ -36,8 +33,23 @@ def validate(state: ThreadState, deps: AgentDeps) -> dict[str, Any]:
             "sql_sha256": sql_sha256(verdict.sql),
             "warnings": list(verdict.warnings),
         }
+        deps.audit.record(
+            thread_of(config),
+            "proposed",
+            proposal_id=proposal["proposal_id"],
+            actor=state.get("user", ""),
+            sql=verdict.sql,
+            detail={"question": state["question"][:2000], "tables": proposal["tables"]},
+        )
         return {"proposal": proposal, "feedback": []}
     problems = [str(reason) for reason in verdict.reasons]
+    deps.audit.record(
+        thread_of(config),
+        "gate_rejected",
+        actor=state.get("user", ""),
+        sql=draft["sql"],
+        detail={"reasons": problems, "codes": [r.code for r in verdict.reasons]},
+    )
     if state.get("attempts", 0) >= deps.limits.max_attempts:
         listed = "\n".join(f"• {p}" for p in problems)
         message = (
