@@ -1,0 +1,229 @@
+"""DuckDB files, opened read-only and locked down.
+
+The connection refuses writes, file and network access, extension loading and configuration
+changes, so even SQL that slipped past the agent's gate cannot change the file or read the host.
+Each `run` uses its own cursor (a separate DuckDB connection to the same database), so several
+threads may run queries at once; a watchdog thread interrupts a statement that overruns.
+"""
+
+from __future__ import annotations
+
+import difflib
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+
+from connectors.base import (
+    ColumnInfo,
+    ConnectorError,
+    PermissionDenied,
+    QueryFailed,
+    QueryResult,
+    QueryTimeout,
+    TableInfo,
+    WarehouseUnavailable,
+)
+
+#: Rows fetched per call while counting the rows past `max_rows` (they are not kept).
+_COUNT_CHUNK = 10_000
+
+_TABLES_SQL = """
+SELECT database_name, schema_name, table_name, comment, estimated_size
+FROM duckdb_tables()
+WHERE database_name = current_database() AND NOT internal
+UNION ALL
+SELECT database_name, schema_name, view_name, comment, NULL
+FROM duckdb_views()
+WHERE database_name = current_database() AND NOT internal
+ORDER BY schema_name, table_name
+"""
+
+_COLUMNS_SQL = """
+SELECT schema_name, table_name, column_name, data_type, comment
+FROM duckdb_columns()
+WHERE database_name = current_database() AND NOT internal
+ORDER BY schema_name, table_name, column_index
+"""
+
+#: DuckDB's wording when a statement would write to the read-only file or change the locked
+#: configuration; these arrive as InvalidInputException/CatalogException, not PermissionException.
+_REFUSALS = ("read-only mode", "configuration has been locked")
+
+_HINTS: dict[type[duckdb.Error], str] = {
+    duckdb.ParserException: "Fix the SQL syntax.",
+    duckdb.CatalogException: "Use only the tables and functions that exist in the schema.",
+    duckdb.BinderException: "Check the column names and types against the schema.",
+    duckdb.ConversionException: "Check casts and the types of compared values.",
+    duckdb.OutOfRangeException: "Check casts and arithmetic that may overflow.",
+    duckdb.OutOfMemoryException: "Aggregate, filter or select fewer columns to use less memory.",
+}
+
+
+class DuckDBConnector:
+    """A read-only DuckDB database file."""
+
+    name = "duckdb"
+    dialect = "duckdb"
+
+    def __init__(self, path: str | Path, *, threads: int = 2, memory_limit: str = "1GB") -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise WarehouseUnavailable(
+                f"The DuckDB file {self.path} does not exist.",
+                hint="Check the path (QUERYBOT_WAREHOUSE=duckdb:PATH), or use 'demo'.",
+            )
+        config = {
+            "enable_external_access": False,
+            "autoload_known_extensions": False,
+            "autoinstall_known_extensions": False,
+            "allow_community_extensions": False,
+            "threads": threads,
+            "memory_limit": memory_limit,
+        }
+        try:
+            self._con = duckdb.connect(str(self.path), read_only=True, config=config)
+            self._con.execute("SET lock_configuration = true")
+        except duckdb.Error as exc:
+            raise WarehouseUnavailable(
+                f"Cannot open the DuckDB file {self.path}: {_first_line(exc)}",
+                hint="Check that it is a DuckDB file and that no process has it open for writing.",
+                engine_message=str(exc),
+            ) from exc
+        self._cursor_lock = threading.Lock()
+        self._tables_lock = threading.Lock()
+        self._tables: list[TableInfo] | None = None
+
+    def list_tables(self) -> list[TableInfo]:
+        """Every base table and view of the file, read once (the file cannot change)."""
+        with self._tables_lock:
+            if self._tables is None:
+                self._tables = self._read_tables()
+            return list(self._tables)
+
+    def describe(self, table: str) -> TableInfo:
+        """A table by `catalog.schema.table`, `schema.table` or bare name, ignoring case."""
+        tables = self.list_tables()
+        wanted = ".".join(part.strip().strip('"') for part in table.lower().split("."))
+        matches = [t for t in tables if _name_matches(t.name.lower(), wanted)]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            names = ", ".join(t.name for t in matches)
+            raise QueryFailed(
+                f"The table name {table!r} is ambiguous: {names}.",
+                hint="Qualify it with its schema.",
+            )
+        known = {t.name.lower(): t.name for t in tables} | {
+            t.short_name.lower(): t.short_name for t in tables
+        }
+        close = difflib.get_close_matches(wanted, list(known), n=3, cutoff=0.6)
+        suggestion = f" Did you mean {', '.join(known[c] for c in close)}?" if close else ""
+        raise QueryFailed(
+            f"There is no table named {table!r}.{suggestion}",
+            hint="List the tables to see what exists.",
+        )
+
+    def run(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
+        """Run `sql` as given (every statement in it), keep `max_rows` rows and count the rest."""
+        if max_rows < 0:
+            raise ValueError("max_rows must not be negative")
+        cursor = self._cursor()
+        fired = threading.Event()
+
+        def stop() -> None:
+            fired.set()
+            cursor.interrupt()
+
+        watchdog = threading.Timer(timeout_s, stop)
+        watchdog.daemon = True
+        started = time.perf_counter()
+        watchdog.start()
+        try:
+            cursor.execute(sql)
+            description = cursor.description or []
+            rows = cursor.fetchmany(max_rows) if description and max_rows else []
+            total = len(rows)
+            # Counting streams the rest through in chunks; an interrupt stops the next fetch.
+            while description and (chunk := cursor.fetchmany(_COUNT_CHUNK)):
+                total += len(chunk)
+        except duckdb.Error as exc:
+            raise _translate(exc, timed_out=fired.is_set(), timeout_s=timeout_s) from exc
+        finally:
+            watchdog.cancel()
+            watchdog.join()  # never interrupt a cursor after it is closed
+            cursor.close()
+        return QueryResult(
+            columns=[d[0] for d in description],
+            rows=rows,
+            total_rows=total,
+            elapsed_s=time.perf_counter() - started,
+            column_types=[str(d[1]) for d in description],
+        )
+
+    def close(self) -> None:
+        self._con.close()
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        try:
+            with self._cursor_lock:
+                return self._con.cursor()
+        except duckdb.Error as exc:
+            raise WarehouseUnavailable(
+                f"The DuckDB connection to {self.path} is closed.",
+                hint="Restart the bot.",
+                engine_message=str(exc),
+            ) from exc
+
+    def _read_tables(self) -> list[TableInfo]:
+        cursor = self._cursor()
+        try:
+            tables = cursor.execute(_TABLES_SQL).fetchall()
+            columns: dict[tuple[str, str], list[ColumnInfo]] = {}
+            for schema, table, column, type_, comment in cursor.execute(_COLUMNS_SQL).fetchall():
+                info = ColumnInfo(name=column, type=type_, description=comment or "")
+                columns.setdefault((schema, table), []).append(info)
+        except duckdb.Error as exc:
+            raise _translate(exc, timed_out=False, timeout_s=0) from exc
+        finally:
+            cursor.close()
+        return [
+            TableInfo(
+                name=f"{catalog}.{schema}.{table}",
+                columns=tuple(columns.get((schema, table), ())),
+                description=comment or "",
+                row_count=rows,
+            )
+            for catalog, schema, table, comment, rows in tables
+        ]
+
+
+def _name_matches(full: str, wanted: str) -> bool:
+    """`wanted` is `full` or one of its trailing parts (`schema.table`, `table`)."""
+    return full == wanted or full.endswith("." + wanted)
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _translate(exc: duckdb.Error, *, timed_out: bool, timeout_s: float) -> ConnectorError:
+    """The connector error for an engine exception; the engine's full text is kept."""
+    text = str(exc)
+    if isinstance(exc, duckdb.InterruptException) and timed_out:
+        return QueryTimeout(timeout_s)
+    if isinstance(exc, duckdb.PermissionException) or any(r in text for r in _REFUSALS):
+        return PermissionDenied(
+            f"The warehouse refused this statement: {_first_line(exc)}",
+            hint="Only read-only queries on the warehouse's own tables are allowed.",
+            engine_message=text,
+        )
+    if isinstance(exc, duckdb.ConnectionException):
+        return WarehouseUnavailable(
+            f"The DuckDB connection failed: {_first_line(exc)}",
+            hint="Restart the bot.",
+            engine_message=text,
+        )
+    hint = next((h for cls, h in _HINTS.items() if isinstance(exc, cls)), "")
+    return QueryFailed(f"DuckDB error: {_first_line(exc)}", hint=hint, engine_message=text)
