@@ -1,4 +1,4 @@
-"""Shared warehouses: a tiny hand-made DuckDB file."""
+"""Shared warehouses: the demo built once per session, and a tiny hand-made DuckDB file."""
 
 from __future__ import annotations
 
@@ -8,7 +8,21 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from connectors.demo import ensure_demo
 from connectors.duckdb import DuckDBConnector
+
+
+@pytest.fixture(scope="session")
+def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return ensure_demo(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture(scope="session")
+def demo(demo_file: Path) -> Iterator[DuckDBConnector]:
+    """One connector shared by the session's tests, as the bot shares one across threads."""
+    connector = DuckDBConnector(demo_file)
+    yield connector
+    connector.close()
 
 
 @pytest.fixture
