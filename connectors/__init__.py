@@ -1,0 +1,57 @@
+"""Warehouse connectors, chosen by a short spec string (`QUERYBOT_WAREHOUSE`).
+
+Each spec kind maps to an opener; engine modules are imported only when their kind is used, so
+importing this package stays cheap and needs no optional driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from connectors.base import Connector
+
+
+def _open_demo(arg: str, data_dir: Path) -> Connector:
+    from connectors.demo import ensure_demo
+    from connectors.duckdb import DuckDBConnector
+
+    if arg:
+        raise ValueError(f"The warehouse 'demo' takes no argument (got 'demo:{arg}').")
+    return DuckDBConnector(ensure_demo(data_dir))
+
+
+def _open_duckdb(arg: str, data_dir: Path) -> Connector:
+    from connectors.duckdb import DuckDBConnector
+
+    if not arg:
+        raise ValueError("The warehouse 'duckdb:PATH' needs the path of a DuckDB file.")
+    return DuckDBConnector(Path(arg).expanduser())
+
+
+#: Spec kind -> (opener taking the text after "kind:" and the data directory, form for people).
+_OPENERS: dict[str, tuple[Callable[[str, Path], Connector], str]] = {
+    "demo": (
+        _open_demo,
+        "demo  (the built-in demo shop, built in the data directory on first use)",
+    ),
+    "duckdb": (_open_duckdb, "duckdb:PATH  (a DuckDB file, opened read-only)"),
+}
+
+
+def open_connector(spec: str, *, data_dir: Path) -> Connector:
+    """The connector a spec names: `demo` or `duckdb:PATH`.
+
+    Raises ValueError for an unknown or malformed spec, and the connector's own errors (such as
+    WarehouseUnavailable) when the warehouse cannot be opened.
+    """
+    kind, _, arg = spec.strip().partition(":")
+    entry = _OPENERS.get(kind.lower())
+    if entry is None:
+        forms = "; ".join(form for _, form in _OPENERS.values())
+        raise ValueError(f"Unknown warehouse {spec!r}. Supported forms: {forms}.")
+    opener, _ = entry
+    return opener(arg.strip(), data_dir)
+
+
+__all__ = ["open_connector"]
