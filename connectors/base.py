@@ -113,7 +113,7 @@ class Connector(Protocol):
         ...
 
     def run(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
-        """Run one statement, keep the first `max_rows` rows, count the rest, stop at `timeout_s`."""
+        """Run one statement: keep the first `max_rows` rows, count the rest, stop at timeout."""
         ...
 
     def close(self) -> None:

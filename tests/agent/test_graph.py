@@ -1,0 +1,172 @@
+"""The question graph over a real DuckDB warehouse, the real gate and the scripted model."""
+
+from __future__ import annotations
+
+import json
+
+from agent.conversation import Agent, sqlite_checkpointer
+from agent.models import ScriptedChatModel
+from tests.agent.conftest import MakeAgent, reply
+
+BY_REGION = "SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"
+
+
+def test_question_proposal_approval_answer(make_agent: MakeAgent) -> None:
+    agent, _, spy = make_agent([reply(BY_REGION)])
+    outcome = agent.ask("t1", "revenue by region?", user="U1")
+    assert outcome.kind == "proposal" and outcome.proposal
+    assert spy.runs == 0, "nothing runs before approval"
+    assert outcome.proposal.tables == ["shop.main.sales"]
+    assert "LIMIT" in outcome.proposal.sql.upper()
+
+    answer = agent.decide("t1", outcome.proposal.proposal_id, approved=True, user="U2").answer
+    assert answer is not None
+    assert answer.columns == ["region", "total"]
+    assert answer.rows == [["North", 15], ["South", 7], ["East", 1.25]]
+    assert (answer.total_rows, answer.capped, answer.approved_by) == (3, False, "U2")
+    assert answer.connector == "duckdb" and spy.runs == 1
+    assert agent.pending_proposal("t1") is None
+
+
+def test_reject_runs_nothing(make_agent: MakeAgent) -> None:
+    agent, _, spy = make_agent([reply(BY_REGION)])
+    proposal = agent.ask("t1", "revenue by region?", user="U1").proposal
+    assert proposal
+    outcome = agent.decide("t1", proposal.proposal_id, approved=False, user="U2")
+    assert outcome.kind == "rejected" and "U2" in outcome.message
+    assert spy.runs == 0
+
+
+def test_stale_or_repeated_decision_changes_nothing(make_agent: MakeAgent) -> None:
+    agent, _, spy = make_agent([reply(BY_REGION)])
+    proposal = agent.ask("t1", "revenue by region?", user="U1").proposal
+    assert proposal
+    assert agent.decide("t1", "not-the-id", approved=True, user="U2").kind == "failed"
+    assert agent.pending_proposal("t1") == proposal
+    assert agent.decide("t1", proposal.proposal_id, approved=True, user="U2").kind == "answer"
+    again = agent.decide("t1", proposal.proposal_id, approved=True, user="U2")
+    assert again.kind == "failed" and "no longer waiting" in again.message
+    assert agent.decide("unknown-thread", proposal.proposal_id, approved=True, user="U2").kind == (
+        "failed"
+    )
+    assert spy.runs == 1
+
+
+def test_validation_failure_is_repaired_with_the_gate_reason(make_agent: MakeAgent) -> None:
+    agent, model, _ = make_agent([reply("SELECT regoin FROM sales"), reply(BY_REGION)])
+    outcome = agent.ask("t1", "revenue by region?", user="U1")
+    assert outcome.kind == "proposal"
+    repair_prompt = model.seen[1][-1].content
+    assert "regoin" in repair_prompt and "region" in repair_prompt
+
+
+def test_three_validation_failures_end_with_a_clear_failure(make_agent: MakeAgent) -> None:
+    bad = reply("DELETE FROM sales")
+    agent, model, spy = make_agent([bad, bad, bad, reply(BY_REGION)])
+    outcome = agent.ask("t1", "delete everything", user="U1")
+    assert outcome.kind == "failed"
+    assert "after 3 tries" in outcome.message and "rephras" in outcome.message
+    assert model.calls == 3 and spy.runs == 0
+    assert agent.pending_proposal("t1") is None
+
+
+def test_unreadable_model_reply_is_retried_then_fails(make_agent: MakeAgent) -> None:
+    agent, model, _ = make_agent(["this is not json", reply(BY_REGION)])
+    assert agent.ask("t1", "revenue by region?", user="U1").kind == "proposal"
+    assert "not valid JSON" in model.seen[1][-1].content
+
+    agent, model, _ = make_agent(["nope", '{"kind": 3}', "[]"])
+    outcome = agent.ask("t2", "revenue by region?", user="U1")
+    assert outcome.kind == "failed" and "cannot read" in outcome.message
+    assert model.calls == 3
+
+
+def test_runtime_error_is_repaired_and_approved_again(make_agent: MakeAgent) -> None:
+    failing = "SELECT CAST(region AS INTEGER) AS r FROM sales"
+    agent, model, spy = make_agent([reply(failing), reply(BY_REGION)])
+    first = agent.ask("t1", "regions as numbers", user="U1").proposal
+    assert first
+    second = agent.decide("t1", first.proposal_id, approved=True, user="U2")
+    assert second.kind == "proposal" and second.proposal
+    assert second.proposal.proposal_id != first.proposal_id
+    assert "warehouse returned an error" in model.seen[1][-1].content
+    assert spy.runs == 1
+    final = agent.decide("t1", second.proposal.proposal_id, approved=True, user="U2")
+    assert final.kind == "answer" and spy.runs == 2
+
+
+def test_clarifying_question(make_agent: MakeAgent) -> None:
+    clarify = json.dumps({"kind": "clarify", "explanation": "Which year do you mean?", "sql": ""})
+    agent, _, _ = make_agent([clarify])
+    outcome = agent.ask("t1", "sales in the good year", user="U1")
+    assert (outcome.kind, outcome.message) == ("clarify", "Which year do you mean?")
+
+
+def test_empty_and_huge_questions_never_reach_the_model(make_agent: MakeAgent) -> None:
+    agent, model, _ = make_agent([])
+    empty = agent.ask("t1", "   ", user="U1")
+    assert empty.kind == "failed" and "Ask me a question" in empty.message
+    huge = agent.ask("t1", "é" * 20_000, user="U1")
+    assert huge.kind == "failed" and "20,000 characters" in huge.message
+    assert model.calls == 0
+    assert agent.has_thread("t1")
+
+
+def test_pasted_sql_is_gated_and_proposed_without_the_model(make_agent: MakeAgent) -> None:
+    agent, model, _ = make_agent([])
+    outcome = agent.ask("t1", f"```sql\n{BY_REGION};\n```", user="U1")
+    assert outcome.kind == "proposal" and outcome.proposal
+    assert outcome.proposal.tables == ["shop.main.sales"]
+    assert model.calls == 0
+
+
+def test_follow_up_sees_the_earlier_turn(make_agent: MakeAgent) -> None:
+    monthly = (
+        "SELECT date_trunc('month', sold_on) AS month, SUM(amount) AS total FROM sales GROUP BY 1"
+    )
+    agent, model, _ = make_agent([reply(BY_REGION), reply(monthly)])
+    proposal = agent.ask("t1", "revenue by region?", user="U1").proposal
+    assert proposal
+    agent.decide("t1", proposal.proposal_id, approved=True, user="U1")
+    assert agent.ask("t1", "and by month?", user="U1").kind == "proposal"
+    history = "\n".join(str(m.content) for m in model.seen[1])
+    assert "revenue by region?" in history and BY_REGION in history
+    assert "Result columns: region, total (3 rows)" in history
+
+
+def test_model_outage_fails_clearly_and_the_thread_continues(make_agent: MakeAgent) -> None:
+    agent, model, _ = make_agent([])  # an empty script raises on the first call
+    outcome = agent.ask("t1", "revenue by region?", user="U1")
+    assert outcome.kind == "failed" and "did not answer" in outcome.message
+    model.replies.append(reply(BY_REGION))
+    assert agent.ask("t1", "revenue by region?", user="U1").kind == "proposal"
+
+
+def test_a_new_question_supersedes_a_pending_proposal(make_agent: MakeAgent) -> None:
+    agent, _, spy = make_agent([reply(BY_REGION), reply("SELECT COUNT(*) AS n FROM sales")])
+    old = agent.ask("t1", "revenue by region?", user="U1").proposal
+    new = agent.ask("t1", "how many sales?", user="U1").proposal
+    assert old and new and old.proposal_id != new.proposal_id
+    assert agent.decide("t1", old.proposal_id, approved=True, user="U1").kind == "failed"
+    answer = agent.decide("t1", new.proposal_id, approved=True, user="U1").answer
+    assert answer and answer.rows == [[4]] and spy.runs == 1
+
+
+def test_state_survives_a_restart(make_agent: MakeAgent, tmp_path) -> None:
+    state = tmp_path / "state.sqlite"
+    agent, _, _ = make_agent([reply(BY_REGION)], checkpointer=sqlite_checkpointer(state))
+    proposal = agent.ask("slack:C1:1.2", "revenue by region?", user="U1").proposal
+    assert proposal
+    del agent
+    restarted, _, spy = make_agent([], checkpointer=sqlite_checkpointer(state))
+    assert isinstance(restarted, Agent)
+    assert restarted.pending_proposal("slack:C1:1.2") == proposal
+    outcome = restarted.decide("slack:C1:1.2", proposal.proposal_id, approved=True, user="U2")
+    assert outcome.kind == "answer" and spy.runs == 1
+
+
+def test_scripted_model_reads_jsonl(tmp_path) -> None:
+    path = tmp_path / "script.jsonl"
+    path.write_text(reply("SELECT 1") + "\n\n" + json.dumps("raw text") + "\n", encoding="utf-8")
+    model = ScriptedChatModel.from_jsonl(path)
+    assert model.replies[1] == "raw text" and json.loads(model.replies[0])["sql"] == "SELECT 1"
