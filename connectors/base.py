@@ -54,6 +54,28 @@ class QueryResult:
         return self.total_rows > len(self.rows)
 
 
+@dataclass(frozen=True)
+class CostEstimate:
+    """What running a statement will cost, known before it runs (e.g. a BigQuery dry run)."""
+
+    bytes_processed: int | None = None
+    cost_usd: float | None = None
+    #: Plain-language warnings (a partitioned table scanned without a partition filter).
+    warnings: tuple[str, ...] = ()
+    #: Why the statement must not be offered for approval (over the bytes cap), or "".
+    refusal: str = ""
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Who and what a run is for. `job_key` is unique per approval: a connector that can
+    (BigQuery) derives its job id from it so a repeated approval never runs twice; `labels`
+    are short key/values for the warehouse's own job records."""
+
+    job_key: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+
+
 class ConnectorError(Exception):
     """A warehouse problem, with a message a user can read and a hint of what to do next.
 
@@ -112,7 +134,13 @@ class Connector(Protocol):
         """One table by qualified or short name; raises QueryFailed when unknown."""
         ...
 
-    def run(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
+    def estimate(self, sql: str) -> CostEstimate | None:
+        """The cost of `sql` before it runs, or None when the engine cannot tell cheaply."""
+        ...
+
+    def run(
+        self, sql: str, *, max_rows: int, timeout_s: float, context: RunContext | None = None
+    ) -> QueryResult:
         """Run one statement: keep the first `max_rows` rows, count the rest, stop at timeout."""
         ...
 

@@ -18,10 +18,12 @@ import duckdb
 from connectors.base import (
     ColumnInfo,
     ConnectorError,
+    CostEstimate,
     PermissionDenied,
     QueryFailed,
     QueryResult,
     QueryTimeout,
+    RunContext,
     TableInfo,
     WarehouseUnavailable,
 )
@@ -125,8 +127,17 @@ class DuckDBConnector:
             hint="List the tables to see what exists.",
         )
 
-    def run(self, sql: str, *, max_rows: int, timeout_s: float) -> QueryResult:
-        """Run `sql` as given (every statement in it), keep `max_rows` rows and count the rest."""
+    def estimate(self, sql: str) -> CostEstimate | None:
+        """DuckDB has no cheap byte estimate; local queries cost nothing to bill."""
+        return None
+
+    def run(
+        self, sql: str, *, max_rows: int, timeout_s: float, context: RunContext | None = None
+    ) -> QueryResult:
+        """Run `sql` as given (every statement in it), keep `max_rows` rows and count the rest.
+
+        `context` is accepted for the interface; a local engine has no job records to label.
+        """
         if max_rows < 0:
             raise ValueError("max_rows must not be negative")
         cursor = self._cursor()
