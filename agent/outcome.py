@@ -23,6 +23,9 @@ class Proposal:
     tables: list[str]
     sql_sha256: str
     warnings: list[str] = field(default_factory=list)
+    #: What the warehouse said running it will cost (a dry run), when it can tell.
+    estimated_bytes: int | None = None
+    estimated_cost_usd: float | None = None
 
 
 @dataclass(frozen=True)

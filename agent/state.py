@@ -40,6 +40,8 @@ class ProposalState(TypedDict):
     tables: list[str]
     sql_sha256: str
     warnings: list[str]
+    estimated_bytes: int | None
+    estimated_cost_usd: float | None
 
 
 class Decision(TypedDict):

@@ -13,7 +13,7 @@ from langchain_core.runnables import RunnableConfig
 from agent.audit import sql_sha256
 from agent.context import AgentDeps, thread_of
 from agent.state import ThreadState
-from connectors.base import ConnectorError, QueryResult
+from connectors.base import ConnectorError, QueryResult, RunContext
 
 
 def plain(value: Any) -> Any:
@@ -64,11 +64,13 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
         actor=decision["by"],
         sql=proposal["sql"],
     )
+    labels = {"requester": state.get("user", ""), "approver": decision["by"]}
     try:
         result = deps.connector.run(
             proposal["sql"],
             max_rows=deps.limits.answer_rows,
             timeout_s=deps.limits.query_timeout_s,
+            context=RunContext(job_key=proposal["proposal_id"], labels=labels),
         )
     except ConnectorError as exc:
         detail = {"error": exc.message, "type": type(exc).__name__}

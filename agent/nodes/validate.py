@@ -23,7 +23,18 @@ def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
         message = f"I could not read the warehouse's tables: {exc.message} {exc.hint}"
         return {"final": {"kind": "failed", "message": message}}
     verdict = check_sql(draft["sql"], schema, row_limit=deps.limits.row_limit)
+    problems = [str(reason) for reason in verdict.reasons]
+    codes = [r.code for r in verdict.reasons]
+    estimate = None
     if verdict.ok:
+        try:
+            estimate = deps.connector.estimate(verdict.sql)
+        except ConnectorError as exc:  # e.g. a dry run refused by the warehouse
+            problems, codes = [exc.engine_message[:1000]], ["estimate_failed"]
+        else:
+            if estimate and estimate.refusal:
+                problems, codes = [estimate.refusal], ["over_cost_limit"]
+    if verdict.ok and not problems:
         proposal = {
             "proposal_id": uuid.uuid4().hex,
             "question": state["question"],
@@ -31,7 +42,9 @@ def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
             "explanation": draft["explanation"],
             "tables": list(verdict.tables),
             "sql_sha256": sql_sha256(verdict.sql),
-            "warnings": list(verdict.warnings),
+            "warnings": [*verdict.warnings, *(estimate.warnings if estimate else ())],
+            "estimated_bytes": estimate.bytes_processed if estimate else None,
+            "estimated_cost_usd": estimate.cost_usd if estimate else None,
         }
         deps.audit.record(
             thread_of(config),
@@ -42,13 +55,12 @@ def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
             detail={"question": state["question"][:2000], "tables": proposal["tables"]},
         )
         return {"proposal": proposal, "feedback": []}
-    problems = [str(reason) for reason in verdict.reasons]
     deps.audit.record(
         thread_of(config),
         "gate_rejected",
         actor=state.get("user", ""),
         sql=draft["sql"],
-        detail={"reasons": problems, "codes": [r.code for r in verdict.reasons]},
+        detail={"reasons": problems, "codes": codes},
     )
     if state.get("attempts", 0) >= deps.limits.max_attempts:
         listed = "\n".join(f"• {p}" for p in problems)
