@@ -1,0 +1,211 @@
+"""The bot's own state: which Slack deliveries were handled, and which proposal sits in which
+message with what decision.
+
+The agent keeps the conversation (LangGraph checkpoints); this store keeps what only the Slack side
+knows, so a click still works after a restart. Two rules hold it together:
+
+- `first_delivery(event_id)` is true once per event id: Slack's retries are dropped.
+- `claim()` moves a proposal PENDING -> RUNNING in one conditional UPDATE, so of two clicks (two
+  threads, two processes) exactly one wins and runs anything.
+
+The SQL is plain (ON CONFLICT, RETURNING, `?` placeholders aside), so a PostgreSQL version of this
+class can share it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from agent.outcome import Proposal
+
+#: How long an event id is remembered; Slack retries within minutes.
+EVENT_TTL_S = 24 * 3600
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS bot_events (
+    event_id TEXT PRIMARY KEY,
+    seen_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS bot_events_seen_at ON bot_events (seen_at);
+CREATE TABLE IF NOT EXISTS bot_proposals (
+    proposal_id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    message_ts TEXT NOT NULL,
+    sql_sha256 TEXT NOT NULL,
+    requested_by TEXT NOT NULL,
+    status TEXT NOT NULL,
+    approved INTEGER,
+    decided_by TEXT,
+    proposal TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS bot_proposals_thread ON bot_proposals (thread_id, status);
+"""
+
+_COLUMNS = (
+    "proposal_id, thread_id, channel, message_ts, sql_sha256, requested_by, status, approved,"
+    " decided_by, proposal"
+)
+
+
+class Status(StrEnum):
+    """Where a proposal is. Only PENDING can be claimed."""
+
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    DONE = "DONE"
+    SUPERSEDED = "SUPERSEDED"
+
+
+@dataclass(frozen=True)
+class ProposalRecord:
+    """A proposal as the bot posted it: where its message is and who decided what."""
+
+    proposal_id: str
+    thread_id: str
+    channel: str
+    message_ts: str
+    sql_sha256: str
+    requested_by: str
+    status: Status
+    #: None until claimed; then whether the click was Approve.
+    approved: bool | None
+    decided_by: str | None
+    #: The proposal itself, to redraw its message when it is decided or superseded.
+    proposal: Proposal
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The result of a click: `won` when this click moved the proposal out of PENDING."""
+
+    won: bool
+    #: The record after the attempt (None when the proposal id is unknown).
+    record: ProposalRecord | None
+
+
+class Store:
+    """SQLite-backed store, safe to share between threads (one connection behind a lock)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        # Another process (a second replica, the checkpointer) may hold the write lock briefly.
+        self._conn.execute("PRAGMA busy_timeout=5000")
+        with self._lock:
+            self._conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Run one statement and fetch every row under the lock (RETURNING included: a write
+        commits only once its statement has been stepped to the end)."""
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def first_delivery(self, event_id: str) -> bool:
+        """True the first time `event_id` is seen, False for every later delivery."""
+        now = time.time()
+        with self._lock:
+            self._conn.execute("DELETE FROM bot_events WHERE seen_at < ?", (now - EVENT_TTL_S,))
+            cursor = self._conn.execute(
+                "INSERT INTO bot_events (event_id, seen_at) VALUES (?, ?)"
+                " ON CONFLICT (event_id) DO NOTHING",
+                (event_id, now),
+            )
+            return cursor.rowcount == 1
+
+    def add_proposal(
+        self,
+        proposal: Proposal,
+        *,
+        thread_id: str,
+        channel: str,
+        message_ts: str,
+        requested_by: str,
+    ) -> ProposalRecord:
+        """Record a proposal shown in `channel` at `message_ts`, waiting for a click."""
+        now = time.time()
+        self._rows(
+            f"INSERT INTO bot_proposals ({_COLUMNS}, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?)",
+            (
+                proposal.proposal_id,
+                thread_id,
+                channel,
+                message_ts,
+                proposal.sql_sha256,
+                requested_by,
+                Status.PENDING,
+                json.dumps(asdict(proposal)),
+                now,
+                now,
+            ),
+        )
+        record = self.proposal(proposal.proposal_id)
+        assert record is not None
+        return record
+
+    def proposal(self, proposal_id: str) -> ProposalRecord | None:
+        rows = self._rows(
+            f"SELECT {_COLUMNS} FROM bot_proposals WHERE proposal_id = ?", (proposal_id,)
+        )
+        return _record(rows[0]) if rows else None
+
+    def claim(self, proposal_id: str, *, approved: bool, user: str) -> Claim:
+        """Move a PENDING proposal to RUNNING for `user`'s decision; at most one caller wins."""
+        rows = self._rows(
+            "UPDATE bot_proposals SET status = ?, approved = ?, decided_by = ?, updated_at = ?"
+            " WHERE proposal_id = ? AND status = ?"
+            f" RETURNING {_COLUMNS}",
+            (Status.RUNNING, int(approved), user, time.time(), proposal_id, Status.PENDING),
+        )
+        if rows:
+            return Claim(won=True, record=_record(rows[0]))
+        return Claim(won=False, record=self.proposal(proposal_id))
+
+    def finish(self, proposal_id: str) -> None:
+        """The decision on a claimed proposal has been carried out (or failed for good)."""
+        self._rows(
+            "UPDATE bot_proposals SET status = ?, updated_at = ? WHERE proposal_id = ?",
+            (Status.DONE, time.time(), proposal_id),
+        )
+
+    def supersede_pending(self, thread_id: str) -> list[ProposalRecord]:
+        """Mark the thread's PENDING proposals SUPERSEDED (a new question replaces them)."""
+        rows = self._rows(
+            "UPDATE bot_proposals SET status = ?, updated_at = ?"
+            " WHERE thread_id = ? AND status = ?"
+            f" RETURNING {_COLUMNS}",
+            (Status.SUPERSEDED, time.time(), thread_id, Status.PENDING),
+        )
+        return [_record(row) for row in rows]
+
+
+def _record(row: tuple[Any, ...]) -> ProposalRecord:
+    (pid, thread_id, channel, ts, sha, requested_by, status, approved, decided_by, body) = row
+    return ProposalRecord(
+        proposal_id=pid,
+        thread_id=thread_id,
+        channel=channel,
+        message_ts=ts,
+        sql_sha256=sha,
+        requested_by=requested_by,
+        status=Status(status),
+        approved=None if approved is None else bool(approved),
+        decided_by=decided_by,
+        proposal=Proposal(**json.loads(body)),
+    )
