@@ -1,0 +1,239 @@
+"""Per-dialect lists: functions that reach outside the query, table functions that may stand in
+FROM, and the system catalogs a deployment's schema never exposes.
+
+Function lists are deny lists of shell-style patterns (`read_*`), each with the reason shown to the
+user and to the repair prompt. Table functions are an allow list instead: FROM is where engines
+read files, other databases and remote services (DuckDB `read_csv`, BigQuery `EXTERNAL_QUERY`,
+Postgres `dblink`), and an extension can add new ones at any time.
+"""
+
+from __future__ import annotations
+
+import re
+from fnmatch import translate
+
+from sqlglot import exp
+
+FILES = "reads or writes files"
+NETWORK = "reaches other databases or the network"
+TIME = "waits or burns time"
+STATE = "changes server or session state"
+EXEC = "runs SQL text of its own"
+SECRETS = "reveals settings or secrets"
+WRITES = "writes (it advances a sequence)"
+
+#: Attack primitives of every engine: harmless to deny where they do not exist.
+COMMON: dict[str, str] = {
+    "sleep": TIME,
+    "pg_sleep*": TIME,
+    "benchmark": TIME,
+    "waitfor": TIME,
+    "load_file": FILES,
+    "load_extension": FILES,
+    "readfile": FILES,
+    "writefile": FILES,
+    "read_text": FILES,
+    "read_blob": FILES,
+    "pg_read_file": FILES,
+    "pg_read_binary_file": FILES,
+    "lo_import": FILES,
+    "lo_export": FILES,
+    "dblink*": NETWORK,
+    "external_query": NETWORK,
+    "xp_*": EXEC,
+    "sys_exec": EXEC,
+    "sys_eval": EXEC,
+    "query_to_xml*": EXEC,
+    "utl_*": NETWORK,
+    "dbms_*": STATE,
+}
+
+DIALECT: dict[str, dict[str, str]] = {
+    "duckdb": {
+        "read_*": FILES,
+        "*_scan": FILES,
+        "glob": FILES,
+        "sniff_csv": FILES,
+        "parquet_*": FILES,
+        "iceberg_*": FILES,
+        "delta_*": FILES,
+        "st_read*": FILES,
+        "query": EXEC,
+        "query_table": EXEC,
+        "*execute*": EXEC,
+        "*_query": NETWORK,
+        "*_attach": NETWORK,
+        "postgres_*": NETWORK,
+        "mysql_*": NETWORK,
+        "sqlite_*": NETWORK,
+        "ducklake_*": NETWORK,
+        "http_*": NETWORK,
+        "getenv": SECRETS,
+        "current_setting": SECRETS,
+        "duckdb_secrets": SECRETS,
+        "which_secret": SECRETS,
+        "load_aws_credentials": SECRETS,
+        "checkpoint": STATE,
+        "force_checkpoint": STATE,
+        "nextval": WRITES,
+    },
+    "postgres": {
+        "pg_*": STATE,
+        "lo_*": FILES,
+        "*_to_xml*": EXEC,
+        "set_config": STATE,
+        "current_setting": SECRETS,
+        "txid_current": STATE,
+        "nextval": WRITES,
+        "setval": WRITES,
+    },
+    "mysql": {
+        "get_lock": STATE,
+        "release_lock": STATE,
+        "release_all_locks": STATE,
+        "is_free_lock": STATE,
+        "is_used_lock": STATE,
+        "master_pos_wait": TIME,
+        "master_gtid_wait": TIME,
+        "source_pos_wait": TIME,
+        "wait_for_executed_gtid_set": TIME,
+        "wait_until_sql_thread_after_gtids": TIME,
+        "sys_*": EXEC,
+        "nextval": WRITES,
+        "setval": WRITES,
+    },
+    "sqlite": {
+        "edit": FILES,
+        "fsdir": FILES,
+        "zipfile": FILES,
+        "fts3_tokenizer": STATE,
+        "sqlite_dbpage": FILES,
+        "sqlite_dbdata": FILES,
+    },
+    "bigquery": {
+        "external_object_transform": FILES,
+        "obj_*": FILES,
+    },
+}
+
+#: Postgres administration functions live under `pg_`; these few only describe values.
+HARMLESS: dict[str, frozenset[str]] = {
+    "postgres": frozenset({"pg_typeof", "pg_size_pretty", "pg_column_size"}),
+}
+
+#: sqlglot classes denied whatever name the generator gives them.
+DENIED_CLASSES: dict[type[exp.Expr], str] = {
+    exp.ReadCSV: FILES,
+    exp.ReadParquet: FILES,
+    exp.ToFile: FILES,
+    exp.NextValueFor: WRITES,
+    exp.Predict: NETWORK,
+    exp.GenerateEmbedding: NETWORK,
+    exp.AIAgg: NETWORK,
+    exp.AIClassify: NETWORK,
+    exp.AIEmbed: NETWORK,
+    exp.AIForecast: NETWORK,
+    exp.AIGenerate: NETWORK,
+    exp.AISimilarity: NETWORK,
+    exp.AISummarizeAgg: NETWORK,
+    exp.MLForecast: NETWORK,
+    exp.MLTranslate: NETWORK,
+}
+
+#: Table functions allowed in FROM, JOIN and LATERAL, by lower-case name.
+TABLE_FUNCTIONS: dict[str, frozenset[str]] = {
+    "duckdb": frozenset({"range", "generate_series", "unnest", "json_each", "json_tree"}),
+    "postgres": frozenset(
+        {
+            "generate_series",
+            "generate_subscripts",
+            "unnest",
+            "json_each",
+            "json_each_text",
+            "jsonb_each",
+            "jsonb_each_text",
+            "json_array_elements",
+            "json_array_elements_text",
+            "jsonb_array_elements",
+            "jsonb_array_elements_text",
+            "json_to_record",
+            "json_to_recordset",
+            "jsonb_to_record",
+            "jsonb_to_recordset",
+            "json_populate_record",
+            "json_populate_recordset",
+            "jsonb_populate_record",
+            "jsonb_populate_recordset",
+            "json_object_keys",
+            "jsonb_object_keys",
+            "jsonb_path_query",
+            "regexp_matches",
+            "regexp_split_to_table",
+            "string_to_table",
+        }
+    ),
+    "mysql": frozenset({"json_table"}),
+    "sqlite": frozenset({"json_each", "json_tree", "generate_series"}),
+    "bigquery": frozenset({"unnest"}),
+}
+
+#: Typed sqlglot table functions that only generate rows from their arguments.
+TABLE_FUNCTION_CLASSES: tuple[type[exp.Expr], ...] = (
+    exp.Unnest,
+    exp.Explode,
+    exp.GenerateSeries,
+    exp.ExplodingGenerateSeries,
+    exp.JSONTable,
+)
+
+#: Dotted function prefixes BigQuery uses for plain scalar functions (`SAFE.DIVIDE`, `NET.HOST`).
+BIGQUERY_FUNCTION_PREFIXES = frozenset({"safe", "net", "hll_count", "kll_quantiles"})
+
+#: System catalogs per dialect: (schemas, table-name prefixes). Catalog tables expose users,
+#: password hashes, other sessions' queries and settings; a deployment exposes them only by
+#: listing them in its schema.
+SYSTEM_SCHEMAS: dict[str, frozenset[str]] = {
+    "duckdb": frozenset({"information_schema", "pg_catalog", "system", "temp"}),
+    "postgres": frozenset({"information_schema", "pg_catalog", "pg_toast"}),
+    "mysql": frozenset({"information_schema", "mysql", "performance_schema", "sys"}),
+    "sqlite": frozenset(),
+    "bigquery": frozenset({"information_schema"}),
+}
+SYSTEM_TABLE_PREFIXES: dict[str, tuple[str, ...]] = {
+    "duckdb": ("duckdb_", "sqlite_", "pragma_"),
+    "postgres": ("pg_",),
+    "mysql": (),
+    "sqlite": ("sqlite_", "pragma_"),
+    "bigquery": ("information_schema", "__tables"),
+}
+
+
+def _compile(patterns: dict[str, str]) -> list[tuple[re.Pattern[str], str]]:
+    return [(re.compile(translate(p)), why) for p, why in patterns.items()]
+
+
+_DENIED = {d: _compile({**COMMON, **DIALECT.get(d, {})}) for d in DIALECT}
+_DENIED_DEFAULT = _compile(COMMON)
+
+
+def denied_function(name: str, dialect: str) -> str | None:
+    """Why the function `name` is denied in `dialect`, or None when it may be called."""
+    name = name.lower()
+    if name in HARMLESS.get(dialect, frozenset()):
+        return None
+    for pattern, why in _DENIED.get(dialect, _DENIED_DEFAULT):
+        if pattern.match(name):
+            return why
+    return None
+
+
+def is_system_table(parts: list[str], dialect: str) -> bool:
+    """Whether a table reference (lower-cased parts, catalog first) names a system catalog."""
+    schemas = SYSTEM_SCHEMAS.get(dialect, frozenset())
+    prefixes = SYSTEM_TABLE_PREFIXES.get(dialect, ())
+    if any(part in schemas for part in parts[:-1]):
+        return True
+    if dialect == "bigquery":
+        # `region-us.INFORMATION_SCHEMA.JOBS` parses as one identifier `INFORMATION_SCHEMA.JOBS`
+        return any(part.startswith(prefixes) for part in parts)
+    return parts[-1].startswith(prefixes) if prefixes else False

@@ -1,0 +1,43 @@
+"""Cheap deterministic fixes applied to the text before parsing: pure `str -> str` steps.
+
+Transpiling from a neighbouring dialect lives in `parse.py` (it needs the parser); re-quoting
+identifiers whose case does not match the schema lives in `schema.py` (it needs the schema).
+"""
+
+from __future__ import annotations
+
+import re
+
+_FENCE = re.compile(r"```[^\n`]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+
+
+def strip_fences(text: str) -> tuple[str, str | None]:
+    """Keep only what markdown code fences enclose (models wrap SQL in ```sql ... ```).
+
+    Several fenced blocks are joined as several statements, which the gate then rejects rather
+    than guess which one was meant. An unclosed fence runs to the end of the text.
+    """
+    if "```" not in text:
+        return text, None
+    blocks = [m.group(1).strip() for m in _FENCE.finditer(text)]
+    return ";\n".join(b for b in blocks if b), "stripped markdown fence"
+
+
+def strip_trailing_semicolons(text: str) -> tuple[str, str | None]:
+    """Drop trailing semicolons: one statement needs no terminator, and drivers reject some."""
+    stripped = text.rstrip()
+    if not stripped.endswith(";"):
+        return text, None
+    while stripped.endswith(";"):
+        stripped = stripped[:-1].rstrip()
+    return stripped, "removed trailing semicolon"
+
+
+def clean(text: str) -> tuple[str, tuple[str, ...]]:
+    """Apply every text fix in order; return the text and what was done."""
+    fixes: list[str] = []
+    for step in (strip_fences, strip_trailing_semicolons):
+        text, fix = step(text)
+        if fix:
+            fixes.append(fix)
+    return text.strip(), tuple(fixes)

@@ -1,0 +1,117 @@
+"""Text to exactly one sqlglot tree, failing closed.
+
+A parse error is a rejection carrying the parser's message and position. When the text does not
+parse in the target dialect but does in a neighbouring one (a model writing `::int` for MySQL,
+backticks for DuckDB), it is transpiled and parsed again in the target: every later check sees a
+target-dialect tree.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel, ParseError, TokenError
+
+from agent.gate.errors import Rejection
+from agent.gate.fixes import clean
+from agent.gate.verdict import Reason
+
+#: Longer texts are rejected before parsing: no saved query is this long, and parse time grows.
+MAX_CHARS = 100_000
+
+#: Where a statement that fails to parse is tried next, in order.
+NEIGHBOURS: dict[str, tuple[str, ...]] = {
+    "duckdb": ("postgres", "mysql"),
+    "postgres": ("duckdb", "mysql"),
+    "mysql": ("postgres", "sqlite"),
+    "sqlite": ("mysql", "postgres"),
+    "bigquery": ("duckdb", "postgres"),
+}
+
+#: MySQL runs the body of `/*! ... */` (MariaDB also `/*M! ... */`); sqlglot drops it as a comment.
+EXECUTABLE_COMMENT = re.compile(r"/\*M?!")
+
+_TOKEN_REPR = re.compile(r"<Token token_type: [^,]*, text: (.*?), line: \d+, col: \d+.*?>", re.S)
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """One statement's tree, the text it was parsed from, and the fixes that text needed."""
+
+    tree: exp.Expr
+    text: str
+    fixes: tuple[str, ...]
+
+
+def parse_statement(sql: str, dialect: str) -> Parsed:
+    """Clean `sql` and parse it as exactly one statement of `dialect`; raise `Rejection`."""
+    text, fixes = clean(sql)
+    if not text:
+        raise Rejection(Reason("empty", "There is no SQL statement to check."), sql=sql)
+    if len(text) > MAX_CHARS:
+        message = f"The statement is {len(text):,} characters long; the limit is {MAX_CHARS:,}."
+        raise Rejection(Reason("too_long", message), sql=text[:1000])
+    if dialect == "mysql" and EXECUTABLE_COMMENT.search(text):
+        message = "MySQL executes the body of /*! ... */ comments; remove them."
+        raise Rejection(Reason("executable_comment", message), sql=text)
+    try:
+        statements = parse_all(text, dialect)
+    except Rejection as failure:
+        transpiled = _from_neighbour(text, dialect)
+        if transpiled is None:
+            raise Rejection(*failure.reasons, sql=text) from None
+        text, statements, neighbour = transpiled
+        fixes = (*fixes, f"transpiled from {neighbour}")
+    if not statements:
+        raise Rejection(Reason("empty", "There is no SQL statement to check."), sql=text)
+    if len(statements) > 1:
+        message = f"Send exactly one statement; this text holds {len(statements)}."
+        raise Rejection(Reason("multiple_statements", message), sql=text)
+    return Parsed(statements[0], text, fixes)
+
+
+def parse_all(text: str, dialect: str) -> list[exp.Expr]:
+    """Every non-empty statement in `text`; any parser failure becomes a `parse_error` rejection."""
+    try:
+        return [s for s in sqlglot.parse(text, read=dialect) if s is not None]
+    except ParseError as error:
+        raise Rejection(_parse_reason(error)) from None
+    except TokenError as error:
+        message = f"Syntax error: {ANSI.sub('', str(error))} (unterminated string or comment?)"
+        raise Rejection(Reason("parse_error", message)) from None
+    except RecursionError:
+        raise Rejection(Reason("parse_error", "The statement is nested too deeply.")) from None
+    except Exception as error:  # a parser bug on odd input is still a failure to parse
+        message = f"The parser failed on this text ({type(error).__name__})."
+        raise Rejection(Reason("parse_error", message)) from None
+
+
+def _parse_reason(error: ParseError) -> Reason:
+    if not error.errors:
+        return Reason("parse_error", f"Syntax error: {ANSI.sub('', str(error)).splitlines()[0]}")
+    first = error.errors[0]
+    description = _TOKEN_REPR.sub(r"'\1'", str(first.get("description") or "invalid syntax"))
+    where = f" at line {first.get('line')}, column {first.get('col')}" if first.get("line") else ""
+    near = ANSI.sub("", str(first.get("highlight") or "")).strip()
+    message = f"Syntax error{where}: {description}" + (f" (near '{near[:40]}')" if near else "")
+    return Reason("parse_error", message)
+
+
+def _from_neighbour(text: str, dialect: str) -> tuple[str, list[exp.Expr], str] | None:
+    """Text, statements and source dialect when `text` parses in a neighbour and transpiles."""
+    for neighbour in NEIGHBOURS.get(dialect, ()):
+        try:
+            trees = parse_all(text, neighbour)
+            if len(trees) != 1:
+                continue
+            transpiled = trees[0].sql(
+                dialect=dialect, unsupported_level=ErrorLevel.RAISE, comments=False
+            )
+            return transpiled, parse_all(transpiled, dialect), neighbour
+        except Exception:  # an unsupported construct or a failed re-parse: try the next one
+            continue
+    return None

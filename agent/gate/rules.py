@@ -1,0 +1,252 @@
+"""Safety walks over one parsed statement: pure functions from a tree to a list of reasons.
+
+The root must be a query, and every node of the tree must be a kind known to be read-only:
+writes hide below a SELECT root (`WITH d AS (DELETE ... RETURNING *) SELECT ...`,
+`SELECT ... INTO`, `SELECT ... FOR UPDATE`, `query('DROP TABLE t')`), so the walk covers the whole
+tree and anything it does not recognise is refused (`unsupported`) rather than let through.
+
+Reason codes: `not_a_query`, `write`, `ddl`, `command`, `copy`, `attach`, `pragma`, `set`,
+`transaction`, `scripting`, `into`, `locking`, `hint`, `unsupported`, `denied_function`,
+`denied_table_function`, `qualified_function`, `file_table`.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from agent.gate import denylist
+from agent.gate.verdict import Reason
+
+QUERY_ROOTS = (exp.Select, exp.Union, exp.Intersect, exp.Except)
+
+#: Node kinds allowed anywhere in a query (functions are checked by name instead).
+ALLOWED: frozenset[type[exp.Expr]] = frozenset(
+    {
+        # query structure
+        exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery, exp.With, exp.CTE,
+        exp.RecursiveWithSearch, exp.From, exp.Join, exp.Where, exp.Group, exp.Having,
+        exp.Qualify, exp.Order, exp.Ordered, exp.Limit, exp.Offset, exp.Fetch, exp.LimitOptions,
+        exp.Distinct, exp.Window, exp.WindowSpec, exp.Table, exp.TableAlias, exp.Alias,
+        exp.Aliases, exp.Lateral, exp.Values, exp.Tuple, exp.Pivot, exp.PivotAlias, exp.PivotAny,
+        exp.UnpivotColumns, exp.TableSample, exp.Cube, exp.Rollup, exp.GroupingSets,
+        exp.MatchRecognize, exp.MatchRecognizeMeasure, exp.Connect, exp.Prior, exp.Final,
+        exp.Version, exp.HistoricalData, exp.Partition, exp.PartitionByExcluding, exp.PreWhere,
+        exp.WithTableHint, exp.IndexTableHint, exp.Sort, exp.Cluster, exp.Distribute,
+        exp.ColumnDef, exp.Comprehension, exp.Lambda, exp.WithFill, exp.TableColumn,
+        exp.OverflowTruncateBehavior,
+        # names and values
+        exp.Column, exp.Identifier, exp.Star, exp.Literal, exp.Null, exp.Boolean, exp.Var,
+        exp.Parameter, exp.Placeholder, exp.SessionParameter, exp.Pseudocolumn, exp.Dot,
+        exp.Bracket, exp.Slice, exp.HexString, exp.BitString, exp.ByteString, exp.RawString,
+        exp.UnicodeString, exp.National, exp.Introducer, exp.CharacterSet, exp.DataType,
+        exp.DataTypeParam, exp.PseudoType, exp.ObjectIdentifier, exp.Interval, exp.IntervalSpan,
+        exp.Kwarg, exp.PropertyEQ, exp.PositionalColumn, exp.ScopeResolution,
+        # operators
+        exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.DPipe, exp.EQ, exp.NEQ,
+        exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Is, exp.Like, exp.ILike, exp.Glob, exp.SimilarTo,
+        exp.NullSafeEQ, exp.NullSafeNEQ, exp.Escape, exp.Between, exp.In, exp.Any, exp.All,
+        exp.BitwiseAnd, exp.BitwiseOr, exp.BitwiseXor, exp.BitwiseNot, exp.BitwiseLeftShift,
+        exp.BitwiseRightShift, exp.Neg, exp.Not, exp.Paren, exp.Distance, exp.DistanceNd,
+        exp.Overlaps, exp.Adjacent, exp.ExtendsLeft, exp.ExtendsRight, exp.Match, exp.Operator,
+        exp.AtTimeZone, exp.FromTimeZone, exp.AtIndex, exp.NestedJSONSelect,
+        # function decorations
+        exp.Filter, exp.WithinGroup, exp.IgnoreNulls, exp.RespectNulls, exp.HavingMax,
+        exp.FormatPhrase, exp.FormatJson, exp.JSONPath, exp.JSONPathKey, exp.JSONPathRoot,
+        exp.JSONPathSubscript, exp.JSONPathSlice, exp.JSONPathWildcard, exp.JSONPathSelector,
+        exp.JSONPathUnion, exp.JSONPathFilter, exp.JSONPathRecursive, exp.JSONPathScript,
+        exp.JSONKeyValue, exp.JSONSchema, exp.JSONColumnDef, exp.JSONValue, exp.JSONExtractQuote,
+        exp.OnCondition, exp.XMLNamespace, exp.XMLKeyValueOption,
+    }
+)  # fmt: skip
+
+#: Codes for node kinds that are known to be unsafe; anything else not allowed is `unsupported`.
+_BY_CLASS: dict[type[exp.Expr], str] = {
+    exp.Command: "command",
+    exp.Copy: "copy",
+    exp.LoadData: "copy",
+    exp.Export: "copy",
+    exp.Put: "copy",
+    exp.Get: "copy",
+    exp.ListStage: "copy",
+    exp.Attach: "attach",
+    exp.Detach: "attach",
+    exp.Install: "attach",
+    exp.Use: "attach",
+    exp.Pragma: "pragma",
+    exp.Set: "set",
+    exp.SetItem: "set",
+    exp.AlterSession: "set",
+    exp.Transaction: "transaction",
+    exp.Commit: "transaction",
+    exp.Rollback: "transaction",
+    exp.Declare: "scripting",
+    exp.DeclareItem: "scripting",
+    exp.Execute: "scripting",
+    exp.ExecuteSql: "scripting",
+    exp.Block: "scripting",
+    exp.IfBlock: "scripting",
+    exp.WhileBlock: "scripting",
+    exp.LoopBlock: "scripting",
+    exp.RepeatBlock: "scripting",
+    exp.CaseStatement: "scripting",
+    exp.StoredProcedure: "scripting",
+    exp.Return: "scripting",
+    exp.EndStatement: "scripting",
+    exp.Into: "into",
+    exp.Lock: "locking",
+    exp.LockingStatement: "locking",
+    exp.Hint: "hint",
+    exp.JoinHint: "hint",
+    exp.Describe: "not_a_query",
+    exp.Show: "not_a_query",
+    exp.Summarize: "not_a_query",
+    exp.Grant: "ddl",
+    exp.Revoke: "ddl",
+    exp.Analyze: "ddl",
+    exp.Cache: "ddl",
+    exp.Uncache: "ddl",
+    exp.Refresh: "ddl",
+    exp.MultitableInserts: "write",
+    exp.ConditionalInsert: "write",
+}
+_BY_MODULE = {
+    "sqlglot.expressions.dml": "write",
+    "sqlglot.expressions.ddl": "ddl",
+    "sqlglot.expressions.properties": "ddl",
+    "sqlglot.expressions.constraints": "ddl",
+}
+
+_MESSAGES = {
+    "not_a_query": "{kind} is not a query; send one SELECT (or WITH ... SELECT)",
+    "write": "{kind} writes data; only read-only queries are allowed",
+    "ddl": "{kind} changes the database; only read-only queries are allowed",
+    "command": "'{kind}' is not a query the gate can read (it would run as an opaque command)",
+    "copy": "{kind} moves data to or from files",
+    "attach": "{kind} attaches databases, extensions or schemas",
+    "pragma": "PRAGMA changes or reveals engine settings",
+    "set": "{kind} changes session state",
+    "transaction": "transaction control ({kind}) is not allowed",
+    "scripting": "scripting ({kind}) is not allowed",
+    "into": "SELECT ... INTO writes a table, file or variable",
+    "locking": "locking clauses (FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE) take locks",
+    "hint": "optimizer hints are not allowed (some change settings)",
+    "unsupported": "{kind} is not allowed in a read-only query",
+}
+
+
+def safety_reasons(tree: exp.Expr, dialect: str) -> list[Reason]:
+    """Every safety problem in `tree`, de-duplicated, in walk order; empty when it is safe."""
+    reasons: list[Reason] = []
+    root = query_root(tree)
+    if root is None:
+        code = _code(tree) or "not_a_query"
+        reasons.append(_reason(code if code != "unsupported" else "not_a_query", tree))
+    refused: set[int] = set()  # statements already refused: their clauses add nothing
+    for node in tree.walk(prune=lambda n: id(n) in refused):
+        reason = node_reason(node, dialect)
+        if reason is not None:
+            reasons.append(reason)
+            if not isinstance(node, exp.Func):
+                refused.add(id(node))
+    return list(dict.fromkeys(reasons))
+
+
+def query_root(tree: exp.Expr) -> exp.Query | None:
+    """The query under any bare parentheses, or None when the statement is not a query."""
+    while isinstance(tree, exp.Subquery) and not any(
+        value for key, value in tree.args.items() if key != "this"
+    ):
+        tree = tree.this
+    return tree if isinstance(tree, QUERY_ROOTS) else None
+
+
+def node_reason(node: exp.Expr, dialect: str) -> Reason | None:
+    """The problem with one node on its own (its children are walked separately)."""
+    if isinstance(node, exp.Func):
+        return function_reason(node, dialect)
+    if isinstance(node, exp.Table):
+        return _table_reason(node, dialect)
+    if isinstance(node, exp.Lateral) and isinstance(node.this, exp.Func):
+        return table_function_reason(node.this, dialect)
+    if isinstance(node, exp.PropertyEQ) and isinstance(
+        node.this, (exp.Parameter, exp.SessionParameter, exp.Placeholder)
+    ):
+        return Reason("set", f"assigning a variable ({node.sql(dialect)}) changes session state")
+    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func):
+        return _dotted_function_reason(node, dialect)
+    code = _code(node)
+    return _reason(code, node) if code else None
+
+
+def function_reason(node: exp.Func, dialect: str) -> Reason | None:
+    """Why a function call is denied, by class or by name."""
+    why = denylist.DENIED_CLASSES.get(type(node))
+    names = function_names(node)
+    for name in names:
+        why = why or denylist.denied_function(name, dialect)
+    if why is None:
+        if node.arg_key == "this" and isinstance(node.parent, (exp.From, exp.Join)):
+            return table_function_reason(node, dialect)
+        return None
+    return Reason("denied_function", f"{names[0]}() {why}")
+
+
+def table_function_reason(node: exp.Func, dialect: str) -> Reason | None:
+    """Table functions in FROM are allowed only from a short list of row generators."""
+    if isinstance(node, denylist.TABLE_FUNCTION_CLASSES):
+        return None
+    names = function_names(node)
+    if isinstance(node, exp.Anonymous) and names[0] in denylist.TABLE_FUNCTIONS.get(
+        dialect, frozenset()
+    ):
+        return None
+    allowed = ", ".join(sorted(denylist.TABLE_FUNCTIONS.get(dialect, frozenset())))
+    message = f"{names[0]}() is not allowed in FROM (allowed table functions: {allowed})"
+    return Reason("denied_table_function", message)
+
+
+def function_names(node: exp.Func) -> list[str]:
+    """Lower-case names a call may run under: its own for unknown functions, else sqlglot's."""
+    if isinstance(node, (exp.Anonymous, exp.AnonymousAggFunc)):
+        return [node.name.lower()]
+    return [name.lower() for name in type(node).sql_names()] or [node.key]
+
+
+def _table_reason(node: exp.Table, dialect: str) -> Reason | None:
+    if isinstance(node.this, exp.Func):
+        return table_function_reason(node.this, dialect)
+    if dialect == "duckdb":
+        # DuckDB reads a file or URL named where a table is expected ("replacement scans")
+        for part in node.parts:
+            if any(c in part.name for c in "/\\:.*?~"):
+                message = f"'{part.name}' looks like a file path or URL, not a table"
+                return Reason("file_table", message)
+    return None
+
+
+def _dotted_function_reason(node: exp.Dot, dialect: str) -> Reason | None:
+    """`schema.f()` calls user-defined (or remote) functions; BigQuery's `SAFE.` family is fine."""
+    prefix = node.this
+    if not isinstance(prefix, (exp.Identifier, exp.Column, exp.Dot)):
+        return None  # a method call on a value (DuckDB `'abc'.upper()`); its name is checked
+    name = prefix.sql(dialect)
+    if dialect == "bigquery" and name.lower() in denylist.BIGQUERY_FUNCTION_PREFIXES:
+        return None
+    message = f"{name}.{node.expression.sql_name().lower()}() calls a schema-qualified function"
+    if isinstance(node.expression, exp.Anonymous):
+        message = f"{name}.{node.expression.name}() calls a schema-qualified function"
+    return Reason("qualified_function", message)
+
+
+def _code(node: exp.Expr) -> str | None:
+    cls = type(node)
+    if cls in ALLOWED or isinstance(node, exp.Func):
+        return None
+    return _BY_CLASS.get(cls) or _BY_MODULE.get(cls.__module__) or "unsupported"
+
+
+def _reason(code: str, node: exp.Expr) -> Reason:
+    kind = node.key.upper()
+    if isinstance(node, exp.Command):
+        kind = f"{node.name} {node.expression.name if node.expression else ''}".strip()[:60]
+    return Reason(code, _MESSAGES[code].format(kind=kind))

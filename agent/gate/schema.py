@@ -1,0 +1,372 @@
+"""The tables a deployment exposes, and the checks that need them.
+
+`GateSchema` is built once per connector (the sqlglot `MappingSchema` inside it is reused by every
+check). Table references are resolved by suffix, so `orders`, `main.orders` and
+`demo.main.orders` all name the DuckDB table `demo.main.orders`; the statement is rewritten to
+the fully qualified name, so what a person approves is exactly what runs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
+from sqlglot.errors import OptimizeError, SqlglotError
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import Scope, traverse_scope
+from sqlglot.schema import MappingSchema, normalize_name
+
+from agent.gate import denylist
+from agent.gate.parse import ANSI
+from agent.gate.verdict import Reason
+from connectors.base import ColumnInfo, TableInfo
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    """One exposed table: its name as the connector spells it, and lookup keys."""
+
+    name: str
+    #: Identifiers to write in SQL, catalog first, quoted where the spelling needs it.
+    parts: tuple[exp.Identifier, ...]
+    #: Normalised parts, catalog first: the lookup key.
+    key: tuple[str, ...]
+    #: Normalised column name -> the column's name as the connector spells it.
+    columns: Mapping[str, str] = field(default_factory=dict)
+
+
+class GateSchema:
+    """The tables (and columns) statements may read; no tables means "schema unknown".
+
+    With an unknown schema the gate still enforces every safety rule (and refuses system
+    catalogs) but cannot check table and column names.
+    """
+
+    def __init__(
+        self, dialect: str, entries: Iterable[TableEntry] = (), mapping: dict | None = None
+    ):
+        self.dialect = dialect
+        self.entries: tuple[TableEntry, ...] = tuple(entries)
+        self.mapping = MappingSchema(mapping or None, dialect=dialect)
+        self._by_suffix: dict[tuple[str, ...], list[TableEntry]] = {}
+        self._by_folded_suffix: dict[tuple[str, ...], list[TableEntry]] = {}
+        for entry in self.entries:
+            for start in range(len(entry.key)):
+                suffix = entry.key[start:]
+                self._by_suffix.setdefault(suffix, []).append(entry)
+                folded = tuple(p.casefold() for p in suffix)
+                self._by_folded_suffix.setdefault(folded, []).append(entry)
+
+    @property
+    def empty(self) -> bool:
+        return not self.entries
+
+    @classmethod
+    def from_tables(
+        cls, tables: Iterable[TableInfo], dialect: str, allowed: Iterable[str] | None = None
+    ) -> GateSchema:
+        """Index the connector's tables; keep only those matching `allowed` when it is given.
+
+        An `allowed` entry names a table (`orders`, `main.orders`) or everything under a dataset,
+        schema or catalog (`analytics`, `demo.main`): it matches when its parts are a prefix or a
+        suffix of the table's qualified name.
+        """
+        dialect_obj = Dialect.get_or_raise(dialect)
+        name = str(dialect)
+        allow = [_key(_split(a, name), name) for a in allowed] if allowed is not None else None
+        entries: list[TableEntry] = []
+        mapping: dict = {}
+        types: dict[str, exp.DataType] = {}
+        for table in tables:
+            parts = tuple(_exact(p.name, dialect_obj) for p in _split(table.name, name))
+            key = _key(parts, name)
+            if allow is not None and not any(_matches(key, a) for a in allow):
+                continue
+            columns = {_column_key(c.name, name): c.name for c in table.columns}
+            entries.append(TableEntry(table.name, parts, key, columns))
+            if table.columns:
+                node = mapping
+                for part in parts:
+                    node = node.setdefault(part.sql(name), {})
+                for column in table.columns:
+                    node[_exact(column.name, dialect_obj).sql(name)] = _type(column, name, types)
+        _check_depths(entries)
+        return cls(name, entries, mapping)
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, object], dialect: str) -> GateSchema:
+        """From JSON-like `{table: {column: type}}`, optionally nested under db and catalog."""
+        return cls.from_tables(_tables_from_mapping(mapping, (), dialect), dialect)
+
+    def resolve(self, key: tuple[str, ...]) -> tuple[list[TableEntry], bool]:
+        """Tables a normalised reference may name; True when only a case-blind match found them."""
+        exact = self._by_suffix.get(key)
+        if exact:
+            return exact, False
+        return self._by_folded_suffix.get(tuple(p.casefold() for p in key), []), True
+
+    def suggest_table(self, written: str, parts: int) -> str:
+        """The closest exposed name with as many parts as the user wrote, for "did you mean"."""
+        names = {".".join(p.name for p in e.parts[-parts:]): e for e in self.entries}
+        close = difflib.get_close_matches(written, list(names), n=1, cutoff=0.6)
+        return close[0] if close else ""
+
+
+@dataclass
+class TableCheck:
+    """The outcome of resolving every table reference of a statement."""
+
+    reasons: list[Reason] = field(default_factory=list)
+    tables: list[str] = field(default_factory=list)
+    entries: list[TableEntry] = field(default_factory=list)
+    fixes: list[str] = field(default_factory=list)
+
+
+def check_tables(tree: exp.Expr, schema: GateSchema) -> TableCheck:
+    """Resolve table references (CTE names aside) and rewrite them to fully qualified names."""
+    dialect = schema.dialect
+    result = TableCheck()
+    for table in real_tables(tree, dialect):
+        written = ".".join(p.name for p in table.parts)
+        key = _key(tuple(table.parts), dialect)
+        if schema.empty:
+            if denylist.is_system_table([p.lower() for p in key], dialect):
+                result.reasons.append(_system(written))
+            elif written not in result.tables:
+                result.tables.append(written)
+            continue
+        found, folded = schema.resolve(key)
+        if len(found) == 1:
+            entry = found[0]
+            _rewrite(table, entry)
+            if folded:
+                result.fixes.append("re-quoted identifiers")
+            if entry.name not in result.tables:
+                result.tables.append(entry.name)
+                result.entries.append(entry)
+        elif found:
+            names = ", ".join(sorted(e.name for e in found))
+            message = f"Table '{written}' is ambiguous: it may be any of {names}"
+            result.reasons.append(Reason("ambiguous_table", message, names))
+        elif denylist.is_system_table([p.lower() for p in key], dialect):
+            result.reasons.append(_system(written))
+        else:
+            suggestion = schema.suggest_table(written, len(key))
+            message = f"Unknown table '{written}'; it is not among the tables this bot may read"
+            result.reasons.append(Reason("unknown_table", message, suggestion))
+    return result
+
+
+def real_tables(tree: exp.Expr, dialect: str) -> list[exp.Table]:
+    """Table references in `tree` that name stored tables (not CTEs, not table functions).
+
+    CTE names are matched the way the engine does it, on normalised identifiers and scope by
+    scope: `WITH "Secret" AS (...) SELECT * FROM Secret` reads the table `secret` in Postgres.
+    Any reference the scope walk does not classify counts as a stored table (fail closed).
+    """
+    normalised = normalize_identifiers(tree.copy(), dialect=dialect)
+    originals = list(tree.find_all(exp.Table))
+    copies = list(normalised.find_all(exp.Table))
+    cte_refs: set[int] = set()
+    for scope in traverse_scope(normalised):
+        for table in scope.tables:
+            if _is_cte_ref(table, scope):
+                cte_refs.add(id(table))
+    return [
+        original
+        for original, copy in zip(originals, copies, strict=True)
+        if isinstance(original.this, exp.Identifier)
+        and id(copy) not in cte_refs
+        and not _is_dual(original, dialect)
+    ]
+
+
+@dataclass
+class ColumnCheck:
+    """Unknown columns (with suggestions), the columns read, and identifiers re-quoted."""
+
+    reasons: list[Reason] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+    fixes: list[str] = field(default_factory=list)
+
+
+def check_columns(tree: exp.Expr, schema: GateSchema, entries: list[TableEntry]) -> ColumnCheck:
+    """Qualify a copy of `tree` (tables already rewritten) and list the columns it reads."""
+    dialect = schema.dialect
+    result = ColumnCheck()
+    if _requote_columns(tree, entries, dialect):
+        result.fixes.append("re-quoted identifiers")
+    try:
+        qualified = qualify(
+            tree.copy(),
+            schema=schema.mapping,
+            dialect=dialect,
+            quote_identifiers=False,
+            validate_qualify_columns=True,
+        )
+    except (OptimizeError, SqlglotError) as error:
+        result.reasons.append(_column_reason(error, entries))
+        return result
+    by_key = {entry.key: entry for entry in entries}
+    for scope in traverse_scope(qualified):
+        for column in scope.columns:
+            source = scope.sources.get(column.table)
+            if not isinstance(source, exp.Table):
+                continue
+            entry = by_key.get(_key(tuple(source.parts), dialect))
+            if entry is None:
+                continue
+            name = entry.columns.get(_column_key(column.name, dialect), column.name)
+            qualified_name = f"{entry.name}.{name}"
+            if qualified_name not in result.columns:
+                result.columns.append(qualified_name)
+    return result
+
+
+def _is_cte_ref(table: exp.Table, scope: Scope) -> bool:
+    return (
+        isinstance(table.this, exp.Identifier)
+        and not table.args.get("db")
+        and not table.args.get("catalog")
+        and table.name in scope.cte_sources
+    )
+
+
+def _is_dual(table: exp.Table, dialect: str) -> bool:
+    """MySQL's `FROM dual` is a reserved placeholder, not a table."""
+    return dialect == "mysql" and not table.db and table.name.lower() == "dual"
+
+
+def _rewrite(table: exp.Table, entry: TableEntry) -> None:
+    """Point a reference at the exposed table's full name, keeping its alias and clauses."""
+    parts = [p.copy() for p in entry.parts]
+    for arg, part in zip(("catalog", "db", "this"), [None] * (3 - len(parts)) + parts, strict=True):
+        table.set(arg, part)
+
+
+def _requote_columns(tree: exp.Expr, entries: list[TableEntry], dialect: str) -> bool:
+    """Fix column names that match a column or alias only case-blind (`"Region"` for `region`,
+    MySQL `GROUP BY MONTH` for the alias `month`)."""
+    known = {key for entry in entries for key in entry.columns}
+    alias_names = [a.alias for a in tree.find_all(exp.Alias)]
+    aliases = {_column_key(a, dialect) for a in alias_names}
+    folded: dict[str, set[str]] = {}
+    for name in [n for entry in entries for n in entry.columns.values()] + alias_names:
+        folded.setdefault(name.casefold(), set()).add(name)
+    changed = False
+    dialect_obj = Dialect.get_or_raise(dialect)
+    for column in list(tree.find_all(exp.Column)):
+        ident = column.this
+        if not isinstance(ident, exp.Identifier):
+            continue
+        key = normalize_name(ident, dialect=dialect).name
+        if key in known or key in aliases:
+            continue
+        matches = folded.get(ident.name.casefold(), set())
+        if len(matches) == 1:
+            ident.replace(_exact(next(iter(matches)), dialect_obj))
+            changed = True
+    return changed
+
+
+_COLUMN = re.compile(r"Column '(.*?)' could not be resolved(?: for table: '(.*?)')?")
+_UNKNOWN = re.compile(r"Unknown column: (\S+)")
+_WHERE = re.compile(r"Line: (\d+), Col: (\d+)")
+_AMBIGUOUS = re.compile(r"Ambiguous column '(.+?)'")
+
+
+def _column_reason(error: Exception, entries: list[TableEntry]) -> Reason:
+    message = ANSI.sub("", str(error)).splitlines()[0].strip()
+    known = sorted({name for entry in entries for name in entry.columns.values()})
+    match = _COLUMN.search(message) or _UNKNOWN.search(message)
+    if match:
+        name = match.group(1)
+        table = match.group(2) if match.re is _COLUMN and match.group(2) else ""
+        where = _WHERE.search(message)
+        text = f"Unknown column '{name}'" + (f" in '{table}'" if table else "")
+        text += f" (line {where.group(1)}, column {where.group(2)})" if where else ""
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        return Reason("unknown_column", text, close[0] if close else "")
+    if _AMBIGUOUS.search(message):
+        hint = "qualify the column with its table or alias"
+        return Reason("ambiguous_column", f"{message}; {hint}")
+    return Reason("column_check_failed", f"Could not check the columns: {message}")
+
+
+def _system(written: str) -> Reason:
+    message = f"'{written}' is a system catalog; only the deployment's tables may be read"
+    return Reason("system_catalog", message)
+
+
+def _split(name: str, dialect: str) -> tuple[exp.Identifier, ...]:
+    """A qualified name's identifiers, catalog first, honouring the dialect's quoting."""
+    try:
+        parts = tuple(exp.to_table(name, dialect=dialect).parts)
+        if parts and all(isinstance(p, exp.Identifier) for p in parts):
+            return parts
+    except SqlglotError:
+        pass
+    return tuple(exp.to_identifier(p, quoted=True) for p in name.split("."))
+
+
+def _exact(name: str, dialect: Dialect) -> exp.Identifier:
+    """An identifier that keeps `name`'s exact spelling when written in `dialect`."""
+    ident = exp.to_identifier(name)
+    strategy = dialect.normalization_strategy
+    folding = strategy in (NormalizationStrategy.LOWERCASE, NormalizationStrategy.UPPERCASE)
+    if folding and dialect.case_sensitive(name):
+        ident.set("quoted", True)
+    return ident
+
+
+def _key(parts: tuple[exp.Identifier, ...], dialect: str) -> tuple[str, ...]:
+    return tuple(normalize_name(p, dialect=dialect, is_table=True).name for p in parts)
+
+
+def _column_key(name: str, dialect: str) -> str:
+    return normalize_name(exp.to_identifier(name), dialect=dialect).name
+
+
+def _matches(key: tuple[str, ...], allowed: tuple[str, ...]) -> bool:
+    n = len(allowed)
+    return key[:n] == allowed or key[-n:] == allowed
+
+
+def _type(column: ColumnInfo, dialect: str, cache: dict[str, exp.DataType]) -> exp.DataType:
+    """The column's type for sqlglot; engine types sqlglot cannot read become UNKNOWN."""
+    if column.type not in cache:
+        try:
+            cache[column.type] = exp.DataType.build(column.type, dialect=dialect, udt=True)
+        except (SqlglotError, ValueError, TypeError):
+            cache[column.type] = exp.DataType.build("unknown")
+    return cache[column.type]
+
+
+def _check_depths(entries: list[TableEntry]) -> None:
+    depths = {len(e.key) for e in entries}
+    if len(depths) > 1 or any(d > 3 for d in depths):
+        names = ", ".join(sorted({e.name for e in entries})[:5])
+        raise ValueError(f"Table names must all have the same 1-3 parts; got {names}")
+
+
+def _tables_from_mapping(
+    mapping: Mapping[str, object], prefix: tuple[str, ...], dialect: str
+) -> list[TableInfo]:
+    tables: list[TableInfo] = []
+    for name, value in mapping.items():
+        if not isinstance(value, Mapping):
+            raise ValueError(f"Expected a mapping of columns under {'.'.join((*prefix, name))}")
+        if value and all(isinstance(v, Mapping) for v in value.values()):
+            tables.extend(_tables_from_mapping(value, (*prefix, name), dialect))
+            continue
+        table = exp.table_(
+            *reversed([exp.to_identifier(p) for p in (*prefix, name)][-3:]), quoted=None
+        )
+        columns = tuple(ColumnInfo(str(c), str(t)) for c, t in value.items())
+        tables.append(TableInfo(table.sql(dialect), columns))
+    return tables
