@@ -1,0 +1,456 @@
+"""A local stand-in for Slack's Web API, strict where Slack is strict.
+
+It serves `http://127.0.0.1:PORT/api/<method>` from a background thread, records every call,
+keeps the messages the bot posts (so a test can read a thread as a person would see it), and
+answers like Slack: `ok`, `ts`, `channel`, and Slack's error codes. Blocks are checked the way
+Slack checks them: each one must parse with slack_sdk's models and survive `to_dict()` (which
+enforces slack_sdk's field limits) unchanged, and the message-level limits slack_sdk does not model
+are checked here (50 blocks, one table of at most 100 rows by 20 cells, 40,000 characters of text).
+A refused call answers `invalid_blocks` (or `msg_too_long`, `no_text`...) and is listed in
+`refused`, so a test can assert that the bot never sent anything Slack would refuse.
+
+mrkdwn is checked too: a `<` or `>` that is not part of a Slack control sequence (`<@U123>`,
+`<#C1>`, `<!here>`, `<https://…|…>`), or an `&` that does not start `&amp;`, `&lt;`, `&gt;`, is
+listed in `mrkdwn_problems` (Slack would not refuse it, but it would garble the message).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import itertools
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, TypeVar
+from urllib.parse import parse_qs, urlsplit
+
+from slack_sdk.errors import SlackObjectFormationError
+from slack_sdk.models.blocks import Block
+
+T = TypeVar("T")
+
+TEAM_ID = "T0TEST"
+BOT_USER_ID = "UBOT0001"
+BOT_ID = "BBOT0001"
+
+MAX_BLOCKS = 50
+MAX_TEXT = 40_000
+TABLE_ROWS = 100
+TABLE_CELLS = 20
+
+_CONTROL = re.compile(
+    r"<(?:@[UW][A-Z0-9]+|#C[A-Z0-9]+(?:\|[^<>]*)?|![a-z]+(?:\^[^<>]*)?(?:\|[^<>]*)?"
+    r"|(?:https?://|mailto:)[^|<>\s]+(?:\|[^<>]*)?)>"
+)
+_ENTITY = re.compile(r"&(?:amp|lt|gt);")
+
+
+@dataclass
+class Call:
+    """One Web API call as the stand-in received and answered it."""
+
+    method: str
+    params: dict[str, Any]
+    token: str
+    #: The JSON answer (`ok`, `error`, ...).
+    answer: dict[str, Any]
+    status: int = 200
+    #: Why a call was refused, in words, for assertion messages.
+    detail: str = ""
+    #: Refused on a test's request (`rate_limit`, `refuse_block_type`), not for what was sent.
+    injected: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.answer.get("ok"))
+
+
+@dataclass
+class Posted:
+    """A message as it stands now in the stand-in's workspace."""
+
+    channel: str
+    ts: str
+    thread_ts: str | None
+    text: str
+    blocks: list[dict[str, Any]]
+    #: Every earlier version (text, blocks) before the latest chat.update.
+    history: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+
+    def all_text(self) -> str:
+        """The text and every text inside the blocks, joined (for simple content checks)."""
+        return "\n".join([self.text, *_texts(self.blocks)])
+
+    def action_values(self) -> dict[str, str]:
+        """action_id -> value of every button in the message."""
+        return {
+            el["action_id"]: el.get("value", "")
+            for block in self.blocks
+            if block["type"] == "actions"
+            for el in block["elements"]
+        }
+
+    def table(self) -> list[list[str]] | None:
+        """The table block's cells as text, header row first; None without a table."""
+        for block in self.blocks:
+            if block["type"] == "table":
+                return [[cell.get("text", "") for cell in row] for row in block["rows"]]
+        return None
+
+
+class Refused(Exception):
+    """A call Slack would refuse: `error` is Slack's code, the message says why."""
+
+    def __init__(self, error: str, detail: str, *, injected: bool = False) -> None:
+        super().__init__(detail)
+        self.error = error
+        self.injected = injected
+
+
+class SlackStandin:
+    """The Web API stand-in. Use as a context manager, or `start()` / `stop()`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self.calls: list[Call] = []
+        self.messages: dict[tuple[str, str], Posted] = {}
+        self.ephemerals: list[dict[str, Any]] = []
+        self.mrkdwn_problems: list[str] = []
+        #: The Socket Mode URL `apps.connections.open` hands out.
+        self.socket_mode_url = ""
+        self._rate_limits: dict[str, list[int]] = {}
+        self._refused_types: set[str] = set()
+        self._ts = itertools.count(1)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The base URL for `SLACK_API_URL` / `WebClient(base_url=...)`."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/api/"
+
+    def start(self) -> SlackStandin:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> SlackStandin:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- test controls ----------------------------------------------------------------------
+
+    def rate_limit(self, method: str, *, retry_after: int = 1, times: int = 1) -> None:
+        """Answer the next `times` calls of `method` with HTTP 429 and `Retry-After`."""
+        with self._lock:
+            self._rate_limits[method] = [retry_after] * times
+
+    def refuse_block_type(self, block_type: str) -> None:
+        """Act like a workspace that does not know `block_type` (answers `invalid_blocks`)."""
+        with self._lock:
+            self._refused_types.add(block_type)
+
+    def allow_block_type(self, block_type: str) -> None:
+        with self._lock:
+            self._refused_types.discard(block_type)
+
+    # -- reading what happened ------------------------------------------------------------------
+
+    def calls_to(self, method: str) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.method == method]
+
+    @property
+    def refused(self) -> list[Call]:
+        """Calls refused for what the bot sent (not the refusals a test asked for)."""
+        with self._lock:
+            return [c for c in self.calls if not c.ok and not c.injected]
+
+    def thread(self, channel: str, thread_ts: str) -> list[Posted]:
+        """The bot's messages in a thread as they stand now, oldest first."""
+        with self._lock:
+            found = [
+                m
+                for (ch, _), m in self.messages.items()
+                if ch == channel and m.thread_ts == thread_ts
+            ]
+            # Snapshots: a test keeps what it saw (as a person's screen does) after updates.
+            return sorted(copy.deepcopy(found), key=lambda m: float(m.ts))
+
+    def ephemerals_for(self, channel: str, user: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [e for e in self.ephemerals if e["channel"] == channel and e["user"] == user]
+
+    def wait_for(self, check: Callable[[], T | None], *, timeout: float = 30, what: str = "") -> T:
+        """Wait until `check()` returns something truthy (re-checked after every call)."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while True:
+                value = check()
+                if value:
+                    return value
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    recent = [
+                        f"{c.method}:{c.answer.get('error') or 'ok'}" for c in self.calls[-15:]
+                    ]
+                    raise AssertionError(
+                        f"timed out after {timeout:g} s waiting for {what or check}; "
+                        f"last calls: {recent}"
+                    )
+                self._lock.wait(min(left, 0.5))
+
+    def wait_thread(
+        self,
+        channel: str,
+        thread_ts: str,
+        check: Callable[[list[Posted]], T | None],
+        *,
+        timeout: float = 30,
+        what: str = "",
+    ) -> T:
+        """Wait until `check(messages of the thread)` is truthy and return its value."""
+        return self.wait_for(
+            lambda: check(self.thread(channel, thread_ts)), timeout=timeout, what=what
+        )
+
+    # -- the API ----------------------------------------------------------------------------
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self._serve()
+
+            def do_GET(self) -> None:
+                self._serve()
+
+            def _serve(self) -> None:
+                url = urlsplit(self.path)
+                method = url.path.rsplit("/", 1)[-1]
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length).decode("utf-8") if length else ""
+                params = _params(raw, self.headers.get("Content-Type", ""), url.query)
+                auth = self.headers.get("Authorization", "")
+                token = auth.removeprefix("Bearer ") if auth else str(params.pop("token", ""))
+                status, answer, headers = standin._answer(method, params, token)
+                body = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+        return Handler
+
+    def _answer(
+        self, method: str, params: dict[str, Any], token: str
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        with self._lock:
+            pending = self._rate_limits.get(method)
+            if pending:
+                retry_after = pending.pop(0)
+                answer = {"ok": False, "error": "ratelimited"}
+                call = Call(method, params, token, answer, 429, injected=True)
+                self._record(call)
+                return 429, call.answer, {"Retry-After": str(retry_after)}
+            try:
+                answer = self._dispatch(method, params, token)
+                call = Call(method, params, token, answer)
+            except Refused as refusal:
+                answer = {"ok": False, "error": refusal.error}
+                call = Call(
+                    method, params, token, answer, detail=str(refusal), injected=refusal.injected
+                )
+            self._record(call)
+            return 200, answer, {}
+
+    def _record(self, call: Call) -> None:
+        self.calls.append(call)
+        self._lock.notify_all()
+
+    def _dispatch(self, method: str, params: dict[str, Any], token: str) -> dict[str, Any]:
+        if method == "apps.connections.open":
+            if not token.startswith("xapp-"):
+                raise Refused(
+                    "not_allowed_token_type", "apps.connections.open needs an xapp- token"
+                )
+            if not self.socket_mode_url:
+                raise Refused("internal_error", "no Socket Mode stand-in is running")
+            return {"ok": True, "url": self.socket_mode_url}
+        if not token:
+            raise Refused("not_authed", "no token")
+        if not token.startswith("xoxb-"):
+            raise Refused("invalid_auth", f"{method} needs a bot token")
+        handler = {
+            "auth.test": self._auth_test,
+            "chat.postMessage": self._post_message,
+            "chat.update": self._update,
+            "chat.postEphemeral": self._post_ephemeral,
+        }.get(method)
+        if handler is None:
+            raise Refused("unknown_method", f"the stand-in does not serve {method}")
+        return handler(params)
+
+    def _auth_test(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "url": "https://standin.slack.com/",
+            "team": "Stand-in",
+            "user": "querybot",
+            "team_id": TEAM_ID,
+            "user_id": BOT_USER_ID,
+            "bot_id": BOT_ID,
+            "is_enterprise_install": False,
+        }
+
+    def _new_ts(self) -> str:
+        return f"{1_800_000_000 + next(self._ts)}.000100"
+
+    def _content(self, params: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+        text = str(params.get("text") or "")
+        blocks = params.get("blocks") or []
+        if not text and not blocks:
+            raise Refused("no_text", "neither text nor blocks")
+        if len(text) > MAX_TEXT:
+            raise Refused("msg_too_long", f"text of {len(text)} characters")
+        check_blocks(blocks, self._refused_types)
+        self.mrkdwn_problems += mrkdwn_problems(text, blocks)
+        return text, blocks
+
+    def _post_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = str(params.get("channel") or "")
+        if not channel:
+            raise Refused("channel_not_found", "no channel")
+        text, blocks = self._content(params)
+        ts = self._new_ts()
+        thread_ts = params.get("thread_ts") or None
+        self.messages[(channel, ts)] = Posted(channel, ts, thread_ts, text, blocks)
+        message = {"type": "message", "text": text, "ts": ts, "bot_id": BOT_ID, "blocks": blocks}
+        return {"ok": True, "channel": channel, "ts": ts, "message": message}
+
+    def _update(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel, ts = str(params.get("channel") or ""), str(params.get("ts") or "")
+        message = self.messages.get((channel, ts))
+        if message is None:
+            raise Refused("message_not_found", f"no message {channel}/{ts}")
+        text, blocks = self._content(params)
+        message.history.append((message.text, message.blocks))
+        message.text, message.blocks = text, blocks
+        return {"ok": True, "channel": channel, "ts": ts, "text": text}
+
+    def _post_ephemeral(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel, user = str(params.get("channel") or ""), str(params.get("user") or "")
+        if not channel or not user:
+            raise Refused("invalid_arguments", "chat.postEphemeral needs channel and user")
+        self._content(params)
+        self.ephemerals.append(dict(params))
+        return {"ok": True, "message_ts": self._new_ts()}
+
+
+def check_blocks(blocks: Any, refused_types: set[str] | frozenset[str] = frozenset()) -> None:
+    """Raise `Refused` as Slack would for `blocks` (a message's `blocks` argument)."""
+    if not isinstance(blocks, list):
+        raise Refused("invalid_blocks_format", "blocks is not a JSON array")
+    if len(blocks) > MAX_BLOCKS:
+        raise Refused("invalid_blocks", f"{len(blocks)} blocks (at most {MAX_BLOCKS})")
+    tables = 0
+    for i, raw in enumerate(blocks):
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        if kind in refused_types:
+            raise Refused("invalid_blocks", f"block {i}: unsupported {kind}", injected=True)
+        try:
+            parsed = Block.parse(raw)
+            if parsed is None:
+                raise Refused("invalid_blocks", f"block {i}: unknown type {kind!r}")
+            if parsed.to_dict() != raw:
+                raise Refused("invalid_blocks", f"block {i}: fields slack_sdk does not know")
+        except SlackObjectFormationError as exc:
+            raise Refused("invalid_blocks", f"block {i}: {exc}") from exc
+        if kind == "table":
+            tables += 1
+            rows = raw["rows"]
+            if len(rows) > TABLE_ROWS:
+                raise Refused("invalid_blocks", f"table of {len(rows)} rows")
+            if any(len(row) > TABLE_CELLS for row in rows):
+                raise Refused("invalid_blocks", f"a table row over {TABLE_CELLS} cells")
+            if len(raw.get("column_settings") or []) > TABLE_CELLS:
+                raise Refused("invalid_blocks", "over 20 column settings")
+    if tables > 1:
+        raise Refused("invalid_blocks", "only one table block per message")
+
+
+def mrkdwn_problems(text: str, blocks: list[dict[str, Any]]) -> list[str]:
+    """Unescaped `<`, `>`, `&` in the message's text and its blocks' mrkdwn texts."""
+    pieces = [("text", text)]
+    for i, block in enumerate(blocks):
+        pieces += [(f"block {i} {where}", piece) for where, piece in _mrkdwn_texts(block)]
+    problems = []
+    for where, piece in pieces:
+        bare = _ENTITY.sub("", _CONTROL.sub("", piece))
+        for ch in "<>&":
+            if ch in bare:
+                at = bare.index(ch)
+                near = bare[max(0, at - 30) : at + 30]
+                problems.append(f"{where}: stray {ch!r} near {near!r}")
+    return problems
+
+
+def _params(raw: str, content_type: str, query: str) -> dict[str, Any]:
+    """The call's arguments, whether sent as JSON, as a form, or in the query string."""
+    params: dict[str, Any] = {k: v[0] for k, v in parse_qs(query).items()}
+    if raw and "json" in content_type:
+        params.update(json.loads(raw))
+    elif raw:
+        params.update({k: v[0] for k, v in parse_qs(raw, keep_blank_values=True).items()})
+        for key in ("blocks", "attachments"):
+            if isinstance(params.get(key), str):
+                with contextlib.suppress(json.JSONDecodeError):  # else check_blocks refuses it
+                    params[key] = json.loads(params[key])
+    return params
+
+
+def _mrkdwn_texts(block: Any, where: str = "") -> Iterator[tuple[str, str]]:
+    """Every mrkdwn text object inside a block, with where it sits."""
+    if isinstance(block, dict):
+        if block.get("type") == "mrkdwn" and isinstance(block.get("text"), str):
+            yield where or "text", block["text"]
+        for key, value in block.items():
+            yield from _mrkdwn_texts(value, f"{where}.{key}" if where else key)
+    elif isinstance(block, list):
+        for i, value in enumerate(block):
+            yield from _mrkdwn_texts(value, f"{where}[{i}]")
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """Every `text` string inside blocks, whatever the object type."""
+    if isinstance(value, dict):
+        if isinstance(value.get("text"), str):
+            yield value["text"]
+        for item in value.values():
+            yield from _texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
