@@ -1,0 +1,87 @@
+"""The Bolt app: one WebClient, the listeners, the worker pool; served over HTTP or Socket Mode."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from socketserver import ThreadingMixIn
+from types import FrameType
+from typing import TYPE_CHECKING
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from slack_bolt import App
+from slack_bolt.adapter.socket_mode import SocketModeHandler
+from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
+from bot import listeners
+from bot.settings import Settings
+from bot.store import Store
+from bot.threads import Conversations
+from bot.work import Work
+
+if TYPE_CHECKING:
+    from agent.conversation import Agent
+
+log = logging.getLogger(__name__)
+
+
+def build_client(settings: Settings) -> WebClient:
+    """The bot's WebClient: `SLACK_API_URL` when set, and retries on HTTP 429 (Retry-After)."""
+    options = {}
+    if settings.slack_api_url:
+        options["base_url"] = settings.slack_api_url.rstrip("/") + "/"
+    client = WebClient(token=settings.slack_bot_token, **options)
+    client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=2))
+    return client
+
+
+def build_app(settings: Settings, agent: Agent, store: Store) -> App:
+    """The Bolt app with every listener registered. Calls `auth.test` to check the token.
+
+    HTTP requests are verified with `settings.slack_signing_secret`; Socket Mode requests are
+    not signed, so the secret may be empty there.
+    """
+    client = build_client(settings)
+    app = App(client=client, signing_secret=settings.slack_signing_secret)
+    conversations = Conversations(
+        client, agent, store, Work(settings.workers), display_rows=settings.display_rows
+    )
+    listeners.register(app, conversations, store)
+    return app
+
+
+class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _LoggingHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        log.debug("%s " + format, self.address_string(), *args)
+
+
+def _exit_on_sigterm() -> None:
+    """SIGTERM (docker stop) exits like Ctrl-C, so queued worker jobs finish first."""
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
+def serve_http(app: App, port: int) -> None:
+    """Serve Slack's events and interactions on `POST /slack/events` until stopped."""
+    _exit_on_sigterm()
+    handler = SlackRequestHandler(app, path="/slack/events")
+    with make_server(
+        "0.0.0.0", port, handler, server_class=_ThreadingWSGIServer, handler_class=_LoggingHandler
+    ) as server:
+        server.serve_forever()
+
+
+def serve_socket_mode(app: App, app_token: str) -> None:
+    """Connect to Slack over Socket Mode (`apps.connections.open`) and serve until stopped."""
+    _exit_on_sigterm()
+    SocketModeHandler(app, app_token).start()

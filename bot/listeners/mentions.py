@@ -1,0 +1,34 @@
+"""`@querybot question` in a channel or a thread: a new question in that thread."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt import App, BoltContext
+
+from bot.listeners.text import question_text
+from bot.store import Store
+from bot.threads import Conversations, SlackThread
+
+log = logging.getLogger(__name__)
+
+
+def register(app: App, conversations: Conversations, store: Store) -> None:
+    @app.event("app_mention")
+    def on_mention(event: dict[str, Any], body: dict[str, Any], context: BoltContext) -> None:
+        if event.get("bot_id") or event.get("subtype"):
+            return  # other bots (no loops) and edits
+        thread = SlackThread(
+            team=context.team_id or body.get("team_id", ""),
+            channel=event["channel"],
+            ts=event.get("thread_ts") or event["ts"],
+        )
+        if not store.first_delivery(body["event_id"]):
+            log.info("Ignoring a repeated delivery of event %s", body["event_id"])
+            return
+        text = question_text(event.get("text", ""), context.bot_user_id)
+        if not text:
+            conversations.help(thread)
+            return
+        conversations.question(thread, text, user=event["user"])

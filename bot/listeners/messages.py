@@ -1,0 +1,42 @@
+"""A reply in a thread without a mention: a follow-up, when the thread is a conversation."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt import App, BoltContext
+
+from bot.listeners.text import mentions_user, question_text
+from bot.store import Store
+from bot.threads import Conversations, SlackThread
+
+log = logging.getLogger(__name__)
+
+#: Plain user messages; a reply also sent to the channel is still a reply in the thread.
+_USER_SUBTYPES = {None, "thread_broadcast"}
+
+
+def register(app: App, conversations: Conversations, store: Store) -> None:
+    @app.event("message")
+    def on_message(event: dict[str, Any], body: dict[str, Any], context: BoltContext) -> None:
+        if event.get("subtype") not in _USER_SUBTYPES or event.get("bot_id"):
+            return  # edits, deletions, joins, bots (this one included)
+        thread_ts = event.get("thread_ts")
+        if not thread_ts or thread_ts == event.get("ts"):
+            return  # not a reply in a thread
+        text = event.get("text") or ""
+        if mentions_user(text, context.bot_user_id):
+            return  # also delivered as app_mention, answered there
+        question = question_text(text, context.bot_user_id)
+        if not question:
+            return
+        if not store.first_delivery(body["event_id"]):
+            log.info("Ignoring a repeated delivery of event %s", body["event_id"])
+            return
+        thread = SlackThread(
+            team=context.team_id or body.get("team_id", ""),
+            channel=event["channel"],
+            ts=thread_ts,
+        )
+        conversations.follow_up(thread, question, user=event["user"])

@@ -1,0 +1,240 @@
+"""Conversations in Slack threads: what the worker pool does for a question or a decision, and
+what it posts back.
+
+Listeners stay quick (parse, de-duplicate, claim) and hand over to `Conversations`, which runs
+every agent call in the worker pool, one job at a time per thread, and makes sure each question
+ends with something in its thread: a proposal, a clarifying question, an answer or a failure.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Protocol
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from agent.outcome import Answer, Outcome
+from bot import blocks
+from bot.blocks import Message
+from bot.store import ProposalRecord, Status, Store
+from bot.work import Work
+
+log = logging.getLogger(__name__)
+
+ASK_FAILED = (
+    "Something went wrong while working on this question, so nothing was run. "
+    "Ask again in a minute; if it keeps happening, tell whoever runs querybot (the details "
+    "are in its log)."
+)
+DECIDE_FAILED = (
+    "Something went wrong while carrying out this decision; the query may not have run. "
+    "Ask the question again for a fresh proposal; if it keeps happening, tell whoever runs "
+    "querybot (the details are in its log)."
+)
+REPAIRED = (
+    "The approved query failed when it ran, so I corrected it. The new version needs its own "
+    "approval."
+)
+
+
+class ThreadAgent(Protocol):
+    """The part of `agent.conversation.Agent` the bot drives."""
+
+    def ask(self, thread_id: str, question: str, *, user: str) -> Outcome: ...
+
+    def decide(self, thread_id: str, proposal_id: str, *, approved: bool, user: str) -> Outcome: ...
+
+    def has_thread(self, thread_id: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class SlackThread:
+    """A Slack thread; its `id` is the agent's thread id."""
+
+    team: str
+    channel: str
+    #: The thread's root message ts (a top-level mention's own ts).
+    ts: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.team}:{self.channel}:{self.ts}"
+
+    @classmethod
+    def from_id(cls, thread_id: str) -> SlackThread:
+        team, channel, ts = thread_id.split(":")
+        return cls(team=team, channel=channel, ts=ts)
+
+
+class Conversations:
+    """Runs questions and decisions for Slack threads and posts their outcomes."""
+
+    def __init__(
+        self,
+        client: WebClient,
+        agent: ThreadAgent,
+        store: Store,
+        work: Work,
+        *,
+        display_rows: int,
+    ) -> None:
+        self.client = client
+        self.agent = agent
+        self.store = store
+        self.work = work
+        self.display_rows = display_rows
+
+    # -- called by listeners (Bolt's threads): quick Slack calls only --------------------------
+
+    def help(self, thread: SlackThread) -> None:
+        self._post(thread, blocks.help_message())
+
+    def question(self, thread: SlackThread, text: str, *, user: str) -> None:
+        """A mention: show "Working on it…" at once, then answer in the worker pool."""
+        placeholder = self._post(thread, blocks.working())
+        self.work.submit(thread.id, lambda: self._ask(thread, text, user, placeholder))
+
+    def follow_up(self, thread: SlackThread, text: str, *, user: str) -> None:
+        """A reply without a mention: answered only in threads the agent already knows."""
+        self.work.submit(thread.id, lambda: self._follow_up(thread, text, user))
+
+    def decision(self, record: ProposalRecord, *, approved: bool, user: str) -> None:
+        """A click that won the claim: swap the buttons for the verdict, then carry it out."""
+        assert record.status is Status.RUNNING
+        verdict = blocks.approved_by(user) if approved else blocks.rejected_by(user)
+        message = blocks.decided(record.proposal, requested_by=record.requested_by, verdict=verdict)
+        try:
+            self._update(record.channel, record.message_ts, message)
+        except SlackApiError:
+            log.exception("Could not mark proposal %s as decided", record.proposal_id)
+        self.work.submit(record.thread_id, lambda: self._decide(record, approved, user))
+
+    # -- jobs (worker pool) ---------------------------------------------------------------------
+
+    def _follow_up(self, thread: SlackThread, text: str, user: str) -> None:
+        if not self.agent.has_thread(thread.id):
+            return
+        placeholder = self._post(thread, blocks.working())
+        self._ask(thread, text, user, placeholder)
+
+    def _ask(self, thread: SlackThread, text: str, user: str, placeholder: str) -> None:
+        log.info("Question in %s from %s (%d characters)", thread.id, user, len(text))
+        try:
+            for old in self.store.supersede_pending(thread.id):
+                self._redraw(old, blocks.SUPERSEDED)
+            outcome = self.agent.ask(thread.id, text, user=user)
+            self._show(outcome, thread, placeholder, requested_by=user)
+        except Exception:
+            log.exception("Answering a question in %s failed", thread.id)
+            self._fail(thread, placeholder, ASK_FAILED)
+
+    def _decide(self, record: ProposalRecord, approved: bool, user: str) -> None:
+        thread = SlackThread.from_id(record.thread_id)
+        log.info(
+            "%s %s proposal %s",
+            user,
+            "approved" if approved else "rejected",
+            record.proposal_id,
+        )
+        try:
+            outcome = self.agent.decide(
+                record.thread_id, record.proposal_id, approved=approved, user=user
+            )
+        except Exception:
+            log.exception("Deciding proposal %s failed", record.proposal_id)
+            self.store.finish(record.proposal_id)
+            self._fail(thread, None, DECIDE_FAILED)
+            return
+        self.store.finish(record.proposal_id)
+        try:
+            if outcome.kind == "proposal":
+                placeholder = self._post(thread, blocks.working())
+                self._show(
+                    outcome, thread, placeholder, requested_by=record.requested_by, note=REPAIRED
+                )
+            else:
+                self._show(outcome, thread, None, requested_by=record.requested_by)
+        except Exception:
+            log.exception("Posting the outcome of proposal %s failed", record.proposal_id)
+            self._fail(thread, None, DECIDE_FAILED)
+
+    # -- rendering ------------------------------------------------------------------------------
+
+    def _show(
+        self,
+        outcome: Outcome,
+        thread: SlackThread,
+        placeholder: str | None,
+        *,
+        requested_by: str,
+        note: str = "",
+    ) -> None:
+        """Post `outcome` in the thread, replacing `placeholder` when there is one."""
+        if outcome.kind == "proposal" and outcome.proposal:
+            assert placeholder is not None
+            # Recorded before the buttons exist, so no click can name an unknown proposal.
+            self.store.add_proposal(
+                outcome.proposal,
+                thread_id=thread.id,
+                channel=thread.channel,
+                message_ts=placeholder,
+                requested_by=requested_by,
+            )
+            message = blocks.proposal(outcome.proposal, requested_by=requested_by, note=note)
+            self._update(thread.channel, placeholder, message)
+        elif outcome.kind == "answer" and outcome.answer:
+            self._post_result(thread, outcome.answer)
+        elif outcome.kind == "rejected":
+            return  # the proposal's message already says who rejected it
+        elif outcome.kind == "clarify":
+            self._reply(thread, placeholder, blocks.clarify(outcome.message))
+        else:
+            self._reply(thread, placeholder, blocks.failure(outcome.message or ASK_FAILED))
+
+    def _post_result(self, thread: SlackThread, answer: Answer) -> None:
+        try:
+            self._post(thread, blocks.result(answer, display_rows=self.display_rows))
+        except SlackApiError as exc:
+            if exc.response.get("error") != "invalid_blocks":
+                raise
+            # Workspaces or clients without the table block: the same rows as monospaced text.
+            log.warning("Slack refused the table block (%s); sending text", exc.response)
+            message = blocks.result(answer, display_rows=self.display_rows, use_table=False)
+            self._post(thread, message)
+
+    def _redraw(self, record: ProposalRecord, verdict: str) -> None:
+        message = blocks.decided(record.proposal, requested_by=record.requested_by, verdict=verdict)
+        try:
+            self._update(record.channel, record.message_ts, message)
+        except SlackApiError:
+            log.exception("Could not redraw proposal %s", record.proposal_id)
+
+    def _fail(self, thread: SlackThread, placeholder: str | None, text: str) -> None:
+        try:
+            self._reply(thread, placeholder, blocks.failure(text))
+        except Exception:
+            log.exception("Could not post a failure in %s", thread.id)
+
+    # -- Slack calls ----------------------------------------------------------------------------
+
+    def _reply(self, thread: SlackThread, placeholder: str | None, message: Message) -> None:
+        if placeholder:
+            self._update(thread.channel, placeholder, message)
+        else:
+            self._post(thread, message)
+
+    def _post(self, thread: SlackThread, message: Message) -> str:
+        response = self.client.chat_postMessage(
+            channel=thread.channel,
+            thread_ts=thread.ts,
+            text=message.text,
+            blocks=message.blocks,
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+        return str(response["ts"])
+
+    def _update(self, channel: str, ts: str, message: Message) -> None:
+        self.client.chat_update(channel=channel, ts=ts, text=message.text, blocks=message.blocks)

@@ -1,0 +1,96 @@
+"""A stand-in Agent for listener-routing tests only (the end-to-end tests run the real one).
+
+It records every call and answers from queues a test fills; by default `ask` proposes and
+`decide` answers (or rejects), like the real agent's happy path.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+from agent.outcome import Answer, Outcome, Proposal
+
+Reply = Outcome | Exception
+
+
+def proposal_outcome(sql: str = "SELECT 1 AS one", question: str = "q") -> Outcome:
+    pid = uuid.uuid4().hex
+    return Outcome(
+        kind="proposal",
+        proposal=Proposal(
+            proposal_id=pid,
+            question=question,
+            sql=sql,
+            explanation="Counts one.",
+            tables=["demo.main.orders"],
+            sql_sha256="0" * 64,
+        ),
+    )
+
+
+def answer_outcome(user: str, rows: int = 3) -> Outcome:
+    return Outcome(
+        kind="answer",
+        message=f"{rows} rows",
+        answer=Answer(
+            question="q",
+            sql="SELECT 1 AS one",
+            explanation="Counts one.",
+            tables=["demo.main.orders"],
+            columns=["region", "revenue"],
+            rows=[[f"R{i}", 1000.25 * i] for i in range(rows)],
+            total_rows=rows,
+            capped=False,
+            elapsed_s=0.01,
+            connector="duckdb",
+            approved_by=user,
+        ),
+    )
+
+
+class FakeAgent:
+    """Implements the four Agent methods the bot may call."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.asks: list[tuple[str, str, str]] = []
+        self.decisions: list[tuple[str, str, bool, str]] = []
+        self.has_thread_calls: list[str] = []
+        self.ask_replies: list[Reply] = []
+        self.decide_replies: list[Reply] = []
+        self._pending: dict[str, Proposal] = {}
+
+    def _next(self, queue: list[Reply], default: Outcome) -> Outcome:
+        with self._lock:
+            reply = queue.pop(0) if queue else default
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    def ask(self, thread_id: str, question: str, *, user: str) -> Outcome:
+        with self._lock:
+            self.asks.append((thread_id, question, user))
+        outcome = self._next(self.ask_replies, proposal_outcome(question=question))
+        with self._lock:
+            if outcome.proposal:
+                self._pending[thread_id] = outcome.proposal
+            else:
+                self._pending.pop(thread_id, None)
+        return outcome
+
+    def decide(self, thread_id: str, proposal_id: str, *, approved: bool, user: str) -> Outcome:
+        with self._lock:
+            self.decisions.append((thread_id, proposal_id, approved, user))
+            self._pending.pop(thread_id, None)
+        default = answer_outcome(user) if approved else Outcome(kind="rejected", message="no")
+        return self._next(self.decide_replies, default)
+
+    def pending_proposal(self, thread_id: str) -> Proposal | None:
+        with self._lock:
+            return self._pending.get(thread_id)
+
+    def has_thread(self, thread_id: str) -> bool:
+        with self._lock:
+            self.has_thread_calls.append(thread_id)
+            return any(t == thread_id for t, _, _ in self.asks)
