@@ -86,7 +86,12 @@ class DuckDBConnector:
         }
         try:
             self._con = duckdb.connect(str(self.path), read_only=True, config=config)
-            self._con.execute("SET lock_configuration = true")
+            # DuckDB shares one database instance per file within a process: a second connector
+            # on the same file finds the configuration already locked (with the same settings,
+            # or connect() would have refused).
+            locked = self._con.execute("SELECT current_setting('lock_configuration')").fetchone()
+            if not (locked and locked[0]):
+                self._con.execute("SET lock_configuration = true")
         except duckdb.Error as exc:
             raise WarehouseUnavailable(
                 f"Cannot open the DuckDB file {self.path}: {_first_line(exc)}",

@@ -130,7 +130,7 @@ def test_follow_up_sees_the_earlier_turn(make_agent: MakeAgent) -> None:
     agent.decide("t1", proposal.proposal_id, approved=True, user="U1")
     assert agent.ask("t1", "and by month?", user="U1").kind == "proposal"
     history = "\n".join(str(m.content) for m in model.seen[1])
-    assert "revenue by region?" in history and BY_REGION in history
+    assert "revenue by region?" in history and f"SQL: {proposal.sql}" in history
     assert "Result columns: region, total (3 rows)" in history
 
 

@@ -279,3 +279,15 @@ def test_concurrent_runs_from_threads(shop: DuckDBConnector) -> None:
     assert counts == sizes
     assert slow_future.result() == "timeout"
     assert metadata == [4] * 16
+
+
+def test_two_connectors_on_one_file_in_one_process(demo_file: Path) -> None:
+    first = DuckDBConnector(demo_file)
+    second = DuckDBConnector(demo_file)
+    try:
+        assert second.run("SELECT 1", max_rows=1, timeout_s=5).rows == [(1,)]
+        with pytest.raises(PermissionDenied):
+            second.run("SET threads = 1", max_rows=1, timeout_s=5)
+    finally:
+        first.close()
+        second.close()
