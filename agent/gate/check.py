@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from sqlglot.errors import ErrorLevel, UnsupportedError
+
 from agent.gate.errors import Rejection
+from agent.gate.fixes import keep_dual
 from agent.gate.limit import cap_rows
 from agent.gate.parse import parse_all, parse_statement
 from agent.gate.rules import query_root, safety_reasons
@@ -34,6 +37,7 @@ def _check(sql: str, schema: GateSchema, row_limit: int | None) -> Verdict:
     query = query_root(parsed.tree)
     if reasons or query is None:
         raise Rejection(*reasons, sql=parsed.text)
+    keep_dual(query, dialect)
     tables = check_tables(query, schema)
     if tables.reasons:
         raise Rejection(*tables.reasons, sql=parsed.text)
@@ -44,7 +48,11 @@ def _check(sql: str, schema: GateSchema, row_limit: int | None) -> Verdict:
         capped = row_limit is not None and cap_rows(query, row_limit)
     except Rejection as rejection:
         raise Rejection(*rejection.reasons, sql=parsed.text) from None
-    normalised = query.sql(dialect=dialect, comments=False)
+    try:
+        normalised = query.sql(dialect=dialect, comments=False, unsupported_level=ErrorLevel.RAISE)
+    except UnsupportedError as error:
+        message = f"This statement cannot be written in {dialect}: {error}"
+        raise Rejection(Reason("unsupported", message), sql=parsed.text) from None
     _recheck(normalised, dialect)
     warnings = ("schema unknown: table and column names were not checked",) if schema.empty else ()
     return Verdict(

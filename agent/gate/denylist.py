@@ -27,6 +27,8 @@ COMMON: dict[str, str] = {
     "sleep": TIME,
     "pg_sleep*": TIME,
     "benchmark": TIME,
+    "randomblob": TIME,  # SQLite's time-based injection: RANDOMBLOB(500000000)
+    "zeroblob": TIME,
     "waitfor": TIME,
     "load_file": FILES,
     "load_extension": FILES,

@@ -1,4 +1,4 @@
-"""Cheap deterministic fixes applied to the text before parsing: pure `str -> str` steps.
+"""Cheap deterministic fixes: text steps applied before parsing, and one tree step.
 
 Transpiling from a neighbouring dialect lives in `parse.py` (it needs the parser); re-quoting
 identifiers whose case does not match the schema lives in `schema.py` (it needs the schema).
@@ -7,6 +7,8 @@ identifiers whose case does not match the schema lives in `schema.py` (it needs 
 from __future__ import annotations
 
 import re
+
+from sqlglot import exp
 
 _FENCE = re.compile(r"```[^\n`]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 
@@ -41,3 +43,18 @@ def clean(text: str) -> tuple[str, tuple[str, ...]]:
         if fix:
             fixes.append(fix)
     return text.strip(), tuple(fixes)
+
+
+def keep_dual(query: exp.Expr, dialect: str) -> None:
+    """Keep MySQL's `FROM dual` placeholder unquoted (changed in place).
+
+    sqlglot writes it as `` `dual` ``, which MySQL reads as a table that does not exist. As a
+    keyword it is also no table reference for the schema check.
+    """
+    if dialect != "mysql":
+        return
+    for table in query.find_all(exp.Table):
+        ident = table.this
+        plain = isinstance(ident, exp.Identifier) and not ident.quoted and not table.db
+        if plain and ident.name.lower() == "dual":
+            table.set("this", exp.Var(this=ident.name))

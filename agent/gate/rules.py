@@ -137,16 +137,15 @@ _MESSAGES = {
 def safety_reasons(tree: exp.Expr, dialect: str) -> list[Reason]:
     """Every safety problem in `tree`, de-duplicated, in walk order; empty when it is safe."""
     reasons: list[Reason] = []
-    root = query_root(tree)
-    if root is None:
-        code = _code(tree) or "not_a_query"
-        reasons.append(_reason(code if code != "unsupported" else "not_a_query", tree))
+    if query_root(tree) is None:
+        code = _code(tree)
+        reasons.append(_reason(code if code not in (None, "unsupported") else "not_a_query", tree))
     refused: set[int] = set()  # statements already refused: their clauses add nothing
     for node in tree.walk(prune=lambda n: id(n) in refused):
         reason = node_reason(node, dialect)
         if reason is not None:
             reasons.append(reason)
-            if not isinstance(node, exp.Func):
+            if _code(node):
                 refused.add(id(node))
     return list(dict.fromkeys(reasons))
 
@@ -193,9 +192,11 @@ def function_reason(node: exp.Func, dialect: str) -> Reason | None:
 
 def table_function_reason(node: exp.Func, dialect: str) -> Reason | None:
     """Table functions in FROM are allowed only from a short list of row generators."""
-    if isinstance(node, denylist.TABLE_FUNCTION_CLASSES):
-        return None
     names = function_names(node)
+    if isinstance(node, denylist.TABLE_FUNCTION_CLASSES) or any(
+        denylist.denied_function(name, dialect) for name in names
+    ):
+        return None  # a denied name is reported by `function_reason`, with its reason
     if isinstance(node, exp.Anonymous) and names[0] in denylist.TABLE_FUNCTIONS.get(
         dialect, frozenset()
     ):
@@ -229,13 +230,10 @@ def _dotted_function_reason(node: exp.Dot, dialect: str) -> Reason | None:
     prefix = node.this
     if not isinstance(prefix, (exp.Identifier, exp.Column, exp.Dot)):
         return None  # a method call on a value (DuckDB `'abc'.upper()`); its name is checked
-    name = prefix.sql(dialect)
-    if dialect == "bigquery" and name.lower() in denylist.BIGQUERY_FUNCTION_PREFIXES:
+    if dialect == "bigquery" and prefix.sql(dialect).lower() in denylist.BIGQUERY_FUNCTION_PREFIXES:
         return None
-    message = f"{name}.{node.expression.sql_name().lower()}() calls a schema-qualified function"
-    if isinstance(node.expression, exp.Anonymous):
-        message = f"{name}.{node.expression.name}() calls a schema-qualified function"
-    return Reason("qualified_function", message)
+    call = _shorten(node.sql(dialect))
+    return Reason("qualified_function", f"{call} calls a schema-qualified (user-defined) function")
 
 
 def _code(node: exp.Expr) -> str | None:
@@ -248,5 +246,12 @@ def _code(node: exp.Expr) -> str | None:
 def _reason(code: str, node: exp.Expr) -> Reason:
     kind = node.key.upper()
     if isinstance(node, exp.Command):
-        kind = f"{node.name} {node.expression.name if node.expression else ''}".strip()[:60]
+        kind = _shorten(f"{node.text('this')} {node.text('expression')}")
+    elif code == "not_a_query" and not isinstance(node, (exp.Describe, exp.Show, exp.Summarize)):
+        kind = f"'{_shorten(node.sql())}'"
     return Reason(code, _MESSAGES[code].format(kind=kind))
+
+
+def _shorten(text: str, width: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"

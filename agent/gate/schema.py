@@ -180,9 +180,7 @@ def real_tables(tree: exp.Expr, dialect: str) -> list[exp.Table]:
     return [
         original
         for original, copy in zip(originals, copies, strict=True)
-        if isinstance(original.this, exp.Identifier)
-        and id(copy) not in cte_refs
-        and not _is_dual(original, dialect)
+        if isinstance(original.this, exp.Identifier) and id(copy) not in cte_refs
     ]
 
 
@@ -235,11 +233,6 @@ def _is_cte_ref(table: exp.Table, scope: Scope) -> bool:
         and not table.args.get("catalog")
         and table.name in scope.cte_sources
     )
-
-
-def _is_dual(table: exp.Table, dialect: str) -> bool:
-    """MySQL's `FROM dual` is a reserved placeholder, not a table."""
-    return dialect == "mysql" and not table.db and table.name.lower() == "dual"
 
 
 def _rewrite(table: exp.Table, entry: TableEntry) -> None:
