@@ -126,6 +126,7 @@ class Conversations:
                 self._redraw(old, blocks.SUPERSEDED)
             outcome = self.agent.ask(thread.id, text, user=user)
             self._show(outcome, thread, placeholder, requested_by=user)
+            log.info("Question in %s answered: %s", thread.id, outcome.kind)
         except Exception:
             log.exception("Answering a question in %s failed", thread.id)
             self._fail(thread, placeholder, ASK_FAILED)
@@ -156,6 +157,7 @@ class Conversations:
                 )
             else:
                 self._show(outcome, thread, None, requested_by=record.requested_by)
+            log.info("Decision on proposal %s done: %s", record.proposal_id, outcome.kind)
         except Exception:
             log.exception("Posting the outcome of proposal %s failed", record.proposal_id)
             self._fail(thread, None, DECIDE_FAILED)

@@ -172,6 +172,12 @@ class SlackStandin:
 
     # -- reading what happened ------------------------------------------------------------------
 
+    def assert_clean(self) -> None:
+        """Fail if the bot sent anything Slack would refuse, or mrkdwn it did not escape."""
+        refused = [f"{c.method}: {c.answer.get('error')} ({c.detail})" for c in self.refused]
+        assert not refused, f"the bot sent what Slack would refuse: {refused}"
+        assert not self.mrkdwn_problems, f"unescaped mrkdwn: {self.mrkdwn_problems}"
+
     def calls_to(self, method: str) -> list[Call]:
         with self._lock:
             return [c for c in self.calls if c.method == method]

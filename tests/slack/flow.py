@@ -1,0 +1,72 @@
+"""A person's side of a conversation with the bot: ask, follow up, click, and read the thread."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import payloads
+from botproc import BotProcess
+from standin import Posted, SlackStandin
+
+from bot.blocks import APPROVE_ACTION, REJECT_ACTION
+
+
+@dataclass(frozen=True)
+class Thread:
+    channel: str
+    ts: str
+
+
+def ask(
+    bot: BotProcess, text: str, *, thread: Thread | None = None, user: str = payloads.ALICE
+) -> Thread:
+    """Mention the bot with `text`: top-level in a new channel, or inside `thread`."""
+    channel = thread.channel if thread else payloads.new_channel()
+    body = payloads.mention(channel, text, user=user, thread_ts=thread.ts if thread else None)
+    bot.send_event(body)
+    return thread or Thread(channel, body["event"]["ts"])
+
+
+def reply(bot: BotProcess, thread: Thread, text: str, *, user: str = payloads.ALICE) -> None:
+    """A reply in the thread without a mention."""
+    bot.send_event(payloads.message(thread.channel, text, thread_ts=thread.ts, user=user))
+
+
+def click(bot: BotProcess, posted: Posted, *, approve: bool, user: str = payloads.BOB) -> None:
+    action = APPROVE_ACTION if approve else REJECT_ACTION
+    bot.send_click(payloads.click(posted, action, user=user))
+
+
+def wait_message(
+    slack: SlackStandin,
+    thread: Thread,
+    check: Callable[[Posted], bool],
+    what: str,
+    *,
+    timeout: float = 30,
+) -> Posted:
+    """The first message of the thread for which `check` holds, once there is one."""
+
+    def found(messages: list[Posted]) -> Posted | None:
+        return next((m for m in messages if check(m)), None)
+
+    return slack.wait_thread(thread.channel, thread.ts, found, timeout=timeout, what=what)
+
+
+def proposal(slack: SlackStandin, thread: Thread, *, skip: int = 0) -> Posted:
+    """The thread's proposal with buttons (skipping the first `skip` messages of the thread)."""
+
+    def found(messages: list[Posted]) -> Posted | None:
+        return next((m for m in messages[skip:] if APPROVE_ACTION in m.action_values()), None)
+
+    return slack.wait_thread(thread.channel, thread.ts, found, what="a proposal with buttons")
+
+
+def result(slack: SlackStandin, thread: Thread) -> Posted:
+    """The thread's result message (the one naming its sources)."""
+    return wait_message(slack, thread, lambda m: "Sources:" in m.all_text(), "a result")
+
+
+def has_text(needle: str) -> Callable[[Posted], bool]:
+    return lambda m: needle in m.all_text()

@@ -1,0 +1,135 @@
+"""End to end, when things go wrong: bad model replies, SQL the gate refuses, a query that fails
+when it runs, and a question replaced while its proposal waits. Every question still ends with
+something clear in its thread.
+
+One bot process serves the module; the tests run in file order, each using the model replies
+listed for it in SCRIPT.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import flow
+import pytest
+from botproc import BotProcess, audit_events, data_dir_with, sql_reply, write_script
+from flow import has_text
+from payloads import BOB
+from standin import SlackStandin
+
+from bot.blocks import APPROVE_ACTION
+from bot.threads import REPAIRED
+
+COUNT_ORDERS = "SELECT COUNT(*) AS orders FROM demo.main.orders"
+UNKNOWN_TABLE = "SELECT SUM(amount) AS revenue FROM demo.main.sales_2026"
+FAILS_AT_RUN_TIME = (
+    "SELECT CAST(r.region_name AS INTEGER) AS region_number FROM demo.main.regions AS r"
+)
+REGION_NAMES = "SELECT r.region_name FROM demo.main.regions AS r ORDER BY r.region_id"
+
+SCRIPT: list[dict[str, str] | str] = [
+    # a reply that is not JSON, then a good one
+    "Sure! Here is the SQL you wanted: SELECT COUNT(*) FROM orders",
+    sql_reply(COUNT_ORDERS, "Counts all orders."),
+    # never JSON
+    "no",
+    "{not json either",
+    '{"kind": "sql"',
+    # SQL the gate refuses three times
+    sql_reply(UNKNOWN_TABLE),
+    sql_reply(UNKNOWN_TABLE),
+    sql_reply(UNKNOWN_TABLE),
+    # a query that fails when it runs, then its repair
+    sql_reply(FAILS_AT_RUN_TIME, "Numbers the regions."),
+    sql_reply(REGION_NAMES, "Lists the regions."),
+    # a pending proposal replaced by a new question
+    sql_reply(COUNT_ORDERS, "Counts all orders."),
+    sql_reply(REGION_NAMES, "Lists the regions."),
+]
+
+
+@pytest.fixture(scope="module")
+def standin() -> Iterator[SlackStandin]:
+    with SlackStandin() as slack:
+        yield slack
+
+
+@pytest.fixture(scope="module")
+def bot(
+    standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[BotProcess]:
+    tmp = tmp_path_factory.mktemp("e2e-failures")
+    script = write_script(tmp / "script.jsonl", SCRIPT)
+    data_dir = data_dir_with(tmp / "data", demo_db)
+    with BotProcess(slack=standin, data_dir=data_dir, script=script) as process:
+        yield process
+
+
+@pytest.fixture(autouse=True)
+def clean(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
+    yield
+    print(bot.log()[-5000:])  # shown when the test failed
+    standin.assert_clean()
+
+
+def test_a_reply_that_is_not_json_is_repaired(bot: BotProcess, standin: SlackStandin) -> None:
+    thread = flow.ask(bot, "how many orders?")
+    proposal = flow.proposal(standin, thread)
+    assert "Counts all orders." in proposal.all_text()
+
+
+def test_a_model_that_never_answers_json_gets_a_clear_failure(
+    bot: BotProcess, standin: SlackStandin
+) -> None:
+    thread = flow.ask(bot, "how many orders?")
+    message = flow.wait_message(standin, thread, has_text("cannot read"), "the failure")
+    assert message.action_values() == {}
+    assert "Working on it" in message.history[0][0]
+
+
+def test_sql_refused_by_the_gate_three_times(bot: BotProcess, standin: SlackStandin) -> None:
+    thread = flow.ask(bot, "what was 2026 revenue?")
+    message = flow.wait_message(standin, thread, has_text("after 3 tries"), "the failure")
+    assert "sales_2026" in message.all_text()
+    assert message.action_values() == {}
+    assert "Try rephrasing" in message.all_text()
+
+
+def test_a_query_failing_at_run_time_comes_back_corrected(
+    bot: BotProcess, standin: SlackStandin
+) -> None:
+    thread = flow.ask(bot, "number the regions")
+    first = flow.proposal(standin, thread)
+    first_pid = first.action_values()[APPROVE_ACTION]
+    flow.click(bot, first, approve=True)
+    corrected = flow.proposal(standin, thread, skip=1)
+    assert REPAIRED in corrected.all_text()
+    assert "Lists the regions." in corrected.all_text()
+    events = [e["event"] for e in audit_events(bot, proposal_id=first_pid)]
+    assert events == ["proposed", "approved", "execution_failed"]
+    flow.click(bot, corrected, approve=True)
+    result = flow.result(standin, thread)
+    assert (result.table() or [])[1:3] == [["North America"], ["Europe"]]
+
+
+def test_a_new_question_replaces_the_pending_proposal(
+    bot: BotProcess, standin: SlackStandin
+) -> None:
+    thread = flow.ask(bot, "how many orders?")
+    old = flow.proposal(standin, thread)
+    old_pid = old.action_values()[APPROVE_ACTION]
+    flow.reply(bot, thread, "no wait, list the regions")
+    new = flow.proposal(standin, thread, skip=1)
+    replaced = flow.wait_message(
+        standin, thread, lambda m: m.ts == old.ts and not m.action_values(), "the old one redrawn"
+    )
+    assert "Replaced by a newer question" in replaced.all_text()
+    flow.click(bot, old, approve=True)
+    note = standin.wait_for(
+        lambda: standin.ephemerals_for(thread.channel, BOB), what="the note about the old one"
+    )
+    assert "replaced by a newer question" in note[0]["text"]
+    flow.click(bot, new, approve=True)
+    flow.result(standin, thread)
+    assert "executed" not in [e["event"] for e in audit_events(bot, proposal_id=old_pid)]

@@ -1,0 +1,47 @@
+"""End to end across a restart: the bot stops (SIGTERM) between proposal and click, starts again
+on the same data directory, and the click still works, once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import flow
+from botproc import (
+    BotProcess,
+    audit_events,
+    data_dir_with,
+    expected_rows,
+    sql_reply,
+    write_script,
+)
+from payloads import ALICE, BOB
+from standin import SlackStandin
+
+from bot.blocks import APPROVE_ACTION, cell_text
+
+COUNT_CUSTOMERS = "SELECT COUNT(*) AS customers FROM demo.main.customers"
+
+
+def test_click_after_a_restart_still_runs_the_proposal_once(
+    slack: SlackStandin, demo_db: Path, tmp_path: Path
+) -> None:
+    script = write_script(tmp_path / "script.jsonl", [sql_reply(COUNT_CUSTOMERS, "Counts.")])
+    bot = BotProcess(slack=slack, data_dir=data_dir_with(tmp_path / "data", demo_db), script=script)
+    with bot:
+        thread = flow.ask(bot, "how many customers?")
+        proposal = flow.proposal(slack, thread)
+        assert bot.stop() == 0, bot.log()
+        bot.start()
+        flow.click(bot, proposal, approve=True)
+        flow.wait_message(slack, thread, flow.has_text(f"Approved by <@{BOB}>"), "the approval")
+        result = flow.result(slack, thread)
+        [(customers,)] = expected_rows(demo_db, COUNT_CUSTOMERS)
+        assert result.table() == [["customers"], [cell_text(customers)]]
+
+        flow.click(bot, proposal, approve=True, user=ALICE)
+        note = slack.wait_for(lambda: slack.ephemerals_for(thread.channel, ALICE), what="note")
+        assert note[0]["text"] == f"This proposal was already approved by <@{BOB}>."
+        pid = proposal.action_values()[APPROVE_ACTION]
+        events = [e["event"] for e in audit_events(bot, proposal_id=pid)]
+        assert events == ["proposed", "approved", "executed"]
+    print(bot.log()[-5000:])  # shown when the test failed

@@ -1,0 +1,33 @@
+"""manifest.yaml asks for exactly what the bot uses, and for what it listens to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MANIFEST = Path(__file__).resolve().parents[2] / "manifest.yaml"
+
+
+def manifest() -> dict[str, Any]:
+    return yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+
+
+def test_scopes_are_the_least_the_bot_needs() -> None:
+    scopes = set(manifest()["oauth_config"]["scopes"]["bot"])
+    # mentions; posting, updating and ephemeral notes; thread replies in public and private
+    # channels (message.channels / message.groups need the matching history scope)
+    assert scopes == {"app_mentions:read", "chat:write", "channels:history", "groups:history"}
+
+
+def test_events_interactivity_and_socket_mode() -> None:
+    settings = manifest()["settings"]
+    assert set(settings["event_subscriptions"]["bot_events"]) == {
+        "app_mention",
+        "message.channels",
+        "message.groups",
+    }
+    assert settings["interactivity"]["is_enabled"] is True
+    assert settings["socket_mode_enabled"] is True
+    assert manifest()["features"]["bot_user"]["display_name"] == "querybot"
