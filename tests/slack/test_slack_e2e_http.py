@@ -8,6 +8,7 @@ requests, help, an over-long question) may sit anywhere.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -218,6 +219,12 @@ def test_forged_or_stale_signatures_are_refused(bot: BotProcess, standin: SlackS
     assert bot.post(text, content_type, stale)[0] == 401
     assert bot.post(text, content_type, {})[0] == 401
     assert len(standin.calls) == calls
+
+
+def test_request_url_verification(bot: BotProcess) -> None:
+    text = json.dumps({"token": "x", "challenge": "c-123", "type": "url_verification"})
+    status, body = bot.post(text, "application/json", signed_headers(SECRET, text))
+    assert (status, json.loads(body)) == (200, {"challenge": "c-123"})
 
 
 def test_empty_mention_gets_help(bot: BotProcess, standin: SlackStandin) -> None:
