@@ -29,6 +29,20 @@ def _open_duckdb(arg: str, data_dir: Path) -> Connector:
     return DuckDBConnector(Path(arg).expanduser())
 
 
+def _open_sql(kind: str) -> Callable[[str, Path], Connector]:
+    """An opener for URL specs (`postgresql://...`): `open_connector` split the spec at `:`."""
+
+    def opener(arg: str, data_dir: Path) -> Connector:
+        from connectors.sql import SqlConnector
+
+        if not arg.startswith("//"):
+            forms = "; ".join(form for _, form in _OPENERS.values())
+            raise ValueError(f"The warehouse '{kind}:' needs a URL. Supported forms: {forms}.")
+        return SqlConnector(f"{kind}:{arg}")
+
+    return opener
+
+
 #: Spec kind -> (opener taking the text after "kind:" and the data directory, form for people).
 _OPENERS: dict[str, tuple[Callable[[str, Path], Connector], str]] = {
     "demo": (
@@ -36,6 +50,16 @@ _OPENERS: dict[str, tuple[Callable[[str, Path], Connector], str]] = {
         "demo  (the built-in demo shop, built in the data directory on first use)",
     ),
     "duckdb": (_open_duckdb, "duckdb:PATH  (a DuckDB file, opened read-only)"),
+    "postgresql": (
+        _open_sql("postgresql"),
+        "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB  (PostgreSQL, as a login without superuser)",
+    ),
+    "mysql": (
+        _open_sql("mysql"),
+        "mysql://USER[:PASSWORD]@HOST[:PORT]/DB  (MySQL or MariaDB, as a user without FILE/SUPER)",
+    ),
+    "mariadb": (_open_sql("mariadb"), "mariadb://USER[:PASSWORD]@HOST[:PORT]/DB  (as mysql://)"),
+    "sqlite": (_open_sql("sqlite"), "sqlite:///PATH  (a SQLite file, opened read-only)"),
 }
 
 

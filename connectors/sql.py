@@ -1,0 +1,219 @@
+"""SQL databases from a URL through SQLAlchemy: PostgreSQL, MySQL/MariaDB and SQLite.
+
+Safety does not rest on the agent's gate: every run is a read-only transaction with a statement
+time limit, on a session that is read-only too, with a login checked when the connector opens
+(PostgreSQL, MySQL) or behind an authorizer (SQLite); see the flavor modules for each engine.
+SQLAlchemy supplies URL parsing and the connection pool; statements go to the DB-API driver
+connection unchanged. A run that fails discards its connection, so no session state it may have
+changed (or a half-read result) reaches the next run.
+"""
+
+from __future__ import annotations
+
+import difflib
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from itertools import islice
+from typing import Any
+
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import URL, make_url
+
+from connectors.base import (
+    CostEstimate,
+    QueryFailed,
+    QueryResult,
+    RunContext,
+    TableInfo,
+    WarehouseUnavailable,
+)
+from connectors.sql_flavor import Flavor, first_line
+
+#: Time allowed for the one catalog pass that builds the table list.
+_METADATA_TIMEOUT_S = 60.0
+
+#: URL backend -> drivers accepted after `+` (None: no driver named).
+_DRIVERS: dict[str, frozenset[str | None]] = {
+    "postgresql": frozenset({None, "psycopg"}),
+    "mysql": frozenset({None, "pymysql"}),
+    "mariadb": frozenset({None, "pymysql"}),
+    "sqlite": frozenset({None, "pysqlite"}),
+}
+
+URL_FORMS = (
+    "postgresql://USER@HOST[:PORT]/DB, mysql://USER@HOST[:PORT]/DB (or mariadb://), sqlite:///PATH"
+)
+
+
+class SqlConnector:
+    """A read-only PostgreSQL, MySQL/MariaDB or SQLite database, from a SQLAlchemy-style URL.
+
+    `postgresql://` uses psycopg 3, `mysql://` and `mariadb://` PyMySQL, `sqlite:///PATH` the
+    standard library. Opening connects once, so a wrong host, password or file (and a login
+    too powerful to be held read-only) fails here rather than on the first question.
+    """
+
+    def __init__(self, url: str, *, pool_size: int = 4) -> None:
+        if pool_size < 1:
+            raise ValueError("pool_size must be at least 1")
+        self._flavor = flavor_for(url)
+        self.name: str = self._flavor.name
+        self.dialect: str = self._flavor.dialect
+        self._pool_size = pool_size
+        self._engine = self._flavor.create_engine(pool_size)
+        self._closed = False
+        self._tables_lock = threading.Lock()
+        self._tables: list[TableInfo] | None = None
+        try:
+            with self._connection(_METADATA_TIMEOUT_S, keep=False) as con:
+                self._flavor.check_login(con)
+        except BaseException:
+            self._engine.dispose()
+            raise
+
+    def list_tables(self) -> list[TableInfo]:
+        """Every table and view the login may read, read in one pass and then cached."""
+        with self._tables_lock:
+            if self._tables is None:
+                with self._connection(_METADATA_TIMEOUT_S) as con:
+                    self._flavor.begin(con, _METADATA_TIMEOUT_S)
+                    tables = self._flavor.read_tables(con)
+                    self._flavor.end(con)
+                self._tables = tables
+            return list(self._tables)
+
+    def describe(self, table: str) -> TableInfo:
+        """A table by qualified (`schema.table`) or bare name, ignoring case and quotes."""
+        tables = self.list_tables()
+        wanted = ".".join(part.strip().strip('"`') for part in table.lower().split("."))
+        matches = [t for t in tables if _name_matches(_plain(t.name), wanted)]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            names = ", ".join(t.name for t in matches)
+            raise QueryFailed(
+                f"The table name {table!r} is ambiguous: {names}.",
+                hint="Qualify it with its schema.",
+            )
+        known = {_plain(t.name): t.name for t in tables} | {
+            _plain(t.short_name): t.short_name for t in tables
+        }
+        close = difflib.get_close_matches(wanted, list(known), n=3, cutoff=0.6)
+        suggestion = f" Did you mean {', '.join(known[c] for c in close)}?" if close else ""
+        raise QueryFailed(
+            f"There is no table named {table!r}.{suggestion}",
+            hint="List the tables to see what exists.",
+        )
+
+    def estimate(self, sql: str) -> CostEstimate | None:
+        """These engines bill nothing per query and have no cheap byte estimate."""
+        return None
+
+    def run(
+        self, sql: str, *, max_rows: int, timeout_s: float, context: RunContext | None = None
+    ) -> QueryResult:
+        """Run one statement read-only: keep `max_rows` rows, count the rest, stop at timeout.
+
+        The time limit is enforced by the engine and covers streaming the rows being counted.
+        `context` is accepted for the interface; these engines keep no job records to label.
+        """
+        if max_rows < 0:
+            raise ValueError("max_rows must not be negative")
+        started = time.perf_counter()
+        with self._connection(timeout_s) as con:
+            self._flavor.begin(con, timeout_s)
+            cursor, stream = self._flavor.execute(con, sql)
+            rows = list(islice(stream, max_rows))
+            total = len(rows) + sum(1 for _ in stream)
+            columns, types = self._flavor.describe(con, cursor, sql)
+            cursor.close()
+            self._flavor.end(con)
+        return QueryResult(
+            columns=columns,
+            rows=rows,
+            total_rows=total,
+            elapsed_s=time.perf_counter() - started,
+            column_types=types,
+        )
+
+    def close(self) -> None:
+        self._closed = True
+        self._engine.dispose()
+
+    @contextmanager
+    def _connection(self, timeout_s: float, *, keep: bool = True) -> Iterator[Any]:
+        """A pooled driver connection; engine errors become connector errors.
+
+        A connection whose work failed is discarded, not returned to the pool; so is one used
+        with `keep=False` (the login check changes session state).
+        """
+        if self._closed:
+            raise WarehouseUnavailable(
+                f"The {self.name} connector is closed.", hint="Restart the bot."
+            )
+        try:
+            proxied = self._engine.raw_connection()
+        except sa_exc.TimeoutError as exc:
+            raise WarehouseUnavailable(
+                f"All {self._pool_size} connections to the {self.name} database are busy.",
+                hint="Try again when the running queries have finished.",
+            ) from exc
+        except (sa_exc.DBAPIError, *self._flavor.errors) as exc:
+            # The pool raises the driver's own exception; an engine would wrap it.
+            cause = exc.orig if isinstance(exc, sa_exc.DBAPIError) else exc
+            raise WarehouseUnavailable(
+                f"Cannot connect to the {self.name} database: {first_line(cause)}",
+                hint=self._flavor.unavailable_hint(),
+                engine_message=str(cause),
+            ) from exc
+        try:
+            yield proxied.driver_connection
+        except self._flavor.errors as exc:
+            proxied.invalidate()
+            raise self._flavor.translate(exc, timeout_s) from exc
+        except BaseException:
+            proxied.invalidate()
+            raise
+        if keep:
+            proxied.close()
+        else:
+            proxied.invalidate()
+
+
+def flavor_for(url: str) -> Flavor:
+    """The engine flavor for a database URL; ValueError when the URL is not one we support."""
+    try:
+        parsed = make_url(url)
+    except sa_exc.ArgumentError as exc:
+        # Not echoed: the text may hold a password.
+        raise ValueError(f"Not a database URL. Supported forms: {URL_FORMS}.") from exc
+    backend, _, driver = parsed.drivername.partition("+")
+    if backend not in _DRIVERS or (driver or None) not in _DRIVERS[backend]:
+        raise ValueError(f"Unsupported database URL {_safe(parsed)}. Supported forms: {URL_FORMS}.")
+    if backend == "postgresql":
+        from connectors.sql_postgres import PostgresFlavor
+
+        return PostgresFlavor(parsed)
+    if backend == "sqlite":
+        from connectors.sql_sqlite import SQLiteFlavor
+
+        return SQLiteFlavor(parsed)
+    from connectors.sql_mysql import MySQLFlavor
+
+    return MySQLFlavor(parsed)
+
+
+def _safe(url: URL) -> str:
+    return url.render_as_string(hide_password=True)
+
+
+def _plain(name: str) -> str:
+    """A qualified name lower-cased, without identifier quotes."""
+    return ".".join(part.strip('"`') for part in name.lower().split("."))
+
+
+def _name_matches(full: str, wanted: str) -> bool:
+    """`wanted` is `full` or one of its trailing parts (`schema.table`, `table`)."""
+    return full == wanted or full.endswith("." + wanted)

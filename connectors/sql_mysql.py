@@ -1,0 +1,226 @@
+"""MySQL and MariaDB through PyMySQL: read-only session and transaction, a statement time limit.
+
+Each run sets the session to `READ ONLY` (so DDL, which commits implicitly and would otherwise
+run outside the transaction, is refused too), sets `max_statement_time` (MariaDB, seconds) or
+`max_execution_time` (MySQL, milliseconds, SELECT only), then runs in `START TRANSACTION READ
+ONLY` and rolls back. PyMySQL does not enable multi-statements, so the server parses one
+statement only. A read-only transaction does not stop `SELECT ... INTO OUTFILE`, `LOAD_FILE()`,
+`SET GLOBAL` or `SHUTDOWN`, so logins holding FILE, SUPER and similar global privileges
+(directly or through a role they can enable) are refused outright.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pymysql
+from pymysql.connections import Connection
+from pymysql.constants import FIELD_TYPE
+from pymysql.cursors import Cursor, SSCursor
+from sqlalchemy import create_engine
+from sqlalchemy.engine import URL, Engine
+from sqlalchemy.pool import QueuePool
+
+from connectors.base import (
+    ColumnInfo,
+    ConnectorError,
+    PermissionDenied,
+    QueryFailed,
+    QueryTimeout,
+    TableInfo,
+    WarehouseUnavailable,
+)
+from connectors.sql_flavor import Stream, first_line, qualified
+
+_FETCH_CHUNK = 1000
+
+#: Global privileges that reach past the tables: server files, server settings, shutdown.
+_DANGEROUS = frozenset(
+    {"ALL", "ALL PRIVILEGES", "FILE", "SUPER", "SHUTDOWN", "RELOAD", "SYSTEM_VARIABLES_ADMIN"}
+)
+_GLOBAL_GRANT = re.compile(r"^GRANT (.+?) ON \*\.\* TO ", re.IGNORECASE)
+
+_SYSTEM_SCHEMAS = ("information_schema", "mysql", "performance_schema", "sys")
+_SCHEMA_FILTER = "TABLE_SCHEMA = COALESCE(%s, TABLE_SCHEMA) AND TABLE_SCHEMA NOT IN %s"
+
+_TABLES_SQL = f"""
+SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE, TABLE_COMMENT, TABLE_ROWS
+FROM information_schema.TABLES
+WHERE {_SCHEMA_FILTER} AND TABLE_TYPE IN ('BASE TABLE', 'VIEW', 'SYSTEM VERSIONED')
+ORDER BY TABLE_SCHEMA, TABLE_NAME
+"""
+
+_COLUMNS_SQL = f"""
+SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, COLUMN_COMMENT
+FROM information_schema.COLUMNS
+WHERE {_SCHEMA_FILTER}
+ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION
+"""
+
+#: Max statement time exceeded (MariaDB 1969, MySQL 3024).
+_TIMEOUTS = frozenset({1969, 3024})
+#: Read-only transaction, access denied to a table, column, database, routine or privilege,
+#: `--secure-file-priv`/`--read-only`.
+_REFUSED = frozenset({1792, 1142, 1143, 1044, 1045, 1227, 1370, 1290})
+#: Cannot connect, server gone or shutting down, connection killed, too many connections.
+_GONE = frozenset({0, 1040, 1053, 1927, 2002, 2003, 2005, 2006, 2013, 2055})
+_HINTS = {
+    1064: "Fix the SQL syntax (one statement only).",
+    1146: "Use only the tables that exist in the schema.",
+    1054: "Check the column names against the schema.",
+    1305: "Check the function names.",
+    1052: "Qualify the column with its table.",
+    1055: "Every selected column must be grouped or aggregated.",
+}
+_TYPE_NAMES = {
+    value: name for name, value in vars(FIELD_TYPE).items() if name.isupper() and name != "CHAR"
+}
+
+
+class MySQLFlavor:
+    """MySQL 5.7+/8 and MariaDB 10.1+ (told apart on the first connection)."""
+
+    name = "mysql"
+    dialect = "mysql"
+    errors: tuple[type[BaseException], ...] = (pymysql.err.MySQLError,)
+
+    def __init__(self, url: URL) -> None:
+        self.url = url.set(drivername="mysql+pymysql")
+        self.mariadb = True
+
+    def create_engine(self, pool_size: int) -> Engine:
+        connect_args: dict[str, Any] = {}
+        if "connect_timeout" not in self.url.query:
+            connect_args["connect_timeout"] = 10
+        return create_engine(
+            self.url,
+            connect_args=connect_args,
+            poolclass=QueuePool,
+            pool_size=pool_size,
+            max_overflow=0,
+            pool_pre_ping=True,
+        )
+
+    def check_login(self, con: Connection) -> None:
+        self.mariadb = "mariadb" in con.get_server_info().lower()
+        with con.cursor() as cur:
+            privileges = _global_privileges(cur)
+            for role in _applicable_roles(cur, all_at_once=not self.mariadb):
+                cur.execute(role)
+                privileges |= _global_privileges(cur)
+            cur.execute("SELECT CURRENT_USER()")
+            user = cur.fetchone()[0]  # type: ignore[index]
+        dangerous = sorted(privileges & _DANGEROUS)
+        if dangerous:
+            raise PermissionDenied(
+                f"Refusing to query MySQL as {user!r}: it holds {', '.join(dangerous)}, which "
+                "reach server files and settings even in a read-only transaction.",
+                hint="Connect as a user with only SELECT, e.g. CREATE USER 'querybot'@'%' "
+                "IDENTIFIED BY '...'; GRANT SELECT, SHOW VIEW ON mydb.* TO 'querybot'@'%';",
+            )
+
+    def begin(self, con: Connection, timeout_s: float) -> None:
+        with con.cursor() as cur:
+            cur.execute("SET SESSION TRANSACTION READ ONLY")
+            if self.mariadb:
+                cur.execute(f"SET SESSION max_statement_time = {max(timeout_s, 0.001):.3f}")
+            else:
+                cur.execute(f"SET SESSION max_execution_time = {max(1, round(timeout_s * 1000))}")
+            cur.execute("START TRANSACTION READ ONLY")
+
+    def execute(self, con: Connection, sql: str) -> Stream:
+        cursor = con.cursor(SSCursor)  # unbuffered: rows past the cap are counted, not kept
+        cursor.execute(sql)  # no arguments: PyMySQL leaves `%` alone
+        return cursor, _chunks(cursor)
+
+    def describe(self, con: Connection, cursor: SSCursor, sql: str) -> tuple[list[str], list[str]]:
+        description = cursor.description or ()
+        return [d[0] for d in description], [_TYPE_NAMES.get(d[1], str(d[1])) for d in description]
+
+    def end(self, con: Connection) -> None:
+        con.rollback()
+
+    def read_tables(self, con: Connection) -> list[TableInfo]:
+        args = (self.url.database, _SYSTEM_SCHEMAS)
+        with con.cursor() as cur:
+            cur.execute(_TABLES_SQL, args)
+            tables = cur.fetchall()
+            cur.execute(_COLUMNS_SQL, args)
+            columns: dict[tuple[str, str], list[ColumnInfo]] = {}
+            for schema, table, column, type_, comment in cur.fetchall():
+                info = ColumnInfo(name=column, type=type_, description=comment or "")
+                columns.setdefault((schema, table), []).append(info)
+        return [
+            TableInfo(
+                name=qualified(schema, table, self.dialect),
+                columns=tuple(columns.get((schema, table), ())),
+                description="" if kind == "VIEW" else comment or "",
+                row_count=rows,
+            )
+            for schema, table, kind, comment, rows in tables
+        ]
+
+    def translate(self, exc: BaseException, timeout_s: float) -> ConnectorError:
+        text = str(exc)
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+        if code in _TIMEOUTS:
+            return QueryTimeout(timeout_s)
+        if code in _REFUSED:
+            return PermissionDenied(
+                f"MySQL refused this statement: {_message(exc)}",
+                hint="Only read-only queries on tables the bot's login may read are allowed.",
+                engine_message=text,
+            )
+        if code in _GONE or isinstance(exc, pymysql.err.InterfaceError):
+            return WarehouseUnavailable(
+                f"The MySQL connection failed: {_message(exc)}",
+                hint=self.unavailable_hint(),
+                engine_message=text,
+            )
+        return QueryFailed(
+            f"MySQL error: {_message(exc)}", hint=_HINTS.get(code, ""), engine_message=text
+        )
+
+    def unavailable_hint(self) -> str:
+        url = self.url
+        return (
+            f"Check that MySQL/MariaDB is running at {url.host or 'localhost'}:{url.port or 3306}, "
+            f"that user {url.username or '(default)'!r} may connect to database "
+            f"{url.database or '(none)'!r}, and the password (QUERYBOT_WAREHOUSE)."
+        )
+
+
+def _chunks(cursor: SSCursor) -> Iterator[tuple[Any, ...]]:
+    while chunk := cursor.fetchmany(_FETCH_CHUNK):
+        yield from chunk
+
+
+def _global_privileges(cur: Cursor) -> set[str]:
+    """Privileges granted `ON *.*` to the current user and its active role."""
+    cur.execute("SHOW GRANTS")
+    found: set[str] = set()
+    for (line,) in cur.fetchall():
+        if match := _GLOBAL_GRANT.match(line):
+            found |= {p.strip().upper() for p in match.group(1).split(",")}
+    return found
+
+
+def _applicable_roles(cur: Cursor, *, all_at_once: bool) -> list[str]:
+    """`SET ROLE` statements that enable, in turn, each role the user could enable itself."""
+    try:
+        cur.execute("SELECT DISTINCT ROLE_NAME FROM information_schema.APPLICABLE_ROLES")
+    except pymysql.err.MySQLError:  # servers without roles
+        return []
+    roles = [r[0] for r in cur.fetchall()]
+    if all_at_once:  # MySQL 8: role names carry hosts; enable them all at once
+        return ["SET ROLE ALL"] if roles else []
+    return ["SET ROLE `" + role.replace("`", "``") + "`" for role in roles]
+
+
+def _message(exc: BaseException) -> str:
+    """PyMySQL's `(code, 'text')` as `text`."""
+    if len(exc.args) >= 2 and isinstance(exc.args[1], str):
+        return exc.args[1].strip().splitlines()[0] if exc.args[1].strip() else first_line(exc)
+    return first_line(exc)

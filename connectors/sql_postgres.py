@@ -1,0 +1,202 @@
+"""PostgreSQL through psycopg 3: read-only sessions and transactions, `statement_timeout` per run.
+
+Every session starts with `default_transaction_read_only=on` and every run is its own
+`READ ONLY` transaction, rolled back at the end, so INSERT, UPDATE, DDL, `CREATE TEMP TABLE` and
+`nextval()` fail in the engine. A read-only transaction does not stop a superuser (or a member
+of `pg_read_server_files`, `pg_write_server_files`, `pg_execute_server_program`) from
+`COPY ... TO '/file'` or `pg_read_file()`, and no session setting can take those powers away (a
+superuser can `SET ROLE` back from inside a SELECT), so such logins are refused outright.
+Statements go through the extended protocol (`Cursor.stream`), which accepts one statement only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+from sqlalchemy import create_engine
+from sqlalchemy.engine import URL, Engine
+from sqlalchemy.pool import QueuePool
+
+from connectors.base import (
+    ColumnInfo,
+    ConnectorError,
+    PermissionDenied,
+    QueryFailed,
+    QueryTimeout,
+    TableInfo,
+    WarehouseUnavailable,
+)
+from connectors.sql_flavor import Stream, first_line, qualified
+
+#: Rows per network batch while streaming (chunked streaming needs libpq 17 or later).
+_STREAM_SIZE = 1000 if psycopg.pq.version() >= 170000 else 1
+
+_PRIVILEGED_SQL = """
+SELECT r.rolname FROM pg_catalog.pg_roles r
+WHERE pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')
+  AND (r.rolsuper OR r.rolname IN
+       ('pg_read_server_files', 'pg_write_server_files', 'pg_execute_server_program'))
+ORDER BY r.rolname
+"""
+
+#: Readable tables, views, materialized views and foreign tables outside the system schemas;
+#: partitions are left out (their parent stands for them). `reltuples` is -1 before ANALYZE.
+_TABLES_SQL = """
+SELECT n.nspname, c.relname, pg_catalog.obj_description(c.oid, 'pg_class'),
+       CASE WHEN c.relkind IN ('r', 'm') AND c.reltuples >= 0 THEN c.reltuples::bigint END
+FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition
+  AND n.nspname <> 'information_schema' AND n.nspname !~ '^pg_'
+  AND pg_catalog.has_schema_privilege(n.oid, 'USAGE')
+  AND pg_catalog.has_table_privilege(c.oid, 'SELECT')
+ORDER BY 1, 2
+"""
+
+_COLUMNS_SQL = """
+SELECT n.nspname, c.relname, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod),
+       pg_catalog.col_description(c.oid, a.attnum)
+FROM pg_catalog.pg_attribute a
+JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE a.attnum > 0 AND NOT a.attisdropped
+  AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition
+  AND n.nspname <> 'information_schema' AND n.nspname !~ '^pg_'
+ORDER BY 1, 2, a.attnum
+"""
+
+#: Server shutting down or starting, too many connections (SQLSTATE class 08 is added to these).
+_GONE = frozenset({"57P01", "57P02", "57P03", "53300"})
+
+_REFUSED = (pg_errors.ReadOnlySqlTransaction, pg_errors.InsufficientPrivilege)
+
+#: SQLSTATE (or its two-character class) -> what to change.
+_HINTS = {
+    "42601": "Fix the SQL syntax (one statement only).",
+    "42P01": "Use only the tables that exist in the schema.",
+    "42703": "Check the column names against the schema.",
+    "42883": "Check function names and argument types; cast where needed.",
+    "42702": "Qualify the column with its table.",
+    "42803": "Every selected column must be grouped or aggregated.",
+    "22": "Check casts, divisions and the types of compared values.",
+    "53": "Aggregate, filter or select fewer columns.",
+}
+
+
+class PostgresFlavor:
+    """PostgreSQL 12 or later."""
+
+    name = "postgresql"
+    dialect = "postgres"
+    errors: tuple[type[BaseException], ...] = (psycopg.Error,)
+
+    def __init__(self, url: URL) -> None:
+        self.url = url.set(drivername="postgresql+psycopg")
+
+    def create_engine(self, pool_size: int) -> Engine:
+        url = self.url
+        options = " ".join(
+            filter(None, [str(url.query.get("options", "")), "-c default_transaction_read_only=on"])
+        )
+        connect_args: dict[str, Any] = {"options": options, "application_name": "querybot"}
+        if "connect_timeout" not in url.query:
+            connect_args["connect_timeout"] = 10
+        return create_engine(
+            url,
+            connect_args=connect_args,
+            poolclass=QueuePool,
+            pool_size=pool_size,
+            max_overflow=0,
+            pool_pre_ping=True,
+        )
+
+    def check_login(self, con: psycopg.Connection) -> None:
+        with con.cursor() as cur:
+            cur.execute(_PRIVILEGED_SQL)
+            roles = [r[0] for r in cur.fetchall()]
+            cur.execute("SELECT current_user")
+            user = cur.fetchone()[0]  # type: ignore[index]
+        con.rollback()
+        if roles:
+            raise PermissionDenied(
+                f"Refusing to query PostgreSQL as {user!r}: it is or can become "
+                f"{', '.join(roles[:4])}, which can read and write server files even in a "
+                "read-only transaction.",
+                hint="Connect as a login without those roles, e.g. CREATE ROLE querybot LOGIN "
+                "PASSWORD '...'; GRANT pg_read_all_data TO querybot;",
+            )
+
+    def begin(self, con: psycopg.Connection, timeout_s: float) -> None:
+        # Without parameters psycopg uses the simple protocol: both settings in one round trip.
+        # `SET LOCAL` ends with the transaction, so a pooled connection keeps no run's settings.
+        ms = max(1, round(timeout_s * 1000))
+        con.execute(f"SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = {ms}")
+
+    def execute(self, con: psycopg.Connection, sql: str) -> Stream:
+        cursor = con.cursor()
+        return cursor, cursor.stream(sql, size=_STREAM_SIZE)
+
+    def describe(
+        self, con: psycopg.Connection, cursor: psycopg.Cursor, sql: str
+    ) -> tuple[list[str], list[str]]:
+        description = cursor.description
+        if description is None:
+            # `stream()` keeps no description when there were no rows. DECLARE plans the
+            # statement (only row-returning ones got here) without running it, and describes it.
+            with con.cursor(name="querybot_describe") as declared:
+                declared.execute(sql)
+                description = declared.description or []
+        types = con.adapters.types
+        names = [getattr(types.get(d.type_code), "name", str(d.type_code)) for d in description]
+        return [d.name for d in description], names
+
+    def end(self, con: psycopg.Connection) -> None:
+        con.rollback()
+
+    def read_tables(self, con: psycopg.Connection) -> list[TableInfo]:
+        with con.cursor() as cur:
+            tables = cur.execute(_TABLES_SQL).fetchall()
+            columns: dict[tuple[str, str], list[ColumnInfo]] = {}
+            for schema, table, column, type_, comment in cur.execute(_COLUMNS_SQL).fetchall():
+                info = ColumnInfo(name=column, type=type_, description=comment or "")
+                columns.setdefault((schema, table), []).append(info)
+        return [
+            TableInfo(
+                name=qualified(schema, table, self.dialect),
+                columns=tuple(columns.get((schema, table), ())),
+                description=comment or "",
+                row_count=rows,
+            )
+            for schema, table, comment, rows in tables
+        ]
+
+    def translate(self, exc: BaseException, timeout_s: float) -> ConnectorError:
+        text = str(exc)
+        if isinstance(exc, pg_errors.QueryCanceled) and "statement timeout" in text:
+            return QueryTimeout(timeout_s)
+        if isinstance(exc, _REFUSED):
+            return PermissionDenied(
+                f"PostgreSQL refused this statement: {first_line(exc)}",
+                hint="Only read-only queries on tables the bot's login may read are allowed.",
+                engine_message=text,
+            )
+        sqlstate = getattr(exc, "sqlstate", None) or ""
+        if isinstance(exc, psycopg.OperationalError) and (
+            not sqlstate or sqlstate.startswith("08") or sqlstate in _GONE
+        ):
+            return WarehouseUnavailable(
+                f"The PostgreSQL connection failed: {first_line(exc)}",
+                hint=self.unavailable_hint(),
+                engine_message=text,
+            )
+        hint = _HINTS.get(sqlstate) or _HINTS.get(sqlstate[:2], "")
+        return QueryFailed(f"PostgreSQL error: {first_line(exc)}", hint=hint, engine_message=text)
+
+    def unavailable_hint(self) -> str:
+        url = self.url
+        return (
+            f"Check that PostgreSQL is running at {url.host or 'localhost'}:{url.port or 5432}, "
+            f"that user {url.username or '(default)'!r} may connect to database "
+            f"{url.database or '(default)'!r}, and the password (QUERYBOT_WAREHOUSE)."
+        )

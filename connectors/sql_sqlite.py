@@ -1,0 +1,138 @@
+"""SQLite files, read-only and behind an authorizer (see `sqlite_guard`), deadline per run."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from sqlalchemy import create_engine
+from sqlalchemy.engine import URL, Engine
+from sqlalchemy.pool import QueuePool
+
+from connectors.base import (
+    ColumnInfo,
+    ConnectorError,
+    PermissionDenied,
+    QueryFailed,
+    QueryTimeout,
+    TableInfo,
+    WarehouseUnavailable,
+)
+from connectors.sql_flavor import Stream, first_line, qualified
+from connectors.sqlite_guard import clear_deadline, open_readonly, set_deadline
+
+#: Files up to this size get exact row counts (`count(*)` per table) in the metadata.
+_COUNT_ROWS_UP_TO_BYTES = 64 * 1024 * 1024
+
+_TABLES_SQL = """
+SELECT name, type FROM main.sqlite_master
+WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+ORDER BY name
+"""
+
+_REFUSED = ("SQLITE_AUTH", "SQLITE_READONLY")
+#: The authorizer's refusals do not always carry SQLITE_AUTH (a denied function is SQLITE_ERROR,
+#: a denied temp table SQLITE_SCHEMA); its messages are fixed by SQLite.
+_REFUSAL_TEXTS = ("not authorized", "authorization denied")
+_GONE = ("SQLITE_CANTOPEN", "SQLITE_NOTADB", "SQLITE_CORRUPT", "SQLITE_IOERR", "SQLITE_BUSY")
+_HINTS = {
+    "syntax error": "Fix the SQL syntax.",
+    "no such table": "Use only the tables that exist in the schema.",
+    "no such column": "Check the column names against the schema.",
+    "no such function": "Check the function names (SQLite has fewer than other engines).",
+    "one statement at a time": "Send one statement only.",
+}
+
+
+class SQLiteFlavor:
+    """A SQLite database file."""
+
+    name = "sqlite"
+    dialect = "sqlite"
+    errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
+
+    def __init__(self, url: URL) -> None:
+        if not url.database or url.database == ":memory:" or url.database.startswith("file:"):
+            raise ValueError(f"A SQLite warehouse needs a file path: sqlite:///PATH (got {url!s}).")
+        self.path = Path(url.database).expanduser()
+        if not self.path.is_file():
+            raise WarehouseUnavailable(
+                f"The SQLite file {self.path} does not exist.",
+                hint=self.unavailable_hint(),
+            )
+
+    def create_engine(self, pool_size: int) -> Engine:
+        return create_engine(
+            URL.create("sqlite", database=str(self.path)),
+            creator=lambda: open_readonly(self.path),
+            poolclass=QueuePool,
+            pool_size=pool_size,
+            max_overflow=0,
+        )
+
+    def check_login(self, con: sqlite3.Connection) -> None:
+        # Opening is lazy: reading the schema is what finds a file that is not a database.
+        con.execute("SELECT count(*) FROM main.sqlite_master").fetchall()
+
+    def begin(self, con: sqlite3.Connection, timeout_s: float) -> None:
+        set_deadline(con, timeout_s)
+
+    def execute(self, con: sqlite3.Connection, sql: str) -> Stream:
+        cursor = con.execute(sql)  # sqlite3 refuses a second statement
+        return cursor, iter(cursor)
+
+    def describe(
+        self, con: sqlite3.Connection, cursor: sqlite3.Cursor, sql: str
+    ) -> tuple[list[str], list[str]]:
+        return [d[0] for d in cursor.description or ()], []  # sqlite3 reports no types
+
+    def end(self, con: sqlite3.Connection) -> None:
+        clear_deadline(con)
+
+    def read_tables(self, con: sqlite3.Connection) -> list[TableInfo]:
+        count_rows = self.path.stat().st_size <= _COUNT_ROWS_UP_TO_BYTES
+        tables = []
+        for table, kind in con.execute(_TABLES_SQL).fetchall():
+            quoted = '"' + table.replace('"', '""') + '"'
+            columns = tuple(
+                ColumnInfo(name=column, type=type_ or "")
+                for _cid, column, type_, _nn, _default, _pk, hidden in con.execute(
+                    f"PRAGMA main.table_xinfo({quoted})"
+                )
+                if hidden != 1  # hidden columns of virtual tables
+            )
+            rows = None
+            if count_rows and kind == "table":
+                rows = con.execute(f"SELECT count(*) FROM main.{quoted}").fetchone()[0]
+            tables.append(
+                TableInfo(
+                    name=qualified("main", table, self.dialect), columns=columns, row_count=rows
+                )
+            )
+        return tables
+
+    def translate(self, exc: BaseException, timeout_s: float) -> ConnectorError:
+        text = str(exc)
+        code = getattr(exc, "sqlite_errorname", "") or ""
+        if code == "SQLITE_INTERRUPT":  # only the deadline's progress handler interrupts
+            return QueryTimeout(timeout_s)
+        if code.startswith(_REFUSED) or any(t in text for t in _REFUSAL_TEXTS):
+            return PermissionDenied(
+                f"SQLite refused this statement: {first_line(exc)}",
+                hint="Only read-only queries on the database's own tables are allowed.",
+                engine_message=text,
+            )
+        if code.startswith(_GONE):
+            return WarehouseUnavailable(
+                f"The SQLite file {self.path} cannot be read: {first_line(exc)}",
+                hint=self.unavailable_hint(),
+                engine_message=text,
+            )
+        hint = next((h for key, h in _HINTS.items() if key in text), "")
+        return QueryFailed(f"SQLite error: {first_line(exc)}", hint=hint, engine_message=text)
+
+    def unavailable_hint(self) -> str:
+        return (
+            f"Check that {self.path} is a SQLite database this process may read "
+            "(QUERYBOT_WAREHOUSE=sqlite:///PATH, four slashes for an absolute path)."
+        )

@@ -1,0 +1,73 @@
+"""Read-only SQLite connections that refuse everything but reading, whatever SQL arrives.
+
+`mode=ro` alone is not enough: `ATTACH '/new.db' AS x` followed by `CREATE TABLE x.t` creates
+a new file (the attached database is opened read-write). The authorizer below allows reading
+tables, calling functions other than the few that reach outside the database, recursive CTEs,
+and the introspection pragmas; it denies ATTACH, DETACH, every write and DDL action, temp
+objects, transactions and pragma assignments. Extension loading is switched off as well.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+_ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE})
+
+#: Built-in functions that reach outside the database (shared libraries, tokenizer pointers).
+_DENIED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer"})
+
+#: Pragmas that only describe the schema; their argument is a table or index name.
+_INTROSPECTION_PRAGMAS = frozenset(
+    {"table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo"}
+    | {"foreign_key_list"}
+)
+
+#: Settings that may be read (not assigned): SQLAlchemy reads this one on connect.
+_READABLE_PRAGMAS = frozenset({"read_uncommitted"})
+
+#: Virtual machine instructions between two checks of the deadline.
+_PROGRESS_STEPS = 1000
+
+
+def authorize(
+    action: int, arg1: str | None, arg2: str | None, _db: str | None, _source: str | None
+) -> int:
+    """SQLite authorizer callback: SQLITE_OK for reads, SQLITE_DENY for everything else."""
+    if action in _ALLOWED_ACTIONS:
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_FUNCTION:
+        denied = (arg2 or "").lower() in _DENIED_FUNCTIONS
+        return sqlite3.SQLITE_DENY if denied else sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_PRAGMA:
+        pragma = (arg1 or "").lower()
+        if pragma in _INTROSPECTION_PRAGMAS or (pragma in _READABLE_PRAGMAS and arg2 is None):
+            return sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_DENY
+
+
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """Open `path` read-only with the authorizer installed and extensions disabled.
+
+    `check_same_thread=False` because a pool hands connections to whichever thread runs next
+    (one at a time); autocommit mode because Python would otherwise send BEGIN, which the
+    authorizer refuses.
+    """
+    uri = f"file:{quote(str(path))}?mode=ro"
+    con = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+    if hasattr(con, "enable_load_extension"):  # absent when Python lacks extension support
+        con.enable_load_extension(False)
+    con.set_authorizer(authorize)
+    return con
+
+
+def set_deadline(con: sqlite3.Connection, timeout_s: float) -> None:
+    """Interrupt the connection's statements once `timeout_s` have passed (SQLITE_INTERRUPT)."""
+    deadline = time.monotonic() + timeout_s
+    con.set_progress_handler(lambda: int(time.monotonic() > deadline), _PROGRESS_STEPS)
+
+
+def clear_deadline(con: sqlite3.Connection) -> None:
+    con.set_progress_handler(None, 0)
