@@ -69,11 +69,9 @@ def escape(text: str) -> str:
     return "".join(_ESCAPES.get(ch, ch) for ch in text)
 
 
-def cut(text: str, limit: int, marker: str = "…") -> str:
-    """`text` shortened to at most `limit` characters, ending with `marker` when cut."""
-    if len(text) <= limit:
-        return text
-    return text[: limit - len(marker)] + marker
+def cut(text: str, limit: int) -> str:
+    """`text` shortened to at most `limit` characters, ending with "…" when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def escaped(text: str, limit: int) -> str:

@@ -11,6 +11,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from standin import check_blocks, mrkdwn_problems
 
 from agent.outcome import Answer, Proposal
@@ -262,3 +264,19 @@ def test_code_pieces_never_split_an_entity() -> None:
     pieces = blocks.code_pieces("&" * 1000, 99)
     assert all(len(p) <= 99 for p in pieces)
     assert "".join(pieces) == "&amp;" * 1000
+
+
+@given(st.text(alphabet="ab&<>\n`ü", max_size=400), st.integers(min_value=6, max_value=60))
+def test_code_pieces_fit_and_keep_every_character(text: str, budget: int) -> None:
+    pieces = blocks.code_pieces(text, budget)
+    assert all(len(p) <= budget for p in pieces)
+    shown = "".join(pieces).replace("\n", "").replace("\u200b", "")
+    expected = blocks.escape(text).replace("\n", "")
+    assert shown == expected
+
+
+@given(st.text(alphabet="ab&<>ü", max_size=200), st.integers(min_value=2, max_value=80))
+def test_escaped_fits_and_never_ends_inside_an_entity(text: str, limit: int) -> None:
+    out = blocks.escaped(text, limit)
+    assert len(out) <= limit
+    assert not mrkdwn_problems(out, [])
