@@ -1,0 +1,204 @@
+"""SqlConnector on MySQL/MariaDB: the shared contract, MySQL's own ways to write or reach the
+server, the refusal of logins with server-wide privileges, and connection failures."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from connectors import open_connector
+from connectors.base import ConnectorError, PermissionDenied, WarehouseUnavailable
+from connectors.sql import SqlConnector
+from tests.connectors.sql_contract import SqlConnectorContract
+from tests.connectors.sql_fixtures import (
+    EMPLOYEES,
+    HOST,
+    MYSQL_PORT,
+    SALARIES,
+    Sample,
+    closed_port,
+    mysql_connect,
+    mysql_sample,
+)
+
+
+@pytest.fixture(scope="module")
+def sample() -> Iterator[Sample]:
+    with mysql_sample() as loaded:
+        yield loaded
+
+
+@pytest.fixture(scope="module")
+def connector(sample: Sample) -> Iterator[SqlConnector]:
+    connector = SqlConnector(sample.url)
+    yield connector
+    connector.close()
+
+
+class TestMySQL(SqlConnectorContract):
+    pass
+
+
+def test_names_are_database_dot_table(sample: Sample, connector: SqlConnector) -> None:
+    assert {t.name for t in connector.list_tables()} >= {f"{sample.schema}.employees"}
+    view = connector.describe("current_salaries")
+    assert view.description == ""  # MySQL reports 'VIEW' as a view's comment
+
+
+def test_values_and_types(sample: Sample, connector: SqlConnector) -> None:
+    s = sample.schema
+    result = connector.run(
+        f"SELECT e.emp_no, e.hire_date, s.amount FROM {s}.employees e"
+        f" JOIN {s}.salaries s USING (emp_no) ORDER BY e.emp_no, s.from_date",
+        max_rows=1,
+        timeout_s=5,
+    )
+    assert result.rows == [(EMPLOYEES[0][0], EMPLOYEES[0][3], SALARIES[0][1])]
+    assert isinstance(result.rows[0][1], date) and isinstance(result.rows[0][2], Decimal)
+    assert result.column_types == ["LONG", "DATE", "NEWDECIMAL"]
+
+
+OUTFILE = Path(f"/tmp/querybot_out_{uuid.uuid4().hex[:8]}.txt")
+
+#: MySQL's ways to write, reach the server's files or change the server, with the error each
+#: must raise.
+MYSQL_REFUSALS: dict[str, tuple[str, type[ConnectorError]]] = {
+    "temp_table": ("CREATE TEMPORARY TABLE t (a INTEGER)", PermissionDenied),
+    "create_index": ("CREATE INDEX ix_last ON {s}.employees (last_name)", PermissionDenied),
+    "truncate": ("TRUNCATE TABLE {s}.salaries", PermissionDenied),
+    "replace": ("REPLACE INTO {s}.departments VALUES ('d001', 'Gone')", PermissionDenied),
+    "rename": ("RENAME TABLE {s}.salaries TO {s}.pay", PermissionDenied),
+    "into_outfile": (f"SELECT * FROM {{s}}.employees INTO OUTFILE '{OUTFILE}'", PermissionDenied),
+    "into_dumpfile": (f"SELECT 'x' INTO DUMPFILE '{OUTFILE}'", PermissionDenied),
+    "load_data": ("LOAD DATA INFILE '/etc/hostname' INTO TABLE {s}.departments", PermissionDenied),
+    # PyMySQL leaves LOCAL INFILE off: the server is told the client will not send files.
+    "load_data_local": (
+        "LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE {s}.departments",
+        ConnectorError,
+    ),
+    "create_database": ("CREATE DATABASE querybot_stolen", PermissionDenied),
+    "create_user": ("CREATE USER 'querybot_stolen'@'%'", PermissionDenied),
+    "set_global": ("SET GLOBAL max_connections = 10", PermissionDenied),
+    "shutdown": ("SHUTDOWN", PermissionDenied),
+}
+
+
+@pytest.mark.parametrize("kind", list(MYSQL_REFUSALS))
+def test_mysql_refusals(sample: Sample, connector: SqlConnector, kind: str) -> None:
+    sql, error = MYSQL_REFUSALS[kind]
+    before = sample.fingerprint()
+    with pytest.raises(error) as caught:
+        connector.run(sql.format(s=sample.schema), max_rows=10, timeout_s=5)
+    assert caught.value.engine_message
+    assert sample.fingerprint() == before
+    assert not OUTFILE.exists()
+
+
+def test_load_file_reads_nothing(connector: SqlConnector) -> None:
+    result = connector.run("SELECT LOAD_FILE('/etc/hostname')", max_rows=1, timeout_s=5)
+    assert result.rows == [(None,)]
+
+
+@pytest.mark.parametrize(
+    "first", ["SET SESSION TRANSACTION READ WRITE", "COMMIT", "SET SESSION max_statement_time = 0"]
+)
+def test_session_changes_do_not_outlive_their_run(sample: Sample, first: str) -> None:
+    """DDL commits implicitly and then runs outside the read-only transaction: it must meet a
+    read-only session too, whatever an earlier run on the same connection set."""
+    connector = SqlConnector(sample.url, pool_size=1)
+    try:
+        connector.run(first, max_rows=1, timeout_s=5)
+        before = sample.fingerprint()
+        for sql in (
+            "CREATE TABLE {s}.stolen (x INTEGER)",
+            "INSERT INTO {s}.departments VALUES ('d997', 'x')",
+        ):
+            with pytest.raises(PermissionDenied):
+                connector.run(sql.format(s=sample.schema), max_rows=1, timeout_s=5)
+        assert sample.fingerprint() == before
+        with pytest.raises(ConnectorError):  # still time-limited
+            connector.run(sample.slow_sql, max_rows=1, timeout_s=0.3)
+    finally:
+        connector.close()
+
+
+# -- logins ------------------------------------------------------------------------------------
+
+
+def test_root_is_refused(sample: Sample) -> None:
+    with pytest.raises(PermissionDenied, match="ALL PRIVILEGES") as caught:
+        SqlConnector(f"mysql://root@{HOST}:{MYSQL_PORT}/{sample.schema}")
+    assert "GRANT SELECT" in caught.value.hint
+
+
+@pytest.mark.parametrize(
+    ("grant", "through_role"),
+    [("FILE", False), ("SUPER", False), ("SHUTDOWN", False), ("FILE", True)],
+)
+def test_users_with_server_privileges_are_refused(
+    sample: Sample, grant: str, through_role: bool
+) -> None:
+    user = f"{sample.schema}_{uuid.uuid4().hex[:6]}"
+    admin = mysql_connect()
+    cur = admin.cursor()
+    try:
+        cur.execute(f"CREATE USER '{user}'@'%'")
+        cur.execute(f"GRANT SELECT ON {sample.schema}.* TO '{user}'@'%'")
+        if through_role:  # a role the user may enable with SET ROLE at any time
+            cur.execute(f"CREATE ROLE {user}_r")
+            cur.execute(f"GRANT {grant} ON *.* TO {user}_r")
+            cur.execute(f"GRANT {user}_r TO '{user}'@'%'")
+        else:
+            cur.execute(f"GRANT {grant} ON *.* TO '{user}'@'%'")
+        with pytest.raises(PermissionDenied, match=grant):
+            SqlConnector(f"mysql://{user}@{HOST}:{MYSQL_PORT}/{sample.schema}")
+    finally:
+        cur.execute(f"DROP USER IF EXISTS '{user}'@'%'")
+        cur.execute(f"DROP ROLE IF EXISTS {user}_r")
+        admin.close()
+
+
+# -- connecting --------------------------------------------------------------------------------
+
+
+def test_connection_refused_is_unavailable_with_a_hint() -> None:
+    port = closed_port()
+    with pytest.raises(WarehouseUnavailable) as caught:
+        SqlConnector(f"mysql://someone:s3cret@{HOST}:{port}/db")
+    error = caught.value
+    assert f"{HOST}:{port}" in error.hint
+    assert "'someone'" in error.hint
+    assert all("s3cret" not in text for text in (error.message, error.hint, error.engine_message))
+
+
+@pytest.mark.parametrize("part", ["database", "user"])
+def test_unknown_database_or_user_is_unavailable(sample: Sample, part: str) -> None:
+    name = sample.schema
+    url = (
+        f"mysql://{name}@{HOST}:{MYSQL_PORT}/no_such_database"
+        if part == "database"
+        else f"mysql://no_such_user@{HOST}:{MYSQL_PORT}/{name}"
+    )
+    with pytest.raises(WarehouseUnavailable) as caught:
+        SqlConnector(url)
+    assert "Access denied" in caught.value.engine_message
+
+
+@pytest.mark.parametrize("scheme", ["mysql", "mariadb", "mysql+pymysql"])
+def test_factory_and_url_schemes(sample: Sample, tmp_path: Path, scheme: str) -> None:
+    url = sample.url.replace("mysql://", f"{scheme}://")
+    connector = SqlConnector(url) if "+" in scheme else open_connector(url, data_dir=tmp_path)
+    try:
+        assert isinstance(connector, SqlConnector)
+        assert connector.name == "mysql"
+        result = connector.run(
+            f"SELECT count(*) FROM {sample.schema}.employees", max_rows=1, timeout_s=5
+        )
+        assert result.rows == [(len(EMPLOYEES),)]
+    finally:
+        connector.close()
