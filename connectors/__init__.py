@@ -6,6 +6,7 @@ importing this package stays cheap and needs no optional driver.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,6 +44,12 @@ def _open_sql(kind: str) -> Callable[[str, Path], Connector]:
     return opener
 
 
+def _open_bigquery(arg: str, data_dir: Path) -> Connector:
+    from connectors.bigquery import from_spec
+
+    return from_spec(arg, os.environ)
+
+
 #: Spec kind -> (opener taking the text after "kind:" and the data directory, form for people).
 _OPENERS: dict[str, tuple[Callable[[str, Path], Connector], str]] = {
     "demo": (
@@ -50,6 +57,12 @@ _OPENERS: dict[str, tuple[Callable[[str, Path], Connector], str]] = {
         "demo  (the built-in demo shop, built in the data directory on first use)",
     ),
     "duckdb": (_open_duckdb, "duckdb:PATH  (a DuckDB file, opened read-only)"),
+    "bigquery": (
+        _open_bigquery,
+        "bigquery:PROJECT/DATASET[,DATASET...]  (Google BigQuery; the first dataset is the "
+        "default; see BIGQUERY_LOCATION, GOOGLE_APPLICATION_CREDENTIALS, "
+        "QUERYBOT_BQ_MAX_BYTES_BILLED, QUERYBOT_BQ_PRICE_PER_TIB, BIGQUERY_API_ENDPOINT)",
+    ),
     "postgresql": (
         _open_sql("postgresql"),
         "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB  (PostgreSQL, as a login without superuser)",

@@ -48,6 +48,8 @@ class QueryResult:
     elapsed_s: float
     bytes_processed: int | None = None
     column_types: list[str] = field(default_factory=list)
+    #: A link to the warehouse's own record of the run (a BigQuery job), for the sources line.
+    job_url: str | None = None
 
     @property
     def truncated(self) -> bool:

@@ -1,0 +1,399 @@
+"""Google BigQuery through `google-cloud-bigquery`, run the way a data team would allow it.
+
+Every statement is dry-run before it is offered for approval (bytes, cost, partition advice,
+and a refusal over `maximum_bytes_billed`); every job carries `maximum_bytes_billed`, a job
+timeout and labels; a run's job id comes from the approval, so a repeated approval finds the
+first job instead of starting a second. Only the allow-listed datasets may be read.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import difflib
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import requests
+from google.api_core import exceptions as api
+from google.api_core.client_options import ClientOptions
+from google.api_core.retry import Retry
+from google.auth import exceptions as auth
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import bigquery
+from google.oauth2 import service_account
+
+from connectors import bigquery_jobs as jobs
+from connectors.base import (
+    ConnectorError,
+    CostEstimate,
+    PermissionDenied,
+    QueryFailed,
+    QueryResult,
+    RunContext,
+    TableInfo,
+    WarehouseUnavailable,
+)
+from connectors.bigquery_errors import size, translate
+from connectors.bigquery_metadata import DatasetMetadata, MetadataCache, assemble, metadata_sql
+from connectors.bigquery_sql import Layout, Names, check_datasets, parse, reads_every_column
+from connectors.bigquery_sql import unfiltered_partitions as unfiltered
+
+_SCOPES = ("https://www.googleapis.com/auth/bigquery",)
+_PROJECT = re.compile(r"[a-z][a-z0-9.:-]{1,126}[a-z0-9]")
+_DATASET = re.compile(r"[A-Za-z0-9_]{1,1024}")
+#: Rows per results page: big enough for few round trips, small enough to stop near the cap.
+_PAGE_ROWS = 5_000
+_TIB = 2**40
+_LEGACY_TYPES = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL", "RECORD": "STRUCT"}
+#: Transport and auth failures, translated like API errors.
+_CLIENT_ERRORS = (
+    api.GoogleAPICallError,
+    api.RetryError,
+    auth.GoogleAuthError,
+    requests.exceptions.RequestException,
+    concurrent.futures.TimeoutError,
+)
+
+
+class BigQueryConnector:
+    """Read-only GoogleSQL over an allow-list of datasets; the first is the default dataset."""
+
+    name = "bigquery"
+    dialect = "bigquery"
+
+    def __init__(
+        self,
+        project: str,
+        *,
+        datasets: list[str],
+        location: str | None = None,
+        credentials_path: str | None = None,
+        maximum_bytes_billed: int = 10 * 1024**3,
+        price_per_tib_usd: float = 6.25,
+        job_timeout_s: float = 300,
+        metadata_ttl_s: float = 600,
+        client: bigquery.Client | None = None,
+    ) -> None:
+        if not _PROJECT.fullmatch(project):
+            raise ValueError(f"{project!r} is not a BigQuery project id.")
+        if not datasets:
+            raise ValueError("Name at least one dataset the bot may query.")
+        if maximum_bytes_billed <= 0 or job_timeout_s <= 0 or price_per_tib_usd < 0:
+            raise ValueError("The bytes cap and job timeout must be positive, the price >= 0.")
+        self.project = project
+        self.datasets = [_dataset_ref(project, d) for d in datasets]
+        self.location = location
+        self.maximum_bytes_billed = maximum_bytes_billed
+        self.price_per_tib_usd = price_per_tib_usd
+        self.job_timeout_s = job_timeout_s
+        self._names = Names(project, self.datasets[0])
+        self._allowed = frozenset(self.datasets)
+        self._client = client or _client(project, location, credentials_path)
+        self._metadata = MetadataCache(self._load_dataset, metadata_ttl_s)
+        #: Real BigQuery has COLUMN_FIELD_PATHS; the local emulator does not.
+        self._field_paths = True
+
+    # -- metadata ----------------------------------------------------------------------------
+
+    def list_tables(self) -> list[TableInfo]:
+        """Every table and view of the allow-listed datasets, named `project.dataset.table`."""
+        return [t for p, d in self.datasets for t in self._metadata.get(p, d).tables]
+
+    def describe(self, table: str) -> TableInfo:
+        """A table by `project.dataset.table`, `dataset.table` or bare name, ignoring case."""
+        tables = self.list_tables()
+        wanted = ".".join(p.strip().strip("`") for p in table.strip("`").lower().split("."))
+        matches = [t for t in tables if _name_matches(t.name.lower(), wanted)]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            names = ", ".join(t.name for t in matches)
+            raise QueryFailed(
+                f"The table name {table!r} is ambiguous: {names}.",
+                hint="Qualify it as dataset.table.",
+            )
+        known = {t.name.lower(): t.name for t in tables} | {
+            t.short_name.lower(): t.short_name for t in tables
+        }
+        close = difflib.get_close_matches(wanted, list(known), n=3, cutoff=0.6)
+        suggestion = f" Did you mean {', '.join(known[c] for c in close)}?" if close else ""
+        raise QueryFailed(
+            f"There is no table named {table!r}.{suggestion}",
+            hint="List the tables to see what exists.",
+        )
+
+    # -- before approval ---------------------------------------------------------------------
+
+    def estimate(self, sql: str) -> CostEstimate:
+        """Dry-run `sql`: bytes, cost, partition warnings, and a refusal over the bytes cap."""
+        tree = parse(sql)
+        check_datasets(tree, self._allowed, self._names)
+        config = self._config(dry_run=True, use_query_cache=False)
+        try:
+            job = self._submit(sql, config, self.job_timeout_s)
+        except _CLIENT_ERRORS as exc:
+            raise self._translate(exc, self.job_timeout_s) from exc
+        if job.statement_type not in (None, "SELECT"):
+            raise PermissionDenied(
+                f"BigQuery reads this as a {job.statement_type} statement; only SELECT may run.",
+                hint="Send one read-only SELECT.",
+            )
+        processed = int(job.total_bytes_processed or 0)
+        cost = processed / _TIB * self.price_per_tib_usd
+        layouts: dict[tuple[str, str, str], Layout] = {}
+        for project, dataset in self.datasets:
+            layouts.update(self._metadata.get(project, dataset).layouts)
+        missing = unfiltered(tree, layouts, self._names)
+        warnings = tuple(
+            f"{name} is partitioned by {layout.partition_column}, and this query does not "
+            f"filter on it, so it reads every partition."
+            for name, layout in missing
+        )
+        refusal = ""
+        if processed > self.maximum_bytes_billed:
+            refusal = self._refusal(processed, cost, missing, every_column=reads_every_column(tree))
+        return CostEstimate(processed, cost, warnings, refusal)
+
+    def _refusal(
+        self, processed: int, cost: float, missing: list[tuple[str, Layout]], *, every_column: bool
+    ) -> str:
+        """Why a dry run over the cap is not offered, and how to make the query cheaper."""
+        advice = [f"filter {name} on {layout.partition_column}" for name, layout in missing]
+        if every_column:
+            advice.append("select only the columns needed (BigQuery bills every column read)")
+        advice.append("aggregate, or ask about a shorter period")
+        return (
+            f"This query would process {size(processed)} (about ${cost:.2f}), more than the "
+            f"{size(self.maximum_bytes_billed)} this bot may bill per query, so it was not "
+            f"offered for approval. To make it cheaper: {'; '.join(advice)}."
+        )
+
+    # -- after approval ----------------------------------------------------------------------
+
+    def run(
+        self, sql: str, *, max_rows: int, timeout_s: float, context: RunContext | None = None
+    ) -> QueryResult:
+        """Run one approved statement as a labelled job, keeping at most `max_rows` rows.
+
+        With `context.job_key`, the job id is derived from it: if that job already exists
+        (a retried or doubled approval), its results are read instead of running again.
+        """
+        if max_rows < 0:
+            raise ValueError("max_rows must not be negative")
+        check_datasets(parse(sql), self._allowed, self._names)
+        context = context or RunContext()
+        timeout = min(timeout_s, self.job_timeout_s)
+        config = self._config(job_timeout_ms=int(timeout * 1000), labels=context.labels)
+        started = time.perf_counter()
+        job: bigquery.QueryJob | None = None
+        try:
+            job = self._start(sql, config, context.job_key, timeout)
+            remaining = max(timeout - (time.perf_counter() - started), 0.001)
+            rows_iter = job.result(
+                page_size=min(max_rows, _PAGE_ROWS) or None,
+                max_results=max_rows,
+                timeout=remaining,
+                retry=_retry(remaining),
+            )
+            rows = [tuple(row.values()) for row in rows_iter]
+        except _CLIENT_ERRORS as exc:
+            if job is not None and isinstance(exc, concurrent.futures.TimeoutError):
+                self._cancel(job)
+            raise self._translate(exc, timeout) from exc
+        billed = job.total_bytes_billed
+        return QueryResult(
+            columns=[field.name for field in rows_iter.schema],
+            rows=rows,
+            total_rows=rows_iter.total_rows if rows_iter.total_rows is not None else len(rows),
+            elapsed_s=time.perf_counter() - started,
+            bytes_processed=billed if billed is not None else job.total_bytes_processed,
+            column_types=[_type_name(field) for field in rows_iter.schema],
+            job_url=jobs.job_url(job.project, job.location, job.job_id),
+        )
+
+    def _start(
+        self, sql: str, config: bigquery.QueryJobConfig, job_key: str, timeout: float
+    ) -> bigquery.QueryJob:
+        """Start the job, or find the one an earlier run of this approval started.
+
+        A doubled approval, or the client's own retry of an insert whose response was lost,
+        gets a Conflict for the id, and reads that job.
+        """
+        if not job_key:
+            return self._submit(sql, config, timeout)
+        job_id = jobs.job_id(job_key)
+        try:
+            return self._submit(sql, config, timeout, job_id)
+        except api.Conflict:
+            existing = self._client.get_job(
+                job_id, location=self.location, retry=_retry(timeout), timeout=timeout
+            )
+        if not isinstance(existing, bigquery.QueryJob) or existing.query != sql:
+            raise ConnectorError(
+                f"BigQuery job {job_id} already exists for a different statement, so this "
+                "approval was not run.",
+                hint="Ask the question again for a fresh approval.",
+            )
+        return existing
+
+    def _submit(
+        self,
+        sql: str,
+        config: bigquery.QueryJobConfig,
+        timeout: float,
+        job_id: str | None = None,
+    ) -> bigquery.QueryJob:
+        """Insert a job. Request retries stay within `timeout` (the client's default allows
+        ten minutes), and `job_retry=None`: a failed job is reported, never started again."""
+        return self._client.query(
+            sql,
+            job_config=config,
+            location=self.location,
+            job_id=job_id,
+            job_id_prefix=None if job_id else "querybot_",
+            retry=_retry(timeout),
+            timeout=timeout,
+            job_retry=None,
+        )
+
+    def _cancel(self, job: bigquery.QueryJob) -> None:
+        """Ask BigQuery to stop a job the bot gave up on (job_timeout_ms stops it anyway)."""
+        with contextlib.suppress(*_CLIENT_ERRORS):
+            job.cancel()
+
+    def close(self) -> None:
+        self._client.close()
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _config(
+        self, *, labels: Mapping[str, str] | None = None, **options: Any
+    ) -> bigquery.QueryJobConfig:
+        """Options every job gets: the bytes cap, GoogleSQL, the default dataset, labels."""
+        return bigquery.QueryJobConfig(
+            maximum_bytes_billed=self.maximum_bytes_billed,
+            use_legacy_sql=False,
+            default_dataset=".".join(self.datasets[0]),
+            labels=jobs.labels(labels or {}),
+            **options,
+        )
+
+    def _load_dataset(self, project: str, dataset: str) -> DatasetMetadata:
+        try:
+            sql = metadata_sql(project, dataset, field_paths=self._field_paths)
+            rows = self._metadata_rows(sql)
+        except QueryFailed as exc:
+            # Only the local emulator lacks COLUMN_FIELD_PATHS; BigQuery always has it.
+            if not self._field_paths or "COLUMN_FIELD_PATHS" not in exc.engine_message:
+                raise
+            self._field_paths = False
+            rows = self._metadata_rows(metadata_sql(project, dataset, field_paths=False))
+        return assemble(project, dataset, rows)
+
+    def _metadata_rows(self, sql: str) -> list[dict[str, Any]]:
+        config = self._config(
+            job_timeout_ms=int(self.job_timeout_s * 1000), labels={"purpose": "metadata"}
+        )
+        try:
+            job = self._submit(sql, config, self.job_timeout_s)
+            rows = job.result(timeout=self.job_timeout_s, retry=_retry(self.job_timeout_s))
+            return [dict(row.items()) for row in rows]
+        except _CLIENT_ERRORS as exc:
+            raise self._translate(exc, self.job_timeout_s) from exc
+
+    def _translate(self, exc: BaseException, timeout_s: float) -> ConnectorError:
+        return translate(exc, timeout_s=timeout_s, cap_bytes=self.maximum_bytes_billed)
+
+
+def from_spec(arg: str, env: Mapping[str, str]) -> BigQueryConnector:
+    """The connector for `bigquery:PROJECT/DATASET[,DATASET...]` and its environment.
+
+    `BIGQUERY_LOCATION`, `GOOGLE_APPLICATION_CREDENTIALS`, `QUERYBOT_BQ_MAX_BYTES_BILLED`,
+    `QUERYBOT_BQ_PRICE_PER_TIB`, and `BIGQUERY_API_ENDPOINT` (a local emulator, no credentials).
+    """
+    project, _, listed = arg.partition("/")
+    datasets = [d.strip() for d in listed.split(",") if d.strip()]
+    if not project.strip() or not datasets:
+        raise ValueError(
+            f"The warehouse 'bigquery:{arg}' needs a project and datasets: "
+            "bigquery:PROJECT/DATASET[,DATASET...]."
+        )
+    project = project.strip()
+    location = env.get("BIGQUERY_LOCATION") or None
+    endpoint = env.get("BIGQUERY_API_ENDPOINT")
+    options: dict[str, Any] = {}
+    if cap := env.get("QUERYBOT_BQ_MAX_BYTES_BILLED"):
+        options["maximum_bytes_billed"] = _number(cap, "QUERYBOT_BQ_MAX_BYTES_BILLED", int)
+    if price := env.get("QUERYBOT_BQ_PRICE_PER_TIB"):
+        options["price_per_tib_usd"] = _number(price, "QUERYBOT_BQ_PRICE_PER_TIB", float)
+    return BigQueryConnector(
+        project,
+        datasets=datasets,
+        location=location,
+        credentials_path=None if endpoint else env.get("GOOGLE_APPLICATION_CREDENTIALS"),
+        client=endpoint_client(project, endpoint, location) if endpoint else None,
+        **options,
+    )
+
+
+def endpoint_client(project: str, endpoint: str, location: str | None = None) -> bigquery.Client:
+    """A client for a BigQuery-compatible endpoint without credentials (a local emulator)."""
+    return bigquery.Client(
+        project=project,
+        location=location,
+        credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
+        client_options=ClientOptions(api_endpoint=endpoint),
+    )
+
+
+def _client(project: str, location: str | None, credentials_path: str | None) -> bigquery.Client:
+    """A client on a service-account key file, or on Application Default Credentials."""
+    try:
+        if credentials_path:
+            credentials = service_account.Credentials.from_service_account_file(
+                credentials_path, scopes=_SCOPES
+            )
+            return bigquery.Client(project=project, location=location, credentials=credentials)
+        return bigquery.Client(project=project, location=location)
+    except (OSError, ValueError, auth.GoogleAuthError) as exc:
+        raise WarehouseUnavailable(
+            f"No usable BigQuery credentials: {exc}",
+            hint="Set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or run "
+            "`gcloud auth application-default login`.",
+            engine_message=str(exc),
+        ) from exc
+
+
+def _retry(timeout_s: float) -> Retry:
+    """The client's retry policy (transient errors, rate limits) within our own deadline,
+    not its default ten minutes."""
+    return bigquery.DEFAULT_RETRY.with_timeout(timeout_s)
+
+
+def _dataset_ref(project: str, dataset: str) -> tuple[str, str]:
+    """`dataset` or `other-project.dataset` as `(project, dataset)`."""
+    owner, _, name = dataset.strip().rpartition(".")
+    owner = owner or project
+    if not _PROJECT.fullmatch(owner) or not _DATASET.fullmatch(name):
+        raise ValueError(f"{dataset!r} is not a BigQuery dataset (DATASET or PROJECT.DATASET).")
+    return owner, name
+
+
+def _name_matches(full: str, wanted: str) -> bool:
+    """`wanted` is `full` or one of its trailing parts (`dataset.table`, `table`)."""
+    return full == wanted or full.endswith("." + wanted)
+
+
+def _type_name(field: bigquery.SchemaField) -> str:
+    name = _LEGACY_TYPES.get(field.field_type, field.field_type)
+    return f"ARRAY<{name}>" if field.mode == "REPEATED" else name
+
+
+def _number(text: str, variable: str, kind: type[int] | type[float]) -> Any:
+    try:
+        return kind(text)
+    except ValueError:
+        raise ValueError(f"{variable} must be a number, not {text!r}.") from None

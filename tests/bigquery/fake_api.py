@@ -1,0 +1,236 @@
+"""A scripted BigQuery REST API behind a `requests` transport adapter.
+
+The real `google-cloud-bigquery` client builds every request, retries, polls and parses
+responses as it would against Google; only the bytes on the wire come from here. That shows
+what the emulator cannot: dry-run byte counts, `jobs.insert` conflicts on a reused job id,
+job failures by reason, and paging.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import requests
+from google.auth.credentials import AnonymousCredentials
+from google.auth.transport.requests import AuthorizedSession
+from google.cloud import bigquery
+
+API = "https://bigquery.googleapis.com/bigquery/v2"
+
+
+@dataclass
+class Answer:
+    """How the fake answers one SQL text."""
+
+    schema: list[tuple[str, str]] = field(default_factory=list)
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    bytes_processed: int = 0
+    statement_type: str = "SELECT"
+    #: (reason, message): the job fails this way when it runs (not at a dry run).
+    job_error: tuple[str, str] | None = None
+    #: (http status, reason, message): jobs.insert itself is refused, dry runs included.
+    insert_error: tuple[int, str, str] | None = None
+    #: The job never finishes (until cancelled, which the fake only records).
+    running: bool = False
+
+
+@dataclass
+class Call:
+    method: str
+    path: str
+    params: dict[str, str]
+    body: dict[str, Any] | None
+
+
+class FakeBigQuery(requests.adapters.BaseAdapter):
+    """Jobs, query results and INFORMATION_SCHEMA answers for one project."""
+
+    def __init__(self, project: str = "proj", location: str = "EU") -> None:
+        super().__init__()
+        self.project = project
+        self.location = location
+        self.answers: dict[str, Answer] = {}
+        self.calls: list[Call] = []
+        #: Job ids that actually ran (dry runs excluded), in order, and their SQL.
+        self.executed: list[str] = []
+        self.sql_of: dict[str, str] = {}
+        #: Lose the next jobs.insert response (a 503 after the job was created), as a network
+        #: failure between BigQuery and the client would.
+        self.drop_next_insert_response = False
+        #: Rows sent back in results pages, over all jobs.
+        self.rows_served = 0
+        self._jobs: dict[str, dict[str, Any]] = {}
+        self._results: dict[str, Answer] = {}
+        self._lock = threading.Lock()
+
+    # -- scripting ---------------------------------------------------------------------------
+
+    def answer(self, sql: str, answer: Answer) -> None:
+        self.answers[sql] = answer
+
+    def client(self) -> bigquery.Client:
+        credentials = AnonymousCredentials()  # type: ignore[no-untyped-call]
+        session = AuthorizedSession(credentials)
+        session.mount("https://", self)
+        return bigquery.Client(project=self.project, credentials=credentials, _http=session)
+
+    def runs(self) -> list[str]:
+        """Job ids of the statements that ran, metadata queries left out."""
+        return [j for j in self.executed if "INFORMATION_SCHEMA" not in self.sql_of[j]]
+
+    def inserts(self) -> list[dict[str, Any]]:
+        """The bodies of every jobs.insert call."""
+        return [c.body or {} for c in self.calls if c.method == "POST" and c.path.endswith("/jobs")]
+
+    # -- transport ---------------------------------------------------------------------------
+
+    def send(self, request: requests.PreparedRequest, **_: Any) -> requests.Response:
+        url = urlsplit(request.url or "")
+        path = url.path.removeprefix("/bigquery/v2")
+        params = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        raw = request.body.decode() if isinstance(request.body, bytes) else request.body
+        body = json.loads(raw) if raw else None
+        call = Call(request.method or "", path, params, body)
+        with self._lock:
+            self.calls.append(call)
+            status, payload = self._route(call)
+        return _response(request, status, payload)
+
+    def close(self) -> None:
+        pass
+
+    def _route(self, call: Call) -> tuple[int, dict[str, Any]]:
+        parts = call.path.strip("/").split("/")
+        match call.method, parts:
+            case "POST", ["projects", _, "jobs"]:
+                return self._insert(call.body or {})
+            case "GET", ["projects", _, "jobs", job_id]:
+                return self._get_job(job_id)
+            case "POST", ["projects", _, "jobs", job_id, "cancel"]:
+                status, job = self._get_job(job_id)
+                return status, {"kind": "bigquery#jobCancelResponse", "job": job}
+            case "GET", ["projects", _, "queries", job_id]:
+                return self._query_results(job_id, call.params)
+        return _error(404, "notFound", f"The fake has no route for {call.method} {call.path}")
+
+    def _insert(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        reference = body["jobReference"]
+        job_id = reference["jobId"]
+        if job_id in self._jobs:
+            return _error(409, "duplicate", f"Already Exists: Job {self.project}:{job_id}")
+        config = body["configuration"]
+        sql = config["query"]["query"]
+        answer = self.answers.get(sql)
+        if answer is None:
+            return _error(400, "invalidQuery", f"The fake has no answer for: {sql}")
+        if answer.insert_error is not None:
+            return _error(*answer.insert_error)
+        statistics = {
+            "query": {
+                "totalBytesProcessed": str(answer.bytes_processed),
+                "statementType": answer.statement_type,
+            }
+        }
+        job: dict[str, Any] = {
+            "kind": "bigquery#job",
+            "id": f"{self.project}:{self.location}.{job_id}",
+            "jobReference": {**reference, "location": self.location},
+            "configuration": config,
+            "status": {"state": "DONE"},
+            "statistics": statistics,
+        }
+        if config.get("dryRun"):
+            return 200, job
+        self.executed.append(job_id)
+        self.sql_of[job_id] = sql
+        if answer.job_error is not None:
+            reason, message = answer.job_error
+            error = {"reason": reason, "message": message}
+            job["status"] = {"state": "DONE", "errorResult": error, "errors": [error]}
+        else:
+            statistics["query"]["totalBytesBilled"] = str(answer.bytes_processed)
+        if answer.running:
+            job["status"] = {"state": "RUNNING"}
+        self._jobs[job_id] = job
+        self._results[job_id] = answer
+        if self.drop_next_insert_response:
+            self.drop_next_insert_response = False
+            return _error(503, "backendError", "The response was lost.")
+        return 200, job
+
+    def _get_job(self, job_id: str) -> tuple[int, dict[str, Any]]:
+        job = self._jobs.get(job_id)
+        if job is None:
+            return _error(404, "notFound", f"Not found: Job {self.project}:{job_id}")
+        return 200, job
+
+    def _query_results(self, job_id: str, params: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        job, answer = self._jobs.get(job_id), self._results.get(job_id)
+        if job is None or answer is None:
+            return _error(404, "notFound", f"Not found: Job {self.project}:{job_id}")
+        if answer.job_error is not None:
+            return _error(400, *answer.job_error)
+        if answer.running:
+            return 200, {"jobReference": job["jobReference"], "jobComplete": False}
+        start = int(params.get("pageToken") or params.get("startIndex") or 0)
+        size = int(params.get("maxResults") or len(answer.rows) or 1)
+        page = answer.rows[start : start + size]
+        self.rows_served += len(page)
+        payload: dict[str, Any] = {
+            "kind": "bigquery#getQueryResultsResponse",
+            "jobReference": job["jobReference"],
+            "jobComplete": True,
+            "totalRows": str(len(answer.rows)),
+            "schema": {"fields": [{"name": n, "type": t} for n, t in answer.schema]},
+            "rows": [{"f": [{"v": _cell(v)} for v in row]} for row in page],
+        }
+        if start + len(page) < len(answer.rows):
+            payload["pageToken"] = str(start + len(page))
+        return 200, payload
+
+
+def metadata_rows(rows: list[dict[str, Any]]) -> Answer:
+    """An INFORMATION_SCHEMA answer in the shape of the connector's metadata query."""
+    names = [
+        ("table_name", "STRING"),
+        ("table_type", "STRING"),
+        ("table_description", "STRING"),
+        ("column_name", "STRING"),
+        ("ordinal_position", "INTEGER"),
+        ("column_type", "STRING"),
+        ("is_partitioning_column", "STRING"),
+        ("clustering_ordinal_position", "INTEGER"),
+        ("field_path", "STRING"),
+        ("field_type", "STRING"),
+        ("description", "STRING"),
+    ]
+    return Answer(
+        schema=names,
+        rows=[tuple(row.get(name) for name, _ in names) for row in rows],
+        bytes_processed=10 * 1024**2,
+    )
+
+
+def _cell(value: Any) -> Any:
+    return None if value is None else str(value)
+
+
+def _error(status: int, reason: str, message: str) -> tuple[int, dict[str, Any]]:
+    error = {"code": status, "message": message, "errors": [{"reason": reason, "message": message}]}
+    return status, {"error": error}
+
+
+def _response(
+    request: requests.PreparedRequest, status: int, payload: dict[str, Any]
+) -> requests.Response:
+    response = requests.Response()
+    response.status_code = status
+    response._content = json.dumps(payload).encode()
+    response.headers["Content-Type"] = "application/json"
+    response.request = request
+    response.url = request.url or ""
+    return response
