@@ -6,12 +6,14 @@ SqlConnector on it, shared like the bot shares one across threads).
 
 from __future__ import annotations
 
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from connectors.base import (
     Connector,
+    ConnectorError,
     PermissionDenied,
     QueryFailed,
     QueryTimeout,
@@ -27,6 +29,7 @@ from tests.connectors.sql_fixtures import (
     TABLE_COMMENTS,
     TABLES,
     Sample,
+    payloads,
 )
 
 #: Writes every engine must refuse, whatever the login's grants; `{s}` is the sample schema.
@@ -208,6 +211,31 @@ class SqlConnectorContract:
         assert caught.value.engine_message
         assert not caught.value.retryable_by_repair
         assert sample.fingerprint() == before
+
+    def test_injection_payloads_change_nothing(
+        self, sample: Sample, connector: SqlConnector
+    ) -> None:
+        """A sample of the SQL-injection corpus, alone and spliced into a query, sent straight
+        to the engine: each one runs as a read or fails as a connector error, and no data or
+        table changes."""
+        e = sample.table("employees")
+        splices = (
+            "{p}",
+            f"SELECT emp_no FROM {e} WHERE last_name = '{{p}}'",
+            f"SELECT emp_no FROM {e} WHERE emp_no = {{p}}",
+        )
+        before = sample.fingerprint()
+        outcomes: Counter[str] = Counter()
+        for payload in payloads(every=15):
+            for splice in splices:
+                try:
+                    connector.run(splice.replace("{p}", payload), max_rows=5, timeout_s=0.1)
+                    outcomes["ran"] += 1
+                except ConnectorError as exc:
+                    outcomes[type(exc).__name__] += 1
+        assert sample.fingerprint() == before
+        assert outcomes["ran"] and outcomes["QueryFailed"]
+        assert outcomes["WarehouseUnavailable"] == 0, outcomes
 
     def test_a_second_statement_is_never_run(self, sample: Sample, connector: SqlConnector) -> None:
         before = sample.fingerprint()

@@ -38,6 +38,23 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPORA = Path(os.environ.get("QUERYBOT_CORPORA", ROOT.parent / "shared" / "corpora"))
 
 
+def payloads(every: int = 1) -> list[str]:
+    """Distinct non-blank SQL-injection payload lines from the shared corpus, in file order,
+    keeping one in `every`."""
+    folder = CORPORA / "sqli-payloads"
+    require(folder.is_dir(), f"the shared corpora are missing ({folder})")
+    lines: list[str] = []
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.name != "LICENSE" and path.suffix != ".json":
+            raw = path.read_bytes()
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = raw.decode("latin-1")
+            lines.extend(line for line in text.splitlines() if line.strip())
+    return list(dict.fromkeys(lines))[::every]
+
+
 def require(available: bool, reason: str) -> None:
     """Skip when something a test needs is missing; fail instead under CI=true."""
     if available:
