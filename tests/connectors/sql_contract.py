@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from agent.gate import GateSchema, check_sql
 from connectors.base import (
     Connector,
     ConnectorError,
@@ -23,6 +24,7 @@ from connectors.base import (
 from connectors.sql import SqlConnector
 from tests.connectors.sql_fixtures import (
     COLUMN_COMMENTS,
+    DEPARTMENTS,
     EMPLOYEES,
     HUGE_ROWS,
     SALARIES,
@@ -109,6 +111,21 @@ class SqlConnectorContract:
         assert sample.table("later") not in {t.name for t in second}
         second.clear()  # callers get a copy
         assert first
+
+    def test_names_are_what_the_gate_understands(self, connector: SqlConnector) -> None:
+        """The gate resolves short names against the connector's qualified ones and rewrites
+        the statement; what it approves runs."""
+        schema = GateSchema.from_tables(connector.list_tables(), connector.dialect)
+        verdict = check_sql(
+            "SELECT d.dept_name, count(*) AS n FROM departments d"
+            " JOIN employees e ON e.dept_no = d.dept_no GROUP BY d.dept_name ORDER BY n DESC",
+            schema,
+            row_limit=3,
+        )
+        assert verdict.ok, verdict.reasons
+        result = connector.run(verdict.sql, max_rows=10, timeout_s=10)
+        assert result.total_rows == 3
+        assert sum(n for _, n in result.rows) == 3 * len(EMPLOYEES) // len(DEPARTMENTS)
 
     @pytest.mark.parametrize("spelling", ["{s}.employees", "employees", "EMPLOYEES", "Employees"])
     def test_describe(self, sample: Sample, connector: SqlConnector, spelling: str) -> None:
