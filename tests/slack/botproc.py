@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from payloads import action_request, event_request, signed_headers
+from slack_payloads import action_request, event_request, signed_headers
 from socket_standin import SocketModeStandin
 from standin import SlackStandin
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import flow
 import pytest
+import slack_flow as flow
 from botproc import BotProcess, audit_events, data_dir_with, sql_reply, write_script
-from flow import has_text
-from payloads import BOB
+from slack_flow import has_text
+from slack_payloads import BOB
 from standin import SlackStandin
 
 from bot.blocks import APPROVE_ACTION

@@ -12,9 +12,9 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import flow
-import payloads
 import pytest
+import slack_flow as flow
+import slack_payloads as payloads
 from botproc import (
     SECRET,
     BotProcess,
@@ -24,8 +24,8 @@ from botproc import (
     sql_reply,
     write_script,
 )
-from flow import Thread, has_text
-from payloads import ALICE, BOB, event_request, signed_headers
+from slack_flow import Thread, has_text
+from slack_payloads import ALICE, BOB, event_request, signed_headers
 from standin import TEAM_ID, Posted, SlackStandin
 
 from bot.blocks import APPROVE_ACTION, cell_text

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import flow
+import slack_flow as flow
 from botproc import (
     BotProcess,
     audit_events,
@@ -14,7 +14,7 @@ from botproc import (
     sql_reply,
     write_script,
 )
-from payloads import ALICE, BOB
+from slack_payloads import ALICE, BOB
 from standin import SlackStandin
 
 from bot.blocks import APPROVE_ACTION, cell_text

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import flow
-import payloads
 import pytest
+import slack_flow as flow
+import slack_payloads as payloads
 from botproc import BotProcess, data_dir_with, expected_rows, sql_reply, write_script
-from payloads import BOB
+from slack_payloads import BOB
 from socket_standin import SocketModeStandin
 from standin import SlackStandin
 

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import payloads
 import pytest
+import slack_payloads as payloads
 from fake_agent import FakeAgent, answer_outcome, proposal_outcome
-from payloads import ALICE, BOB, action_request, event_request, signed_headers
 from slack_bolt import App, BoltRequest, BoltResponse
+from slack_payloads import ALICE, BOB, action_request, event_request, signed_headers
 from standin import BOT_USER_ID, TEAM_ID, Posted, SlackStandin
 
 from agent.outcome import Outcome

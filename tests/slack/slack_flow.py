@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import payloads
+import slack_payloads as payloads
 from botproc import BotProcess
 from standin import Posted, SlackStandin
 
