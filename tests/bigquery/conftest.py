@@ -1,14 +1,32 @@
-"""BigQuery fixtures: a scripted REST API for unit tests."""
+"""BigQuery fixtures: a scripted REST API for unit tests, and the bqemulator for integration.
+
+The emulator starts once per session, only when a test asks for it. When it cannot start, its
+tests fail under CI (CI=true) and are skipped elsewhere, with the reason.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from typing import NoReturn
 
 import pytest
+from google.cloud import bigquery
 
-from connectors.bigquery import BigQueryConnector
+from connectors.bigquery import BigQueryConnector, endpoint_client
 from connectors.bigquery_metadata import metadata_sql
+from tests.bigquery.emulator import Emulator, EmulatorError, cache_dir, ensure_venv
 from tests.bigquery.fake_api import FakeBigQuery, metadata_rows
+
+EMULATOR_PROJECT = "demo"
+
+
+def unavailable(reason: str) -> NoReturn:
+    """Fail under CI, where everything the tests need must be present; skip elsewhere."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
 
 # -- the scripted API ---------------------------------------------------------------------------
 
@@ -138,3 +156,31 @@ def connector(api: FakeBigQuery) -> Iterator[BigQueryConnector]:
     )
     yield made
     made.close()
+
+
+# -- the emulator -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
+    try:
+        executable = ensure_venv(cache_dir() / "bqemulator-venv")
+        running = Emulator(
+            executable, tmp_path_factory.mktemp("bqemulator") / "log", EMULATOR_PROJECT
+        )
+    except EmulatorError as exc:
+        unavailable(f"The BigQuery emulator cannot be installed: {exc}")
+    try:
+        running.wait_ready()
+    except EmulatorError as exc:
+        running.stop()
+        unavailable(f"The BigQuery emulator did not start: {exc}")
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="session")
+def emulator_client(emulator: Emulator) -> Iterator[bigquery.Client]:
+    client = endpoint_client(emulator.project, emulator.url)
+    yield client
+    client.close()
