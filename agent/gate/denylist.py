@@ -46,6 +46,7 @@ COMMON: dict[str, str] = {
     "sys_exec": EXEC,
     "sys_eval": EXEC,
     "query_to_xml*": EXEC,
+    "current_setting": SECRETS,
     "utl_*": NETWORK,
     "dbms_*": STATE,
 }
@@ -71,7 +72,6 @@ DIALECT: dict[str, dict[str, str]] = {
         "ducklake_*": NETWORK,
         "http_*": NETWORK,
         "getenv": SECRETS,
-        "current_setting": SECRETS,
         "duckdb_secrets": SECRETS,
         "which_secret": SECRETS,
         "load_aws_credentials": SECRETS,
@@ -84,7 +84,6 @@ DIALECT: dict[str, dict[str, str]] = {
         "lo_*": FILES,
         "*_to_xml*": EXEC,
         "set_config": STATE,
-        "current_setting": SECRETS,
         "txid_current": STATE,
         "nextval": WRITES,
         "setval": WRITES,

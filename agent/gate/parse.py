@@ -95,8 +95,11 @@ def _parse_reason(error: ParseError) -> Reason:
         return Reason("parse_error", f"Syntax error: {ANSI.sub('', str(error)).splitlines()[0]}")
     first = error.errors[0]
     description = _TOKEN_REPR.sub(r"'\1'", str(first.get("description") or "invalid syntax"))
-    where = f" at line {first.get('line')}, column {first.get('col')}" if first.get("line") else ""
     near = ANSI.sub("", str(first.get("highlight") or "")).strip()
+    line, col = first.get("line"), first.get("col")
+    if isinstance(col, int) and near and "\n" not in near:
+        col = max(1, col - len(near) + 1)  # sqlglot reports where the token ends
+    where = f" at line {line}, column {col}" if line else ""
     message = f"Syntax error{where}: {description}" + (f" (near '{near[:40]}')" if near else "")
     return Reason("parse_error", message)
 

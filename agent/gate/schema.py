@@ -282,7 +282,15 @@ def _column_reason(error: Exception, entries: list[TableEntry]) -> Reason:
         table = match.group(2) if match.re is _COLUMN and match.group(2) else ""
         where = _WHERE.search(message)
         text = f"Unknown column '{name}'" + (f" in '{table}'" if table else "")
-        text += f" (line {where.group(1)}, column {where.group(2)})" if where else ""
+        if where:  # sqlglot reports where the name ends
+            start = max(1, int(where.group(2)) - len(name) + 1)
+            text += f" (line {where.group(1)}, column {start})"
+        owners = [
+            e.name for e in entries if name.casefold() in map(str.casefold, e.columns.values())
+        ]
+        if len(owners) > 1:
+            message = f"Column '{name}' is ambiguous: {', '.join(owners)} all have it"
+            return Reason("ambiguous_column", f"{message}; qualify it with a table or alias")
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
         return Reason("unknown_column", text, close[0] if close else "")
     if _AMBIGUOUS.search(message):
