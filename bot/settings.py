@@ -57,7 +57,8 @@ class Settings:
     def from_env(cls, env: dict[str, str] | None = None, *, dotenv: bool = True) -> Settings:
         if env is None:
             if dotenv:
-                load_dotenv(override=False)
+                # The .env of the directory querybot runs in; the environment wins over it.
+                load_dotenv(Path.cwd() / ".env", override=False)
             env = dict(os.environ)
         try:
             return cls(
@@ -68,6 +69,7 @@ class Settings:
                 query_timeout_s=float(env.get("QUERYBOT_QUERY_TIMEOUT_S") or 60),
                 max_repairs=int(env.get("QUERYBOT_MAX_REPAIRS") or 3),
                 workers=int(env.get("QUERYBOT_WORKERS") or 8),
+                display_rows=int(env.get("QUERYBOT_DISPLAY_ROWS") or 20),
                 slack_bot_token=env.get("SLACK_BOT_TOKEN", ""),
                 slack_app_token=env.get("SLACK_APP_TOKEN", ""),
                 slack_signing_secret=env.get("SLACK_SIGNING_SECRET", ""),

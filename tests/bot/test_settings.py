@@ -1,0 +1,64 @@
+"""Settings: one clear message naming every missing secret; .env read from the run directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.settings import Settings, SettingsError
+
+
+def test_missing_secrets_are_named_with_where_to_get_them() -> None:
+    settings = Settings.from_env({})
+    with pytest.raises(SettingsError) as caught:
+        settings.require("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", *settings.model_secrets())
+    message = str(caught.value)
+    for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "GOOGLE_API_KEY"):
+        assert name in message
+    assert "OAuth & Permissions" in message and ".env" in message
+
+
+def test_scripted_models_need_no_key() -> None:
+    assert Settings.from_env({"QUERYBOT_MODEL": "scripted:x.jsonl"}).model_secrets() == []
+
+
+def test_bad_numbers_are_reported() -> None:
+    with pytest.raises(SettingsError, match="not a number"):
+        Settings.from_env({"QUERYBOT_ROW_LIMIT": "lots"})
+
+
+def test_dotenv_comes_from_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".env").write_text("QUERYBOT_WAREHOUSE=duckdb:/x.duckdb\nQUERYBOT_ROW_LIMIT=7\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("QUERYBOT_WAREHOUSE", raising=False)
+    monkeypatch.setenv("QUERYBOT_ROW_LIMIT", "9")
+    settings = Settings.from_env()
+    assert settings.warehouse == "duckdb:/x.duckdb"
+    assert settings.row_limit == 9, "the environment wins over .env"
+
+
+def test_cli_start_without_settings_prints_one_message_and_no_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "GOOGLE_API_KEY", "QUERYBOT_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["run"]) == 2
+    err = capsys.readouterr().err
+    assert "SLACK_BOT_TOKEN" in err and "SLACK_APP_TOKEN" in err
+    assert "Traceback" not in err
+
+
+def test_cli_reports_an_unknown_warehouse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.jsonl").write_text("")
+    monkeypatch.setenv("QUERYBOT_MODEL", f"scripted:{tmp_path / 's.jsonl'}")
+    monkeypatch.setenv("QUERYBOT_WAREHOUSE", "oracle:scott/tiger")
+    assert main(["ask", "hello"]) == 2
+    assert "demo" in capsys.readouterr().err
