@@ -17,8 +17,14 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from agent.context import AgentDeps
+from agent.gate import check_sql
 from agent.graph import build_graph
 from agent.outcome import Answer, Outcome, Proposal
+
+NOT_WAITING = (
+    "That proposal is no longer waiting for approval (it was decided or replaced by a newer "
+    "question). Ask again to get a fresh one."
+)
 
 
 def sqlite_checkpointer(path: Path) -> SqliteSaver:
@@ -57,14 +63,33 @@ class Agent:
         pending = self.pending_proposal(thread_id)
         # Resuming a thread that waits on nothing would run the graph from START: check first.
         if pending is None or pending.proposal_id != proposal_id:
-            return Outcome(
-                kind="failed",
-                message="That proposal is no longer waiting for approval (it was decided or "
-                "replaced by a newer question). Ask again to get a fresh one.",
-            )
+            return Outcome(kind="failed", message=NOT_WAITING)
         decision = {"proposal_id": proposal_id, "approved": approved, "by": user}
         self.graph.invoke(Command(resume=decision), config)
         return self._outcome(config)
+
+    def edit(self, thread_id: str, proposal_id: str, sql: str, *, user: str) -> Outcome:
+        """Replace the pending proposal's SQL with a person's edit.
+
+        The edit passes the same gate (and cost estimate) and comes back as a new proposal to
+        approve; it never runs directly. An edit the gate refuses changes nothing: the outcome is
+        `failed` with the reasons, and `proposal` is the original, still waiting.
+        """
+        pending = self.pending_proposal(thread_id)
+        if pending is None or pending.proposal_id != proposal_id:
+            return Outcome(kind="failed", message=NOT_WAITING)
+        limit = self.deps.limits.row_limit
+        verdict = check_sql(sql, self.deps.catalog.gate_schema, row_limit=limit)
+        if not verdict.ok:
+            reasons = "\n".join(f"• {reason}" for reason in verdict.reasons)
+            message = (
+                f"The edited SQL was not accepted, so nothing changed:\n{reasons}\n"
+                "Fix it and edit again, or approve the original proposal."
+            )
+            return Outcome(kind="failed", message=message, proposal=pending)
+        resume = {"proposal_id": proposal_id, "edited_sql": sql, "by": user}
+        self.graph.invoke(Command(resume=resume), self._config(thread_id))
+        return self._outcome(self._config(thread_id))
 
     def pending_proposal(self, thread_id: str) -> Proposal | None:
         """The proposal `thread_id` waits on, or None."""

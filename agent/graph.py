@@ -35,10 +35,13 @@ def after_validate(state: ThreadState) -> Literal["finish", "approve", "generate
     return "approve" if state.get("proposal") else "generate"
 
 
-def after_approve(state: ThreadState) -> Literal["finish", "execute", "approve"]:
+def after_approve(state: ThreadState) -> Literal["finish", "execute", "validate", "approve"]:
     if state.get("final"):
         return "finish"
-    return "execute" if state.get("decision") else "approve"
+    if state.get("decision"):
+        return "execute"
+    # an edit replaced the proposal with a draft; a stale resume leaves the proposal waiting
+    return "approve" if state.get("proposal") else "validate"
 
 
 def after_execute(state: ThreadState) -> Literal["finish", "generate"]:

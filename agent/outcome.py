@@ -55,7 +55,8 @@ class Outcome:
     - `proposal`: SQL awaits approval (`proposal` set).
     - `answer`: the approved query ran (`answer` set).
     - `clarify`: the agent asks the user something, or says the data cannot answer (`message`).
-    - `failed`: nothing to approve or run; `message` says what happened and what to try.
+    - `failed`: nothing to approve or run; `message` says what happened and what to try
+      (after a refused edit, `proposal` is the original one, still waiting).
     - `rejected`: a person rejected the proposal; nothing ran.
     """
 

@@ -21,6 +21,11 @@ def approve(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
     # A resume naming another proposal (a stale click) is not a decision on this one.
     if not isinstance(value, dict) or value.get("proposal_id") != proposal["proposal_id"]:
         return {"decision": None}
+    if value.get("edited_sql"):
+        # An edit is a new draft: it goes through the gate again and needs its own approval.
+        by = str(value.get("by", ""))
+        draft = {"kind": "sql", "explanation": f"SQL edited by {by}.", "sql": value["edited_sql"]}
+        return {"draft": draft, "proposal": None, "decision": None, "feedback": []}
     decision = {
         "proposal_id": proposal["proposal_id"],
         "approved": bool(value.get("approved")),

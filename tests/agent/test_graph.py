@@ -170,3 +170,35 @@ def test_scripted_model_reads_jsonl(tmp_path) -> None:
     path.write_text(reply("SELECT 1") + "\n\n" + json.dumps("raw text") + "\n", encoding="utf-8")
     model = ScriptedChatModel.from_jsonl(path)
     assert model.replies[1] == "raw text" and json.loads(model.replies[0])["sql"] == "SELECT 1"
+
+
+def test_an_edit_is_gated_and_needs_its_own_approval(make_agent: MakeAgent) -> None:
+    agent, model, spy = make_agent([reply(BY_REGION)])
+    original = agent.ask("t1", "revenue by region?", user="U1").proposal
+    assert original
+    edited = agent.edit(
+        "t1", original.proposal_id, "SELECT region FROM sales WHERE amount > 5", user="U2"
+    )
+    assert edited.kind == "proposal" and edited.proposal
+    assert edited.proposal.proposal_id != original.proposal_id
+    assert "amount > 5" in edited.proposal.sql and "U2" in edited.proposal.explanation
+    assert spy.runs == 0 and model.calls == 1, "an edit runs nothing and asks no model"
+    assert agent.decide("t1", original.proposal_id, approved=True, user="U2").kind == "failed"
+    answer = agent.decide("t1", edited.proposal.proposal_id, approved=True, user="U3").answer
+    assert answer and answer.rows == [["North"], ["South"]] and spy.runs == 1
+    events = [e["event"] for e in agent.deps.audit.events("t1")]
+    assert events == ["proposed", "proposed", "approved", "executed"]
+
+
+def test_a_broken_edit_changes_nothing(make_agent: MakeAgent) -> None:
+    agent, _, spy = make_agent([reply(BY_REGION)])
+    original = agent.ask("t1", "revenue by region?", user="U1").proposal
+    assert original
+    for broken in ("SELEC region FROM", "DROP TABLE sales", "SELECT nope FROM sales", ""):
+        outcome = agent.edit("t1", original.proposal_id, broken, user="U2")
+        assert outcome.kind == "failed" and "not accepted" in outcome.message
+        assert outcome.proposal == original
+        assert agent.pending_proposal("t1") == original
+    assert agent.edit("t1", "stale", "SELECT 1", user="U2").kind == "failed"
+    answer = agent.decide("t1", original.proposal_id, approved=True, user="U2").answer
+    assert answer and spy.runs == 1
