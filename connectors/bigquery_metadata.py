@@ -32,7 +32,7 @@ _NO_FIELDS_SELECT = (
 
 _METADATA_SQL = """
 SELECT
-  t.table_name, t.table_type, o.option_value AS table_description,
+  t.table_name, o.option_value AS table_description,
   c.column_name, c.ordinal_position, c.data_type AS column_type,
   c.is_partitioning_column, c.clustering_ordinal_position,
   {fields}
@@ -115,15 +115,9 @@ def assemble(project: str, dataset: str, rows: Iterable[Mapping[str, Any]]) -> D
 class MetadataCache:
     """Per-dataset metadata, loaded on first use and again once older than `ttl_s`."""
 
-    def __init__(
-        self,
-        load: Callable[[str, str], DatasetMetadata],
-        ttl_s: float,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, load: Callable[[str, str], DatasetMetadata], ttl_s: float) -> None:
         self._load = load
         self._ttl_s = ttl_s
-        self._clock = clock
         self._lock = threading.Lock()
         self._entries: dict[tuple[str, str], tuple[float, DatasetMetadata]] = {}
 
@@ -131,8 +125,8 @@ class MetadataCache:
         key = (project, dataset)
         with self._lock:  # one loader at a time: a burst of questions costs one query
             entry = self._entries.get(key)
-            if entry is None or self._clock() - entry[0] >= self._ttl_s:
-                entry = (self._clock(), self._load(project, dataset))
+            if entry is None or time.monotonic() - entry[0] >= self._ttl_s:
+                entry = (time.monotonic(), self._load(project, dataset))
                 self._entries[key] = entry
             return entry[1]
 
@@ -144,7 +138,8 @@ def _unquote(option_value: str | None) -> str:
     try:
         value = json.loads(option_value)
     except ValueError:
-        return option_value.strip('"')
+        quoted = len(option_value) > 1 and option_value[0] == option_value[-1] in "'\""
+        return option_value[1:-1] if quoted else option_value
     return value if isinstance(value, str) else option_value
 
 

@@ -6,26 +6,17 @@ tests fail under CI (CI=true) and are skipped elsewhere, with the reason.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from typing import NoReturn
 
 import pytest
 from google.cloud import bigquery
 
 from connectors.bigquery import BigQueryConnector, endpoint_client
 from connectors.bigquery_metadata import metadata_sql
-from tests.bigquery.emulator import Emulator, EmulatorError, cache_dir, ensure_venv
+from tests.bigquery.emulator import Emulator, EmulatorError, cache_dir, ensure_venv, unavailable
 from tests.bigquery.fake_api import FakeBigQuery, metadata_rows
 
 EMULATOR_PROJECT = "demo"
-
-
-def unavailable(reason: str) -> NoReturn:
-    """Fail under CI, where everything the tests need must be present; skip elsewhere."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(reason)
-    pytest.skip(reason)
 
 
 # -- the scripted API ---------------------------------------------------------------------------
@@ -36,7 +27,6 @@ def unavailable(reason: str) -> NoReturn:
 SALES_METADATA = [
     {
         "table_name": "events",
-        "table_type": "BASE TABLE",
         "column_name": "_PARTITIONTIME",
         "ordinal_position": None,
         "column_type": "TIMESTAMP",
@@ -44,7 +34,6 @@ SALES_METADATA = [
     },
     {
         "table_name": "events",
-        "table_type": "BASE TABLE",
         "column_name": "name",
         "ordinal_position": 1,
         "column_type": "STRING",
@@ -54,7 +43,6 @@ SALES_METADATA = [
     },
     {
         "table_name": "orders",
-        "table_type": "BASE TABLE",
         "table_description": '"One row per order"',
         "column_name": "id",
         "ordinal_position": 1,
@@ -66,7 +54,6 @@ SALES_METADATA = [
     },
     {
         "table_name": "orders",
-        "table_type": "BASE TABLE",
         "table_description": '"One row per order"',
         "column_name": "placed_on",
         "ordinal_position": 2,
@@ -77,7 +64,6 @@ SALES_METADATA = [
     },
     {
         "table_name": "orders",
-        "table_type": "BASE TABLE",
         "table_description": '"One row per order"',
         "column_name": "region",
         "ordinal_position": 3,
@@ -90,7 +76,6 @@ SALES_METADATA = [
     *[
         {
             "table_name": "orders",
-            "table_type": "BASE TABLE",
             "table_description": '"One row per order"',
             "column_name": "customer",
             "ordinal_position": 4,
@@ -109,7 +94,6 @@ SALES_METADATA = [
     ],
     {
         "table_name": "recent_orders",
-        "table_type": "VIEW",
         "column_name": "id",
         "ordinal_position": 1,
         "column_type": "INT64",
@@ -123,7 +107,6 @@ SALES_METADATA = [
 ARCHIVE_METADATA = [
     {
         "table_name": "orders",
-        "table_type": "BASE TABLE",
         "column_name": "id",
         "ordinal_position": 1,
         "column_type": "INT64",

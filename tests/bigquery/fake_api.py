@@ -197,7 +197,6 @@ def metadata_rows(rows: list[dict[str, Any]]) -> Answer:
     """An INFORMATION_SCHEMA answer in the shape of the connector's metadata query."""
     names = [
         ("table_name", "STRING"),
-        ("table_type", "STRING"),
         ("table_description", "STRING"),
         ("column_name", "STRING"),
         ("ordinal_position", "INTEGER"),
