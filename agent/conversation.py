@@ -8,6 +8,7 @@ and must not run two calls for the same thread at once.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,14 +58,30 @@ class Agent:
         self.graph.invoke({"question": question, "user": user}, config)
         return self._outcome(config)
 
-    def decide(self, thread_id: str, proposal_id: str, *, approved: bool, user: str) -> Outcome:
-        """Approve or reject the pending proposal; returns answer, rejected, proposal or failed."""
+    def decide(
+        self,
+        thread_id: str,
+        proposal_id: str,
+        *,
+        approved: bool,
+        user: str,
+        labels: Mapping[str, str] | None = None,
+    ) -> Outcome:
+        """Approve or reject the pending proposal; returns answer, rejected, proposal or failed.
+
+        `labels` go to the warehouse's job record (e.g. BigQuery job labels) as they are.
+        """
         config = self._config(thread_id)
         pending = self.pending_proposal(thread_id)
         # Resuming a thread that waits on nothing would run the graph from START: check first.
         if pending is None or pending.proposal_id != proposal_id:
             return Outcome(kind="failed", message=NOT_WAITING)
-        decision = {"proposal_id": proposal_id, "approved": approved, "by": user}
+        decision = {
+            "proposal_id": proposal_id,
+            "approved": approved,
+            "by": user,
+            "labels": dict(labels or {}),
+        }
         self.graph.invoke(Command(resume=decision), config)
         return self._outcome(config)
 

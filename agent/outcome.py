@@ -46,6 +46,8 @@ class Answer:
     connector: str
     approved_by: str
     bytes_processed: int | None = None
+    #: A link to the warehouse's record of the job (BigQuery's console), when there is one.
+    job_url: str | None = None
 
 
 @dataclass(frozen=True)

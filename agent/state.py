@@ -45,11 +45,15 @@ class ProposalState(TypedDict):
 
 
 class Decision(TypedDict):
-    """A person's decision on one proposal, as passed to `Command(resume=...)`."""
+    """A person's decision on one proposal, as passed to `Command(resume=...)`.
+
+    `labels` are the caller's key/values for the warehouse's job record (the bot names the Slack
+    team and channel there; the agent passes them through without reading them)."""
 
     proposal_id: str
     approved: bool
     by: str
+    labels: NotRequired[dict[str, str]]
 
 
 class Final(TypedDict):

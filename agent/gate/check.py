@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from sqlglot import exp
 from sqlglot.errors import ErrorLevel, UnsupportedError
 
 from agent.gate.errors import Rejection
-from agent.gate.fixes import keep_dual
+from agent.gate.fixes import keep_dual, quote_statement_words
 from agent.gate.limit import cap_rows
 from agent.gate.parse import parse_all, parse_statement
 from agent.gate.rules import query_root, safety_reasons
@@ -38,6 +41,7 @@ def _check(sql: str, schema: GateSchema, row_limit: int | None) -> Verdict:
     if reasons or query is None:
         raise Rejection(*reasons, sql=parsed.text)
     keep_dual(query, dialect)
+    requoted = quote_statement_words(query, dialect)
     tables = check_tables(query, schema)
     if tables.reasons:
         raise Rejection(*tables.reasons, sql=parsed.text)
@@ -53,29 +57,40 @@ def _check(sql: str, schema: GateSchema, row_limit: int | None) -> Verdict:
     except UnsupportedError as error:
         message = f"This statement cannot be written in {dialect}: {error}"
         raise Rejection(Reason("unsupported", message), sql=parsed.text) from None
-    _recheck(normalised, dialect)
+    _recheck(normalised, query, dialect)
     warnings = ("schema unknown: table and column names were not checked",) if schema.empty else ()
     return Verdict(
         ok=True,
         sql=normalised,
         tables=tuple(tables.tables),
         columns=tuple(columns.columns),
-        fixes=tuple(dict.fromkeys((*parsed.fixes, *tables.fixes, *columns.fixes))),
+        fixes=_unique(
+            parsed.fixes, ["re-quoted identifiers"] * requoted, tables.fixes, columns.fixes
+        ),
         row_cap_applied=capped,
         warnings=warnings,
     )
 
 
-def _recheck(normalised: str, dialect: str) -> None:
-    """The text that will run must itself parse as one statement that passes the safety walk.
+def _recheck(normalised: str, checked: exp.Expr, dialect: str) -> None:
+    """The text that will run must read back as the very tree that was checked.
 
     What runs is sqlglot's rendering of the checked tree, not the submitted text; this guards
-    against a rendering that the parser (and so, likely, the engine) reads differently.
+    against a rendering that the parser (and so, likely, the engine) reads differently, such as
+    `SELECT * FROM SELECT a LIMIT 10`, where the cap moves into an unparenthesised subquery.
     """
     try:
         trees = parse_all(normalised, dialect)
     except Rejection:
         trees = []
-    if len(trees) != 1 or safety_reasons(trees[0], dialect):
+    stable = len(trees) == 1 and not safety_reasons(trees[0], dialect)
+    if stable:
+        keep_dual(trees[0], dialect)
+        stable = trees[0] == checked
+    if not stable:
         message = "The normalised statement does not read back as the same safe query."
         raise Rejection(Reason("unstable_normalisation", message), sql=normalised)
+
+
+def _unique(*groups: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(fix for group in groups for fix in group))

@@ -1,4 +1,4 @@
-"""Cheap deterministic fixes: text steps applied before parsing, and one tree step.
+"""Cheap deterministic fixes: text steps applied before parsing, and two tree steps.
 
 Transpiling from a neighbouring dialect lives in `parse.py` (it needs the parser); re-quoting
 identifiers whose case does not match the schema lives in `schema.py` (it needs the schema).
@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 
 _FENCE = re.compile(r"```[^\n`]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 
@@ -58,3 +59,62 @@ def keep_dual(query: exp.Expr, dialect: str) -> None:
         plain = isinstance(ident, exp.Identifier) and not ident.quoted and not table.db
         if plain and ident.name.lower() == "dual":
             table.set("this", exp.Var(this=ident.name))
+
+
+#: Statement words: an identifier spelled like one is quoted, so that what runs cannot be misread
+#: as a statement, by the engine or by a person approving it (`SELECT update FROM t`).
+STATEMENT_WORDS = frozenset(
+    [
+        "ALTER",
+        "ANALYZE",
+        "ATTACH",
+        "CALL",
+        "COPY",
+        "CREATE",
+        "DELETE",
+        "DETACH",
+        "DO",
+        "DROP",
+        "EXECUTE",
+        "EXPORT",
+        "FROM",
+        "GRANT",
+        "IMPORT",
+        "INSERT",
+        "INSTALL",
+        "INTO",
+        "LOAD",
+        "LOCK",
+        "MERGE",
+        "PRAGMA",
+        "REPLACE",
+        "REVOKE",
+        "SELECT",
+        "SET",
+        "TRUNCATE",
+        "UPDATE",
+        "USE",
+        "VACUUM",
+        "WHERE",
+        "WITH",
+    ]
+)
+
+
+def quote_statement_words(query: exp.Expr, dialect: str) -> bool:
+    """Quote identifiers spelled like statement words (changed in place); True when any was.
+
+    The name is first normalised as the engine would read it unquoted, so quoting keeps its
+    meaning (Postgres reads `UPDATE` as `update`, and so as `"update"`).
+    """
+    normaliser = Dialect.get_or_raise(dialect)
+    changed = False
+    for ident in list(query.find_all(exp.Identifier)):
+        if ident.quoted or ident.name.upper() not in STATEMENT_WORDS:
+            continue
+        if isinstance(ident.parent, exp.Func):
+            continue  # a function's own name (`REPLACE(...)`)
+        normaliser.normalize_identifier(ident)
+        ident.set("quoted", True)
+        changed = True
+    return changed

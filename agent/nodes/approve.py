@@ -30,6 +30,7 @@ def approve(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
         "proposal_id": proposal["proposal_id"],
         "approved": bool(value.get("approved")),
         "by": str(value.get("by", "")),
+        "labels": {str(k): str(v) for k, v in (value.get("labels") or {}).items()},
     }
     deps.audit.record(
         thread_of(config),

@@ -47,6 +47,7 @@ def answer_of(state: ThreadState, deps: AgentDeps, result: QueryResult) -> dict[
         "connector": deps.connector.name,
         "approved_by": decision["by"],
         "bytes_processed": result.bytes_processed,
+        "job_url": result.job_url,
     }
 
 
@@ -64,7 +65,11 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
         actor=decision["by"],
         sql=proposal["sql"],
     )
-    labels = {"requester": state.get("user", ""), "approver": decision["by"]}
+    labels = {
+        **decision.get("labels", {}),
+        "requester": state.get("user", ""),
+        "approver": decision["by"],
+    }
     try:
         result = deps.connector.run(
             proposal["sql"],

@@ -14,6 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agent.context import AgentDeps, Limits
 from agent.conversation import Agent
 from agent.models import ScriptedChatModel
+from connectors.base import RunContext
 from connectors.duckdb import DuckDBConnector
 
 
@@ -41,9 +42,11 @@ class Spy(DuckDBConnector):
     """The real connector, counting executions (to prove what did not run)."""
 
     runs: int = 0
+    contexts: list[RunContext | None]
 
     def run(self, sql: str, **kwargs: Any) -> Any:
         self.runs += 1
+        self.contexts = [*getattr(self, "contexts", []), kwargs.get("context")]
         return super().run(sql, **kwargs)
 
 

@@ -202,3 +202,14 @@ def test_a_broken_edit_changes_nothing(make_agent: MakeAgent) -> None:
     assert agent.edit("t1", "stale", "SELECT 1", user="U2").kind == "failed"
     answer = agent.decide("t1", original.proposal_id, approved=True, user="U2").answer
     assert answer and spy.runs == 1
+
+
+def test_a_run_is_keyed_by_the_approval_and_labelled(make_agent: MakeAgent) -> None:
+    agent, _, spy = make_agent([reply(BY_REGION)])
+    proposal = agent.ask("t1", "revenue by region?", user="U1").proposal
+    assert proposal
+    labels = {"slack_team": "T1", "slack_channel": "C1"}
+    agent.decide("t1", proposal.proposal_id, approved=True, user="U2", labels=labels)
+    context = spy.contexts[-1]
+    assert context and context.job_key == proposal.proposal_id
+    assert context.labels == {**labels, "requester": "U1", "approver": "U2"}
