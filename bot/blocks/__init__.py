@@ -1,0 +1,50 @@
+"""Block Kit for each thing the bot says, built with slack_sdk's models.
+
+Every builder is pure and returns a `Message` (or a view) whose blocks are already validated:
+slack_sdk's `to_dict()` checks its field limits, and `finish` checks the ones it does not model
+(50 blocks a message, one table of at most 100 rows and 20 columns). Text from the model, the
+warehouse or a user is escaped for mrkdwn and cut to fit, so nothing such a text holds can break
+a message. The builders live in modules by subject; this package names them in one place.
+"""
+
+from bot.blocks.base import FALLBACK_TEXT, Message, code_pieces, cut, escape, escaped, mention
+from bot.blocks.messages import (
+    APPROVE_ACTION,
+    EXAMPLE,
+    REJECT_ACTION,
+    SUPERSEDED,
+    approved_by,
+    clarify,
+    decided,
+    failure,
+    help_message,
+    proposal,
+    rejected_by,
+    working,
+)
+from bot.blocks.results import CELL_TEXT, cell_text, result
+
+__all__ = [
+    "APPROVE_ACTION",
+    "CELL_TEXT",
+    "EXAMPLE",
+    "FALLBACK_TEXT",
+    "REJECT_ACTION",
+    "SUPERSEDED",
+    "Message",
+    "approved_by",
+    "cell_text",
+    "clarify",
+    "code_pieces",
+    "cut",
+    "decided",
+    "escape",
+    "escaped",
+    "failure",
+    "help_message",
+    "mention",
+    "proposal",
+    "rejected_by",
+    "result",
+    "working",
+]

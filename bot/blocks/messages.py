@@ -1,0 +1,124 @@
+"""The bot's conversational messages: placeholder, help, proposal (and its decided forms),
+clarifying questions and failures."""
+
+from __future__ import annotations
+
+from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement
+
+from agent.outcome import Proposal
+from bot.blocks.base import (
+    CONTEXT_TEXT,
+    SECTION_TEXT,
+    SQL_SECTIONS,
+    Message,
+    code_sections,
+    context,
+    escaped,
+    finish,
+    mention,
+    names,
+    section,
+    size,
+)
+
+APPROVE_ACTION = "approve_proposal"
+REJECT_ACTION = "reject_proposal"
+
+EXAMPLE = "which region had the most revenue last month?"
+
+
+def working() -> Message:
+    """The placeholder posted at once; the proposal (or an answer) replaces it."""
+    return finish("Working on it…", [section(":hourglass_flowing_sand: Working on it…")])
+
+
+def help_message() -> Message:
+    """The reply to a mention with no question."""
+    text = (
+        f"Ask me a question about the data, for example: `@querybot {EXAMPLE}`\n"
+        "I reply here with the SQL I would run. Nothing runs until someone presses *Approve*. "
+        "Reply in the thread to follow up; no need to mention me again."
+    )
+    return finish("Ask me a question about the data.", [section(text)])
+
+
+def _proposal_body(prop: Proposal, requested_by: str, note: str) -> list[Block]:
+    blocks: list[Block] = []
+    if note:
+        blocks.append(context(escaped(note, CONTEXT_TEXT)))
+    explanation = prop.explanation.strip() or "Proposed query"
+    blocks.append(section(f"*{escaped(explanation, SECTION_TEXT - 2)}*"))
+    sql_blocks, sql_cut = code_sections(prop.sql, SQL_SECTIONS)
+    blocks += sql_blocks
+    if sql_cut:
+        blocks.append(
+            context(
+                f":warning: The SQL is {len(prop.sql):,} characters long; only the start is "
+                "shown. Approve only if you trust it, or ask for a simpler query."
+            )
+        )
+    facts = [f"Reads {names(prop.tables)}"]
+    if prop.estimated_bytes is not None:
+        facts.append(f"will scan about {size(prop.estimated_bytes)}")
+    if prop.estimated_cost_usd is not None:
+        facts.append(f"estimated cost ${prop.estimated_cost_usd:,.2f}")
+    facts.append(f"asked by {mention(requested_by)}")
+    blocks.append(context(" · ".join(facts)))
+    warnings = [f":warning: {escaped(w, CONTEXT_TEXT - 10)}" for w in prop.warnings[:10]]
+    if warnings:
+        blocks.append(context(*warnings))
+    return blocks
+
+
+def proposal(prop: Proposal, *, requested_by: str, note: str = "") -> Message:
+    """The SQL awaiting approval, with Approve / Reject buttons carrying only the proposal id."""
+    buttons = ActionsBlock(
+        elements=[
+            ButtonElement(
+                text="Approve",
+                action_id=APPROVE_ACTION,
+                value=prop.proposal_id,
+                style="primary",
+            ),
+            ButtonElement(
+                text="Reject",
+                action_id=REJECT_ACTION,
+                value=prop.proposal_id,
+                style="danger",
+            ),
+        ]
+    )
+    blocks = [*_proposal_body(prop, requested_by, note), buttons]
+    return finish(f"Proposed query: {prop.explanation}", blocks)
+
+
+def decided(prop: Proposal, *, requested_by: str, verdict: str) -> Message:
+    """The proposal's message after a decision: the buttons replaced by `verdict` (mrkdwn)."""
+    blocks = [*_proposal_body(prop, requested_by, ""), context(verdict)]
+    return finish(f"Proposed query: {prop.explanation}", blocks)
+
+
+def approved_by(user: str) -> str:
+    return f":white_check_mark: Approved by {mention(user)}"
+
+
+def rejected_by(user: str) -> str:
+    return f":x: Rejected by {mention(user)}; nothing was run."
+
+
+SUPERSEDED = ":arrow_heading_down: Replaced by a newer question in this thread; nothing was run."
+
+
+def clarify(message: str) -> Message:
+    """The agent asks something back (or says the data cannot answer)."""
+    blocks = [
+        section(f":question: {escaped(message, SECTION_TEXT - 12)}"),
+        context("Reply in this thread to continue; no need to mention me."),
+    ]
+    return finish(message, blocks)
+
+
+def failure(message: str) -> Message:
+    """Something stopped the question; `message` says what and what to do."""
+    blocks = [section(f":warning: {escaped(message, SECTION_TEXT - 12)}")]
+    return finish(message, blocks)
