@@ -6,7 +6,8 @@ knows, so a click still works after a restart. Two rules hold it together:
 
 - `first_delivery(event_id)` is true once per event id: Slack's retries are dropped.
 - `claim()` moves a proposal PENDING -> RUNNING in one conditional UPDATE, so of two clicks (two
-  threads, two processes) exactly one wins and runs anything.
+  threads, two processes) exactly one wins and runs anything. An edit claims the same way
+  (`claim_edit`), so an approval and an edit of one proposal never both go ahead.
 
 The SQL is plain (ON CONFLICT, RETURNING, `?` placeholders aside), so a PostgreSQL version of this
 class can share it.
@@ -44,16 +45,20 @@ CREATE TABLE IF NOT EXISTS bot_proposals (
     status TEXT NOT NULL,
     approved INTEGER,
     decided_by TEXT,
+    edited_by TEXT,
     proposal TEXT NOT NULL,
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS bot_proposals_thread ON bot_proposals (thread_id, status);
+CREATE INDEX IF NOT EXISTS bot_proposals_requester ON bot_proposals (requested_by, created_at);
 """
+#: Columns added after the first release, for stores created before them.
+_ADDED = {"edited_by": "ALTER TABLE bot_proposals ADD COLUMN edited_by TEXT"}
 
 _COLUMNS = (
     "proposal_id, thread_id, channel, message_ts, sql_sha256, requested_by, status, approved,"
-    " decided_by, proposal"
+    " decided_by, edited_by, proposal"
 )
 
 
@@ -77,9 +82,12 @@ class ProposalRecord:
     sql_sha256: str
     requested_by: str
     status: Status
-    #: None until claimed; then whether the click was Approve.
+    #: None until claimed; then whether the click was Approve (None again for an edit's claim).
     approved: bool | None
+    #: Who approved or rejected it, or who edited it (RUNNING or SUPERSEDED with approved None).
     decided_by: str | None
+    #: Who wrote this proposal's SQL when it came from an edit (they may not approve it).
+    edited_by: str | None
     #: The proposal itself, to redraw its message when it is decided or superseded.
     proposal: Proposal
 
@@ -105,6 +113,10 @@ class Store:
         self._conn.execute("PRAGMA busy_timeout=5000")
         with self._lock:
             self._conn.executescript(_SCHEMA)
+            have = {row[1] for row in self._conn.execute("PRAGMA table_info(bot_proposals)")}
+            for column, statement in _ADDED.items():
+                if column not in have:
+                    self._conn.execute(statement)
 
     def close(self) -> None:
         with self._lock:
@@ -136,12 +148,13 @@ class Store:
         channel: str,
         message_ts: str,
         requested_by: str,
+        edited_by: str | None = None,
     ) -> ProposalRecord:
         """Record a proposal shown in `channel` at `message_ts`, waiting for a click."""
         now = time.time()
         self._rows(
             f"INSERT INTO bot_proposals ({_COLUMNS}, created_at, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?)",
             (
                 proposal.proposal_id,
                 thread_id,
@@ -150,6 +163,7 @@ class Store:
                 proposal.sql_sha256,
                 requested_by,
                 Status.PENDING,
+                edited_by,
                 json.dumps(asdict(proposal)),
                 now,
                 now,
@@ -177,6 +191,42 @@ class Store:
             return Claim(won=True, record=_record(rows[0]))
         return Claim(won=False, record=self.proposal(proposal_id))
 
+    def claim_edit(self, proposal_id: str, *, user: str) -> Claim:
+        """Move a PENDING proposal to RUNNING for `user`'s edit; at most one caller wins."""
+        rows = self._rows(
+            "UPDATE bot_proposals SET status = ?, approved = NULL, decided_by = ?, updated_at = ?"
+            " WHERE proposal_id = ? AND status = ?"
+            f" RETURNING {_COLUMNS}",
+            (Status.RUNNING, user, time.time(), proposal_id, Status.PENDING),
+        )
+        if rows:
+            return Claim(won=True, record=_record(rows[0]))
+        return Claim(won=False, record=self.proposal(proposal_id))
+
+    def release(self, proposal_id: str) -> None:
+        """A refused edit: the proposal waits for a click again."""
+        self._rows(
+            "UPDATE bot_proposals SET status = ?, decided_by = NULL, updated_at = ?"
+            " WHERE proposal_id = ? AND status = ?",
+            (Status.PENDING, time.time(), proposal_id, Status.RUNNING),
+        )
+
+    def supersede(self, proposal_id: str) -> None:
+        """A claimed proposal was replaced (by its edited version)."""
+        self._rows(
+            "UPDATE bot_proposals SET status = ?, updated_at = ? WHERE proposal_id = ?",
+            (Status.SUPERSEDED, time.time(), proposal_id),
+        )
+
+    def recent_questions(self, user: str, limit: int = 5) -> list[ProposalRecord]:
+        """`user`'s latest proposals, newest first (one per question: edits are left out)."""
+        rows = self._rows(
+            f"SELECT {_COLUMNS} FROM bot_proposals WHERE requested_by = ? AND edited_by IS NULL"
+            " ORDER BY created_at DESC LIMIT ?",
+            (user, limit),
+        )
+        return [_record(row) for row in rows]
+
     def finish(self, proposal_id: str) -> None:
         """The decision on a claimed proposal has been carried out (or failed for good)."""
         self._rows(
@@ -196,7 +246,19 @@ class Store:
 
 
 def _record(row: tuple[Any, ...]) -> ProposalRecord:
-    (pid, thread_id, channel, ts, sha, requested_by, status, approved, decided_by, body) = row
+    (
+        pid,
+        thread_id,
+        channel,
+        ts,
+        sha,
+        requested_by,
+        status,
+        approved,
+        decided_by,
+        edited_by,
+        body,
+    ) = row
     return ProposalRecord(
         proposal_id=pid,
         thread_id=thread_id,
@@ -207,5 +269,6 @@ def _record(row: tuple[Any, ...]) -> ProposalRecord:
         status=Status(status),
         approved=None if approved is None else bool(approved),
         decided_by=decided_by,
+        edited_by=edited_by,
         proposal=Proposal(**json.loads(body)),
     )

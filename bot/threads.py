@@ -33,6 +33,10 @@ DECIDE_FAILED = (
     "Ask the question again for a fresh proposal; if it keeps happening, tell whoever runs "
     "querybot (the details are in its log)."
 )
+EDIT_FAILED = (
+    "Something went wrong while checking the edited SQL, so nothing changed and nothing was run. "
+    "The original proposal still waits; edit again or approve it."
+)
 REPAIRED = (
     "The approved query failed when it ran, so I corrected it. The new version needs its own "
     "approval."
@@ -45,6 +49,8 @@ class ThreadAgent(Protocol):
     def ask(self, thread_id: str, question: str, *, user: str) -> Outcome: ...
 
     def decide(self, thread_id: str, proposal_id: str, *, approved: bool, user: str) -> Outcome: ...
+
+    def edit(self, thread_id: str, proposal_id: str, sql: str, *, user: str) -> Outcome: ...
 
     def has_thread(self, thread_id: str) -> bool: ...
 
@@ -111,6 +117,11 @@ class Conversations:
             log.exception("Could not mark proposal %s as decided", record.proposal_id)
         self.work.submit(record.thread_id, lambda: self._decide(record, approved, user))
 
+    def edit(self, record: ProposalRecord, sql: str, *, user: str) -> None:
+        """An Edit SQL submission that won the claim: check the edit in the worker pool."""
+        assert record.status is Status.RUNNING
+        self.work.submit(record.thread_id, lambda: self._edit(record, sql, user))
+
     # -- jobs (worker pool) ---------------------------------------------------------------------
 
     def _follow_up(self, thread: SlackThread, text: str, user: str) -> None:
@@ -162,6 +173,43 @@ class Conversations:
             log.exception("Posting the outcome of proposal %s failed", record.proposal_id)
             self._fail(thread, None, DECIDE_FAILED)
 
+    def _edit(self, record: ProposalRecord, sql: str, user: str) -> None:
+        thread = SlackThread.from_id(record.thread_id)
+        pid = record.proposal_id
+        log.info("%s edited proposal %s (%d characters)", user, pid, len(sql))
+        try:
+            outcome = self.agent.edit(record.thread_id, pid, sql, user=user)
+        except Exception:
+            log.exception("Editing proposal %s failed", pid)
+            self.store.release(pid)
+            self._fail(thread, None, EDIT_FAILED)
+            return
+        if outcome.kind == "proposal" and outcome.proposal:
+            self.store.supersede(pid)
+            self._redraw(record, blocks.edited_by(user))
+            placeholder = self._post(thread, blocks.working())
+            note = (
+                f"Edited by {blocks.mention(user)}: the edit passed the checks and needs approval."
+            )
+            self._show(
+                outcome,
+                thread,
+                placeholder,
+                requested_by=record.requested_by,
+                note=note,
+                edited_by=user,
+            )
+        elif outcome.proposal is not None:
+            # Refused by the gate: the original proposal waits, its buttons still work.
+            self.store.release(pid)
+            self._fail(thread, None, outcome.message)
+        else:
+            # The agent no longer waits on this proposal: nothing to approve any more.
+            self.store.finish(pid)
+            self._redraw(record, blocks.SUPERSEDED)
+            self._fail(thread, None, outcome.message or EDIT_FAILED)
+        log.info("Edit of proposal %s done: %s", pid, outcome.kind)
+
     # -- rendering ------------------------------------------------------------------------------
 
     def _show(
@@ -172,6 +220,7 @@ class Conversations:
         *,
         requested_by: str,
         note: str = "",
+        edited_by: str | None = None,
     ) -> None:
         """Post `outcome` in the thread, replacing `placeholder` when there is one."""
         if outcome.kind == "proposal" and outcome.proposal:
@@ -183,6 +232,7 @@ class Conversations:
                 channel=thread.channel,
                 message_ts=placeholder,
                 requested_by=requested_by,
+                edited_by=edited_by,
             )
             message = blocks.proposal(outcome.proposal, requested_by=requested_by, note=note)
             self._update(thread.channel, placeholder, message)

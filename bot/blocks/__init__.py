@@ -10,12 +10,14 @@ a message. The builders live in modules by subject; this package names them in o
 from bot.blocks.base import FALLBACK_TEXT, Message, code_pieces, cut, escape, escaped, mention
 from bot.blocks.messages import (
     APPROVE_ACTION,
+    EDIT_ACTION,
     EXAMPLE,
     REJECT_ACTION,
     SUPERSEDED,
     approved_by,
     clarify,
     decided,
+    edited_by,
     failure,
     help_message,
     proposal,
@@ -23,10 +25,12 @@ from bot.blocks.messages import (
     working,
 )
 from bot.blocks.results import CELL_TEXT, cell_text, result
+from bot.blocks.views import edit_modal
 
 __all__ = [
     "APPROVE_ACTION",
     "CELL_TEXT",
+    "EDIT_ACTION",
     "EXAMPLE",
     "FALLBACK_TEXT",
     "REJECT_ACTION",
@@ -38,6 +42,8 @@ __all__ = [
     "code_pieces",
     "cut",
     "decided",
+    "edit_modal",
+    "edited_by",
     "escape",
     "escaped",
     "failure",

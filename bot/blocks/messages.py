@@ -23,6 +23,7 @@ from bot.blocks.base import (
 
 APPROVE_ACTION = "approve_proposal"
 REJECT_ACTION = "reject_proposal"
+EDIT_ACTION = "edit_proposal"
 
 EXAMPLE = "which region had the most revenue last month?"
 
@@ -45,7 +46,7 @@ def help_message() -> Message:
 def _proposal_body(prop: Proposal, requested_by: str, note: str) -> list[Block]:
     blocks: list[Block] = []
     if note:
-        blocks.append(context(escaped(note, CONTEXT_TEXT)))
+        blocks.append(context(note))
     explanation = prop.explanation.strip() or "Proposed query"
     blocks.append(section(f"*{escaped(explanation, SECTION_TEXT - 2)}*"))
     sql_blocks, sql_cut = code_sections(prop.sql, SQL_SECTIONS)
@@ -71,7 +72,8 @@ def _proposal_body(prop: Proposal, requested_by: str, note: str) -> list[Block]:
 
 
 def proposal(prop: Proposal, *, requested_by: str, note: str = "") -> Message:
-    """The SQL awaiting approval, with Approve / Reject buttons carrying only the proposal id."""
+    """The SQL awaiting approval, with Approve / Reject / Edit SQL buttons carrying only the
+    proposal id (the SQL stays in the bot's store). `note` is mrkdwn the caller escaped."""
     buttons = ActionsBlock(
         elements=[
             ButtonElement(
@@ -86,6 +88,7 @@ def proposal(prop: Proposal, *, requested_by: str, note: str = "") -> Message:
                 value=prop.proposal_id,
                 style="danger",
             ),
+            ButtonElement(text="Edit SQL", action_id=EDIT_ACTION, value=prop.proposal_id),
         ]
     )
     blocks = [*_proposal_body(prop, requested_by, note), buttons]
@@ -104,6 +107,10 @@ def approved_by(user: str) -> str:
 
 def rejected_by(user: str) -> str:
     return f":x: Rejected by {mention(user)}; nothing was run."
+
+
+def edited_by(user: str) -> str:
+    return f":pencil2: Edited by {mention(user)}; the edited version is below. Nothing was run."
 
 
 SUPERSEDED = ":arrow_heading_down: Replaced by a newer question in this thread; nothing was run."

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slack_bolt import App
 
-from bot.listeners import actions, mentions, messages
+from bot.listeners import actions, edits, mentions, messages
 from bot.store import Store
 from bot.threads import Conversations
 
@@ -13,3 +13,4 @@ def register(app: App, conversations: Conversations, store: Store) -> None:
     mentions.register(app, conversations, store)
     messages.register(app, conversations, store)
     actions.register(app, conversations, store)
+    edits.register(app, conversations, store)

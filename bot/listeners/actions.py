@@ -1,7 +1,7 @@
 """Approve / Reject clicks: ack, claim the proposal atomically, then carry out the decision.
 
 Only the click that moves the proposal out of PENDING does anything; every other click (a double
-click, a second person, a click on a superseded proposal) gets an ephemeral note.
+click, a second person, a click on a superseded or edited proposal) gets an ephemeral note.
 """
 
 from __future__ import annotations
@@ -20,33 +20,46 @@ def already_decided(record: ProposalRecord | None) -> str:
     """Why a click did nothing, for the person who clicked."""
     if record is None:
         return "I do not know this proposal any more. Ask the question again for a fresh one."
+    editor = blocks.mention(record.decided_by or "?")
+    if record.status is Status.SUPERSEDED and record.decided_by and record.approved is None:
+        return f"This proposal was replaced by an edit from {editor}; the edited version is below."
     if record.status is Status.SUPERSEDED:
         return "This proposal was replaced by a newer question in the thread; nothing was run."
+    if record.status is Status.RUNNING and record.approved is None:
+        return f"{editor} is editing this proposal; wait for the edited version."
     verb = "approved" if record.approved else "rejected"
-    return f"This proposal was already {verb} by {blocks.mention(record.decided_by or '?')}."
+    return f"This proposal was already {verb} by {editor}."
+
+
+def clicked_record(store: Store, body: dict[str, Any]) -> ProposalRecord | None:
+    """The proposal a button names, if it is known and was posted in the clicked channel."""
+    channel = (body.get("channel") or {}).get("id", "")
+    record = store.proposal(body["actions"][0].get("value", ""))
+    return record if record is not None and record.channel == channel else None
+
+
+def tell(client: WebClient, body: dict[str, Any], record: ProposalRecord | None, text: str) -> None:
+    """An ephemeral note to the person who clicked, in the proposal's thread when known."""
+    client.chat_postEphemeral(
+        channel=(body.get("channel") or {}).get("id", ""),
+        user=body["user"]["id"],
+        thread_ts=SlackThread.from_id(record.thread_id).ts if record else None,
+        text=text,
+    )
 
 
 def register(app: App, conversations: Conversations, store: Store) -> None:
     def decide(ack: Ack, body: dict[str, Any], client: WebClient, approved: bool) -> None:
         ack()
         user = body["user"]["id"]
-        channel = (body.get("channel") or {}).get("id", "")
-        proposal_id = body["actions"][0].get("value", "")
-        record = store.proposal(proposal_id)
-        if record is not None and record.channel == channel:
-            claim = store.claim(proposal_id, approved=approved, user=user)
+        record = clicked_record(store, body)
+        if record is not None:
+            claim = store.claim(record.proposal_id, approved=approved, user=user)
             if claim.won and claim.record is not None:
                 conversations.decision(claim.record, approved=approved, user=user)
                 return
             record = claim.record
-        else:
-            record = None
-        client.chat_postEphemeral(
-            channel=channel,
-            user=user,
-            thread_ts=SlackThread.from_id(record.thread_id).ts if record else None,
-            text=already_decided(record),
-        )
+        tell(client, body, record, already_decided(record))
 
     @app.action(blocks.APPROVE_ACTION)
     def on_approve(ack: Ack, body: dict[str, Any], client: WebClient) -> None:

@@ -183,15 +183,16 @@ class BotProcess:
         status, answer = self.post(text, content_type, headers)
         assert status == 200, (status, answer)
 
-    def send_click(self, payload: dict[str, Any]) -> None:
-        """Deliver a block_actions payload and check the ack."""
+    def send_click(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Deliver an interactive payload (block_actions, view_submission), check the ack and
+        return what the ack answered ({} for an empty ack)."""
         if self.socket_mode:
             envelope = self.socket_mode.send("interactive", payload)
-            self.socket_mode.wait_ack(envelope)
-            return
+            return self.socket_mode.wait_ack(envelope).get("payload") or {}
         text, content_type = action_request(payload)
         status, answer = self.post(text, content_type, signed_headers(SECRET, text))
         assert status == 200, (status, answer)
+        return json.loads(answer) if answer.strip() else {}
 
 
 def audit_events(bot: BotProcess, **where: str) -> list[dict[str, Any]]:

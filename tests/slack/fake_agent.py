@@ -50,7 +50,7 @@ def answer_outcome(user: str, rows: int = 3) -> Outcome:
 
 
 class FakeAgent:
-    """Implements the four Agent methods the bot may call."""
+    """Implements the Agent methods the bot may call."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -59,6 +59,8 @@ class FakeAgent:
         self.has_thread_calls: list[str] = []
         self.ask_replies: list[Reply] = []
         self.decide_replies: list[Reply] = []
+        self.edits: list[tuple[str, str, str, str]] = []
+        self.edit_replies: list[Reply] = []
         self._pending: dict[str, Proposal] = {}
 
     def _next(self, queue: list[Reply], default: Outcome) -> Outcome:
@@ -85,6 +87,15 @@ class FakeAgent:
             self._pending.pop(thread_id, None)
         default = answer_outcome(user) if approved else Outcome(kind="rejected", message="no")
         return self._next(self.decide_replies, default)
+
+    def edit(self, thread_id: str, proposal_id: str, sql: str, *, user: str) -> Outcome:
+        with self._lock:
+            self.edits.append((thread_id, proposal_id, sql, user))
+        outcome = self._next(self.edit_replies, proposal_outcome(sql=sql))
+        if outcome.kind == "proposal" and outcome.proposal:
+            with self._lock:
+                self._pending[thread_id] = outcome.proposal
+        return outcome
 
     def pending_proposal(self, thread_id: str) -> Proposal | None:
         with self._lock:

@@ -9,7 +9,8 @@ import slack_payloads as payloads
 from botproc import BotProcess
 from standin import Posted, SlackStandin
 
-from bot.blocks import APPROVE_ACTION, REJECT_ACTION
+from bot.blocks import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION
+from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,23 @@ def reply(bot: BotProcess, thread: Thread, text: str, *, user: str = payloads.AL
 def click(bot: BotProcess, posted: Posted, *, approve: bool, user: str = payloads.BOB) -> None:
     action = APPROVE_ACTION if approve else REJECT_ACTION
     bot.send_click(payloads.click(posted, action, user=user))
+
+
+def open_edit(bot: BotProcess, slack: SlackStandin, posted: Posted, *, user: str) -> dict:
+    """Press Edit SQL on `posted`; return the modal the bot opened for that click."""
+    payload = payloads.click(posted, EDIT_ACTION, user=user)
+    bot.send_click(payload)
+    opened = slack.wait_for(
+        lambda: [v for v in slack.opened_views if v["trigger_id"] == payload["trigger_id"]],
+        what="the Edit SQL modal",
+    )
+    return opened[0]["view"]
+
+
+def submit_edit(bot: BotProcess, view: dict, sql: str, *, user: str) -> dict:
+    """Submit the Edit SQL modal `view` with `sql` typed in; returns the ack's answer."""
+    values = {EDIT_BLOCK: {EDIT_INPUT: sql}}
+    return bot.send_click(payloads.view_submission(view, values, user=user))
 
 
 def wait_message(

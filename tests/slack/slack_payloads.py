@@ -148,6 +148,39 @@ def click(posted: Posted, action_id: str, *, user: str = BOB) -> dict[str, Any]:
     }
 
 
+def view_submission(
+    view: dict[str, Any], values: dict[str, dict[str, str]], *, user: str = BOB
+) -> dict[str, Any]:
+    """The `view_submission` payload of submitting the modal `view` (as opened) with `values`:
+    block_id -> {action_id: typed text}."""
+    state = {
+        block: {
+            action: {"type": "plain_text_input", "value": text} for action, text in acts.items()
+        }
+        for block, acts in values.items()
+    }
+    return {
+        "type": "view_submission",
+        "team": {"id": TEAM_ID, "domain": "standin"},
+        "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM_ID},
+        "api_app_id": APP_ID,
+        "token": "unused-verification-token",
+        "trigger_id": f"{next(_numbers)}.{next(_numbers)}.standin",
+        "view": {
+            "id": f"V{next(_numbers):08d}",
+            "team_id": TEAM_ID,
+            "app_id": APP_ID,
+            "bot_id": BOT_ID,
+            **view,
+            "state": {"values": state},
+            "hash": f"{next(_numbers)}.standin",
+        },
+        "response_urls": [],
+        "is_enterprise_install": False,
+        "enterprise": None,
+    }
+
+
 def event_request(body: dict[str, Any]) -> tuple[str, str]:
     """(body, content type) of an Events API request."""
     return json.dumps(body), "application/json"

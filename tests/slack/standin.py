@@ -6,6 +6,12 @@ answers like Slack: `ok`, `ts`, `channel`, and Slack's error codes. Blocks are c
 Slack checks them: each one must parse with slack_sdk's models and survive `to_dict()` (which
 enforces slack_sdk's field limits) unchanged, and the message-level limits slack_sdk does not model
 are checked here (50 blocks, one table of at most 100 rows by 20 cells, 40,000 characters of text).
+Views (`views.open`, `views.publish`) are checked the same way with the view limits (100 blocks,
+`private_metadata` 3,000 characters, a plain_text_input's `max_length` and initial value at most
+3,000). Files go through the three calls of `files_upload_v2`: `files.getUploadURLExternal` hands
+out a local upload URL, the bytes are POSTed there, `files.completeUploadExternal` shares them;
+`uploads` keeps each shared file's bytes. `usergroups.users.list` and `conversations.info` answer
+from `usergroups` and `channels`, which a test fills.
 A refused call answers `invalid_blocks` (or `msg_too_long`, `no_text`...) and is listed in
 `refused`, so a test can assert that the bot never sent anything Slack would refuse.
 
@@ -31,6 +37,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import Block
+from slack_sdk.models.views import View
 
 T = TypeVar("T")
 
@@ -42,6 +49,11 @@ MAX_BLOCKS = 50
 MAX_TEXT = 40_000
 TABLE_ROWS = 100
 TABLE_CELLS = 20
+VIEW_BLOCKS = 100
+PRIVATE_METADATA = 3000
+INPUT_TEXT = 3000
+#: files.getUploadURLExternal refuses files over 1 GB; the stand-in keeps it small.
+MAX_UPLOAD = 50 * 1024 * 1024
 
 _CONTROL = re.compile(
     r"<(?:@[UW][A-Z0-9]+|#C[A-Z0-9]+(?:\|[^<>]*)?|![a-z]+(?:\^[^<>]*)?(?:\|[^<>]*)?"
@@ -68,6 +80,18 @@ class Call:
     @property
     def ok(self) -> bool:
         return bool(self.answer.get("ok"))
+
+
+@dataclass
+class Upload:
+    """A file shared with `files.completeUploadExternal`."""
+
+    file_id: str
+    filename: str
+    title: str
+    channel: str
+    thread_ts: str | None
+    content: bytes
 
 
 @dataclass
@@ -120,6 +144,16 @@ class SlackStandin:
         self.calls: list[Call] = []
         self.messages: dict[tuple[str, str], Posted] = {}
         self.ephemerals: list[dict[str, Any]] = []
+        #: Views opened (`views.open`: trigger_id, view) and published (`views.publish`).
+        self.opened_views: list[dict[str, Any]] = []
+        self.published_views: list[dict[str, Any]] = []
+        self.uploads: list[Upload] = []
+        #: Usergroup id -> member user ids, for `usergroups.users.list`.
+        self.usergroups: dict[str, list[str]] = {}
+        #: Channel id -> the `channel` object `conversations.info` returns (else a plain channel).
+        self.channels: dict[str, dict[str, Any]] = {}
+        self._pending_uploads: dict[str, dict[str, Any]] = {}
+        self._ids = itertools.count(1)
         self.mrkdwn_problems: list[str] = []
         #: The Socket Mode URL `apps.connections.open` hands out.
         self.socket_mode_url = ""
@@ -199,6 +233,10 @@ class SlackStandin:
             # Snapshots: a test keeps what it saw (as a person's screen does) after updates.
             return sorted(copy.deepcopy(found), key=lambda m: float(m.ts))
 
+    def uploads_in(self, channel: str, thread_ts: str | None) -> list[Upload]:
+        with self._lock:
+            return [u for u in self.uploads if u.channel == channel and u.thread_ts == thread_ts]
+
     def ephemerals_for(self, channel: str, user: str) -> list[dict[str, Any]]:
         with self._lock:
             return [e for e in self.ephemerals if e["channel"] == channel and e["user"] == user]
@@ -252,6 +290,13 @@ class SlackStandin:
                 url = urlsplit(self.path)
                 method = url.path.rsplit("/", 1)[-1]
                 length = int(self.headers.get("Content-Length") or 0)
+                if url.path.startswith("/upload/"):
+                    status = standin._receive_upload(method, self.rfile.read(length))
+                    self.send_response(status)
+                    self.send_header("Content-Length", "2")
+                    self.end_headers()
+                    self.wfile.write(b"OK")
+                    return
                 raw = self.rfile.read(length).decode("utf-8") if length else ""
                 params = _params(raw, self.headers.get("Content-Type", ""), url.query)
                 auth = self.headers.get("Authorization", "")
@@ -315,6 +360,12 @@ class SlackStandin:
             "chat.postMessage": self._post_message,
             "chat.update": self._update,
             "chat.postEphemeral": self._post_ephemeral,
+            "views.open": self._views_open,
+            "views.publish": self._views_publish,
+            "files.getUploadURLExternal": self._upload_url,
+            "files.completeUploadExternal": self._complete_upload,
+            "usergroups.users.list": self._usergroup_users,
+            "conversations.info": self._conversation_info,
         }.get(method)
         if handler is None:
             raise Refused("unknown_method", f"the stand-in does not serve {method}")
@@ -375,13 +426,127 @@ class SlackStandin:
         self.ephemerals.append(dict(params))
         return {"ok": True, "message_ts": self._new_ts()}
 
+    def _views_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        if not params.get("trigger_id"):
+            raise Refused("invalid_arguments", "views.open needs a trigger_id")
+        view = check_view(params.get("view"), "modal")
+        self.mrkdwn_problems += mrkdwn_problems("", view["blocks"])
+        self.opened_views.append({"trigger_id": params["trigger_id"], "view": view})
+        return {"ok": True, "view": {"id": f"V{next(self._ids):08d}", **view}}
 
-def check_blocks(blocks: Any, refused_types: set[str] | frozenset[str] = frozenset()) -> None:
+    def _views_publish(self, params: dict[str, Any]) -> dict[str, Any]:
+        if not params.get("user_id"):
+            raise Refused("invalid_arguments", "views.publish needs a user_id")
+        view = check_view(params.get("view"), "home")
+        self.mrkdwn_problems += mrkdwn_problems("", view["blocks"])
+        self.published_views.append({"user_id": params["user_id"], "view": view})
+        return {"ok": True, "view": {"id": f"V{next(self._ids):08d}", **view}}
+
+    def _upload_url(self, params: dict[str, Any]) -> dict[str, Any]:
+        filename = str(params.get("filename") or "")
+        length = int(params.get("length") or 0)
+        if not filename or length <= 0:
+            raise Refused("invalid_arguments", "filename and a positive length are required")
+        if length > MAX_UPLOAD:
+            raise Refused("file_too_large", f"{length} bytes")
+        file_id = f"F{next(self._ids):08d}"
+        self._pending_uploads[file_id] = {"filename": filename, "length": length, "data": None}
+        upload_url = self.url.removesuffix("/api/") + f"/upload/{file_id}"
+        return {"ok": True, "upload_url": upload_url, "file_id": file_id}
+
+    def _receive_upload(self, file_id: str, data: bytes) -> int:
+        with self._lock:
+            pending = self._pending_uploads.get(file_id)
+            if pending is None or len(data) != pending["length"]:
+                return 400
+            pending["data"] = data
+            return 200
+
+    def _complete_upload(self, params: dict[str, Any]) -> dict[str, Any]:
+        files = params.get("files")
+        if isinstance(files, str):
+            files = json.loads(files)
+        if not files:
+            raise Refused("invalid_arguments", "no files")
+        channel = str(params.get("channel_id") or "")
+        thread_ts = params.get("thread_ts") or None
+        if thread_ts and not channel:
+            raise Refused("invalid_arguments", "thread_ts needs channel_id")
+        shared = []
+        for item in files:
+            pending = self._pending_uploads.pop(item.get("id", ""), None)
+            if pending is None or pending["data"] is None:
+                raise Refused("file_not_found", f"{item.get('id')} was not uploaded")
+            title = item.get("title") or pending["filename"]
+            self.uploads.append(
+                Upload(item["id"], pending["filename"], title, channel, thread_ts, pending["data"])
+            )
+            shared.append({"id": item["id"], "name": pending["filename"], "title": title})
+        return {"ok": True, "files": shared}
+
+    def _usergroup_users(self, params: dict[str, Any]) -> dict[str, Any]:
+        group = str(params.get("usergroup") or "")
+        if group not in self.usergroups:
+            raise Refused("no_such_subteam", f"no usergroup {group!r}")
+        return {"ok": True, "users": list(self.usergroups[group])}
+
+    def _conversation_info(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = str(params.get("channel") or "")
+        if not channel:
+            raise Refused("channel_not_found", "no channel")
+        info = {
+            "id": channel,
+            "is_channel": True,
+            "is_ext_shared": False,
+            "is_shared": False,
+            "is_org_shared": False,
+            **self.channels.get(channel, {}),
+        }
+        return {"ok": True, "channel": info}
+
+
+def check_view(raw: Any, kind: str) -> dict[str, Any]:
+    """Raise `Refused` as Slack would for a view of type `kind`; return the view as a dict."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise Refused("invalid_arguments", "view is not JSON") from exc
+    if not isinstance(raw, dict) or raw.get("type") != kind:
+        raise Refused("invalid_arguments", f"not a {kind} view")
+    blocks = raw.get("blocks") or []
+    if not blocks or len(blocks) > VIEW_BLOCKS:
+        raise Refused("invalid_arguments", f"{len(blocks)} blocks (1 to {VIEW_BLOCKS})")
+    if len(raw.get("private_metadata") or "") > PRIVATE_METADATA:
+        raise Refused("invalid_arguments", "private_metadata over 3,000 characters")
+    try:
+        if View(**raw).to_dict() != raw:
+            raise Refused("invalid_arguments", "fields slack_sdk does not know")
+    except SlackObjectFormationError as exc:
+        raise Refused("invalid_arguments", str(exc)) from exc
+    for i, block in enumerate(blocks):
+        element = block.get("element") or {}
+        if element.get("type") == "plain_text_input":
+            max_length = element.get("max_length", INPUT_TEXT)
+            if not 1 <= max_length <= INPUT_TEXT:
+                raise Refused("invalid_arguments", f"block {i}: max_length {max_length}")
+            if len(element.get("initial_value") or "") > max_length:
+                raise Refused("invalid_arguments", f"block {i}: initial_value over max_length")
+    check_blocks(blocks, max_blocks=VIEW_BLOCKS)
+    return raw
+
+
+def check_blocks(
+    blocks: Any,
+    refused_types: set[str] | frozenset[str] = frozenset(),
+    *,
+    max_blocks: int = MAX_BLOCKS,
+) -> None:
     """Raise `Refused` as Slack would for `blocks` (a message's `blocks` argument)."""
     if not isinstance(blocks, list):
         raise Refused("invalid_blocks_format", "blocks is not a JSON array")
-    if len(blocks) > MAX_BLOCKS:
-        raise Refused("invalid_blocks", f"{len(blocks)} blocks (at most {MAX_BLOCKS})")
+    if len(blocks) > max_blocks:
+        raise Refused("invalid_blocks", f"{len(blocks)} blocks (at most {max_blocks})")
     tables = 0
     for i, raw in enumerate(blocks):
         kind = raw.get("type") if isinstance(raw, dict) else None

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from standin import check_blocks, mrkdwn_problems
+from standin import check_blocks, check_view, mrkdwn_problems
 
 from agent.outcome import Answer, Proposal
 from bot import blocks
-from bot.blocks import APPROVE_ACTION, REJECT_ACTION, Message
+from bot.blocks import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION, Message
 
 NASTY = "a < b && c > d <!channel> <@U123|x> ``` *bold* _it_ ~s~ `code` &amp; <https://x.io|x>"
 UNICODE = "売上 📈 Umsätze — ¿cuánto? עברית"
@@ -70,7 +70,7 @@ def make_answer(columns: int = 2, rows: int = 3, **changes: Any) -> Answer:
 # -- proposal -------------------------------------------------------------------------------
 
 
-def test_proposal_shows_sql_explanation_tables_and_two_buttons() -> None:
+def test_proposal_shows_sql_explanation_tables_and_three_buttons() -> None:
     message = valid(blocks.proposal(make_proposal(), requested_by="U0ALICE01"))
     body = texts(message)
     assert "Units sold by region." in body
@@ -80,7 +80,7 @@ def test_proposal_shows_sql_explanation_tables_and_two_buttons() -> None:
     actions = [b for b in message.blocks if b["type"] == "actions"]
     assert len(actions) == 1
     buttons = {e["action_id"]: e for e in actions[0]["elements"]}
-    assert set(buttons) == {APPROVE_ACTION, REJECT_ACTION}
+    assert set(buttons) == {APPROVE_ACTION, REJECT_ACTION, EDIT_ACTION}
     assert {e["value"] for e in buttons.values()} == {"0123456789abcdef0123456789abcdef"}
     assert buttons[APPROVE_ACTION]["style"] == "primary"
 
@@ -135,9 +135,24 @@ def test_proposal_with_cost_estimate() -> None:
 
 def test_proposal_note_and_long_explanation() -> None:
     prop = make_proposal(explanation="x" * 10_000)
-    message = valid(blocks.proposal(prop, requested_by="U1X", note="Corrected <query>"))
+    note = f"Edited by {blocks.mention('U0BOB0001')}: {blocks.escape('a < b')}"
+    message = valid(blocks.proposal(prop, requested_by="U1X", note=note))
     assert message.blocks[0]["type"] == "context"
-    assert "Corrected &lt;query&gt;" in texts(message)
+    assert "Edited by <@U0BOB0001>: a &lt; b" in texts(message)
+
+
+def test_edit_modal_holds_the_sql_and_only_the_id() -> None:
+    prop = make_proposal(sql="SELECT 1 -- <x> & " + "y" * 2900)
+    view = blocks.edit_modal(prop)
+    assert check_view(view, "modal") == view
+    assert json.loads(view["private_metadata"]) == {"proposal_id": prop.proposal_id}
+    field = next(b for b in view["blocks"] if b["type"] == "input")["element"]
+    assert field["initial_value"] == prop.sql and field["max_length"] == 3000
+
+
+def test_edit_modal_refuses_sql_longer_than_an_input_takes() -> None:
+    with pytest.raises(ValueError, match="does not fit"):
+        blocks.edit_modal(make_proposal(sql="SELECT " + "1" * 3000))
 
 
 def test_many_tables_are_listed_within_limits() -> None:

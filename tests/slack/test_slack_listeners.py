@@ -26,10 +26,11 @@ from standin import BOT_USER_ID, TEAM_ID, Posted, SlackStandin
 from agent.outcome import Outcome
 from bot import listeners
 from bot.app import build_app, build_client
-from bot.blocks import APPROVE_ACTION, REJECT_ACTION
+from bot.blocks import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION
+from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
 from bot.settings import Settings
 from bot.store import Status, Store
-from bot.threads import REPAIRED, Conversations
+from bot.threads import EDIT_FAILED, REPAIRED, Conversations
 from bot.work import Work
 
 SECRET = "listener-test-secret"
@@ -66,6 +67,9 @@ class Bot:
 
     def click(self, posted: Posted, action: str, user: str = BOB) -> BoltResponse:
         return self._dispatch(*action_request(payloads.click(posted, action, user=user)))
+
+    def submit(self, payload: dict[str, Any]) -> BoltResponse:
+        return self._dispatch(*action_request(payload))
 
     def thread(self, channel: str, ts: str) -> list[Posted]:
         return self.slack.thread(channel, ts)
@@ -110,7 +114,7 @@ def test_mention_asks_the_agent_and_turns_working_into_the_proposal(bot: Bot) ->
     [message] = bot.thread(channel, ts)
     assert "Working on it" in message.history[0][1][0]["text"]["text"]
     pid = buttons(message)[APPROVE_ACTION]
-    assert buttons(message) == {APPROVE_ACTION: pid, REJECT_ACTION: pid}
+    assert buttons(message) == {APPROVE_ACTION: pid, REJECT_ACTION: pid, EDIT_ACTION: pid}
     record = bot.store.proposal(pid)
     assert record and record.status is Status.PENDING
     assert (record.channel, record.message_ts, record.requested_by) == (channel, message.ts, ALICE)
@@ -290,6 +294,78 @@ def test_click_naming_a_proposal_of_another_channel_is_refused(bot: Bot) -> None
     bot.click(elsewhere, APPROVE_ACTION)
     assert bot.agent.decisions == []
     assert bot.store.proposal(buttons(proposal)[APPROVE_ACTION]).status is Status.PENDING  # type: ignore[union-attr]
+
+
+# -- edits -------------------------------------------------------------------------------------
+
+
+def edit(bot: Bot, proposal: Posted, sql: str, user: str = BOB) -> BoltResponse:
+    """Press Edit SQL on `proposal` and submit the modal it opened with `sql`."""
+    bot.click(proposal, EDIT_ACTION, user=user)
+    view = bot.slack.opened_views[-1]["view"]
+    return bot.submit(payloads.view_submission(view, {EDIT_BLOCK: {EDIT_INPUT: sql}}, user=user))
+
+
+def test_an_edit_comes_back_as_a_new_proposal_recording_its_editor(bot: Bot) -> None:
+    channel, ts = bot.ask()
+    [old] = bot.thread(channel, ts)
+    assert edit(bot, old, "SELECT 2 AS two").status == 200
+    thread_id, pid, sql, user = bot.agent.edits[0]
+    assert (thread_id, pid, sql, user) == (
+        f"{TEAM_ID}:{channel}:{ts}",
+        buttons(old)[APPROVE_ACTION],
+        "SELECT 2 AS two",
+        BOB,
+    )
+    redrawn, new = bot.thread(channel, ts)
+    assert buttons(redrawn) == {} and "Edited by" in redrawn.all_text()
+    record = bot.store.proposal(buttons(new)[APPROVE_ACTION])
+    assert record and (record.requested_by, record.edited_by) == (ALICE, BOB)
+    assert bot.store.proposal(pid).status is Status.SUPERSEDED  # type: ignore[union-attr]
+
+
+def test_a_click_while_an_edit_is_checked_does_nothing(bot: Bot) -> None:
+    channel, ts = bot.ask()
+    [proposal] = bot.thread(channel, ts)
+    assert bot.store.claim_edit(buttons(proposal)[APPROVE_ACTION], user=BOB).won
+    bot.click(proposal, APPROVE_ACTION, user=ALICE)
+    assert bot.agent.decisions == []
+    [note] = bot.slack.ephemerals_for(channel, ALICE)
+    assert note["text"] == f"<@{BOB}> is editing this proposal; wait for the edited version."
+
+
+def test_submitting_an_edit_of_a_decided_proposal_shows_an_error_in_the_modal(bot: Bot) -> None:
+    channel, ts = bot.ask()
+    [proposal] = bot.thread(channel, ts)
+    bot.click(proposal, EDIT_ACTION)
+    view = bot.slack.opened_views[-1]["view"]
+    bot.click(proposal, APPROVE_ACTION)
+    values = {EDIT_BLOCK: {EDIT_INPUT: "SELECT 2"}}
+    response = bot.submit(payloads.view_submission(view, values))
+    assert response.status == 200
+    assert '"response_action": "errors"' in response.body and "no longer waiting" in response.body
+    assert bot.agent.edits == []
+
+
+def test_sql_too_long_for_the_modal_gets_a_note_instead(bot: Bot) -> None:
+    bot.agent.ask_replies.append(proposal_outcome(sql="SELECT " + "1 + " * 1000 + "1"))
+    channel, ts = bot.ask()
+    [proposal] = bot.thread(channel, ts)
+    bot.click(proposal, EDIT_ACTION)
+    assert bot.slack.opened_views == []
+    [note] = bot.slack.ephemerals_for(channel, BOB)
+    assert "at most 3,000" in note["text"]
+
+
+def test_an_edit_that_fails_releases_the_proposal(bot: Bot) -> None:
+    bot.agent.edit_replies.append(RuntimeError("gate exploded"))
+    channel, ts = bot.ask()
+    [proposal] = bot.thread(channel, ts)
+    edit(bot, proposal, "SELECT 2 AS two")
+    assert EDIT_FAILED in bot.thread(channel, ts)[-1].all_text().replace("\n", " ")
+    assert bot.store.proposal(buttons(proposal)[APPROVE_ACTION]).status is Status.PENDING  # type: ignore[union-attr]
+    bot.click(proposal, APPROVE_ACTION)
+    assert len(bot.agent.decisions) == 1
 
 
 # -- outcomes and failures ----------------------------------------------------------------------

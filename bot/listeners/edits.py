@@ -1,0 +1,61 @@
+"""Edit SQL: the button opens a modal with the proposal's SQL; the submission claims the proposal
+(as a click would) and the worker pool checks the edit, which comes back as a new proposal.
+
+The modal carries only the proposal id; the SQL it shows comes from the bot's store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt import Ack, App
+from slack_sdk import WebClient
+
+from bot import blocks
+from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT, EDIT_VIEW, INPUT_TEXT, edited_proposal_id
+from bot.listeners.actions import already_decided, clicked_record, tell
+from bot.store import Status, Store
+from bot.threads import Conversations
+
+TOO_LONG = (
+    "This SQL is {size:,} characters long; Slack's edit box takes at most 3,000. Paste your "
+    "version in the thread with a mention instead: it is checked the same way."
+)
+NOT_WAITING = "This proposal is no longer waiting (it was decided, edited or replaced)."
+UNCHANGED = "The SQL is unchanged. Approve the proposal instead, or change something."
+EMPTY = "Write the SQL to propose."
+
+
+def register(app: App, conversations: Conversations, store: Store) -> None:
+    @app.action(blocks.EDIT_ACTION)
+    def on_edit(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+        ack()
+        record = clicked_record(store, body)
+        if record is None or record.status is not Status.PENDING:
+            tell(client, body, record, already_decided(record))
+            return
+        if len(record.proposal.sql) > INPUT_TEXT:
+            tell(client, body, record, TOO_LONG.format(size=len(record.proposal.sql)))
+            return
+        client.views_open(trigger_id=body["trigger_id"], view=blocks.edit_modal(record.proposal))
+
+    @app.view(EDIT_VIEW)
+    def on_submit(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
+        user = body["user"]["id"]
+        proposal_id = edited_proposal_id(view.get("private_metadata", ""))
+        field = view.get("state", {}).get("values", {}).get(EDIT_BLOCK, {}).get(EDIT_INPUT, {})
+        sql = (field.get("value") or "").strip()
+        record = store.proposal(proposal_id)
+        error = ""
+        if not sql:
+            error = EMPTY
+        elif record is not None and sql == record.proposal.sql.strip():
+            error = UNCHANGED
+        else:
+            claim = store.claim_edit(proposal_id, user=user)
+            if claim.won and claim.record is not None:
+                ack()
+                conversations.edit(claim.record, sql, user=user)
+                return
+            error = NOT_WAITING
+        ack(response_action="errors", errors={EDIT_BLOCK: error})

@@ -1,0 +1,124 @@
+"""End to end: Edit SQL. The button opens a modal holding the SQL; the submission is checked by
+the gate and comes back as a new proposal, and only an approval runs it. A refused edit changes
+nothing: the reasons go in the thread and the original proposal can still be approved.
+
+One bot serves the module; each test consumes the model replies listed in SCRIPT for it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import slack_flow as flow
+from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply, write_script
+from slack_flow import has_text
+from slack_payloads import ALICE, BOB
+from standin import SlackStandin
+
+from bot.blocks import APPROVE_ACTION, EDIT_ACTION, cell_text
+from bot.blocks.views import EDIT_BLOCK
+
+ORDER_COUNT = "SELECT COUNT(*) AS orders FROM demo.main.orders"
+CANCELLED = "SELECT COUNT(*) AS orders FROM demo.main.orders WHERE status = 'cancelled'"
+CUSTOMER_COUNT = "SELECT COUNT(*) AS customers FROM demo.main.customers"
+
+SCRIPT = [
+    sql_reply(ORDER_COUNT, "Counts all orders."),  # edit, then approve the edit
+    sql_reply(CUSTOMER_COUNT, "Counts customers."),  # a broken edit
+]
+
+
+@pytest.fixture(scope="module")
+def standin() -> Iterator[SlackStandin]:
+    with SlackStandin() as slack:
+        yield slack
+
+
+@pytest.fixture(scope="module")
+def bot(
+    standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[BotProcess]:
+    tmp = tmp_path_factory.mktemp("e2e-edit")
+    script = write_script(tmp / "script.jsonl", SCRIPT)
+    with BotProcess(
+        slack=standin, data_dir=data_dir_with(tmp / "data", demo_db), script=script
+    ) as b:
+        yield b
+
+
+@pytest.fixture(autouse=True)
+def clean(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
+    yield
+    print(bot.log()[-5000:])
+    standin.assert_clean()
+
+
+def test_edit_is_checked_proposed_again_and_runs_when_approved(
+    bot: BotProcess, standin: SlackStandin, demo_db: Path
+) -> None:
+    thread = flow.ask(bot, "how many orders are there?")
+    original = flow.proposal(standin, thread)
+    old_id = original.action_values()[EDIT_ACTION]
+    view = flow.open_edit(bot, standin, original, user=BOB)
+    assert json.loads(view["private_metadata"]) == {"proposal_id": old_id}
+    field = next(b for b in view["blocks"] if b["type"] == "input")["element"]
+    assert field["initial_value"] == ORDER_COUNT and field["multiline"] is True
+
+    unchanged = flow.submit_edit(bot, view, ORDER_COUNT + "\n", user=BOB)
+    assert unchanged["response_action"] == "errors" and EDIT_BLOCK in unchanged["errors"]
+
+    assert flow.submit_edit(bot, view, CANCELLED, user=BOB) == {}
+    edited = flow.proposal(standin, thread, skip=1)
+    assert edited.action_values()[APPROVE_ACTION] != old_id
+    text = edited.all_text()
+    assert f"Edited by <@{BOB}>" in text and "status = 'cancelled'" in text
+    old = flow.wait_message(standin, thread, lambda m: m.ts == original.ts, "the old proposal")
+    assert old.action_values() == {} and f"Edited by <@{BOB}>" in old.all_text()
+
+    # The old proposal's buttons are gone; a stale click on them does nothing.
+    flow.click(bot, original, approve=True, user=ALICE)
+    note = standin.wait_for(lambda: standin.ephemerals_for(thread.channel, ALICE), what="a note")
+    assert "replaced by an edit" in note[-1]["text"]
+
+    flow.click(bot, edited, approve=True, user=ALICE)
+    result = flow.result(standin, thread)
+    (count,) = expected_rows(demo_db, CANCELLED)[0]
+    assert result.table() == [["orders"], [cell_text(count)]]
+    assert "status = 'cancelled'" in result.all_text()
+    new_id = edited.action_values()[APPROVE_ACTION]
+    bot.wait_log(f"Decision on proposal {new_id} done: answer")
+    assert [e["event"] for e in audit_events(bot, proposal_id=old_id)] == ["proposed"]
+    ran = audit_events(bot, proposal_id=new_id, event="executed")
+    assert len(ran) == 1 and "cancelled" in ran[0]["sql"]
+
+
+def test_a_refused_edit_leaves_the_original_approvable(
+    bot: BotProcess, standin: SlackStandin, demo_db: Path
+) -> None:
+    thread = flow.ask(bot, "how many customers?")
+    original = flow.proposal(standin, thread)
+    pid = original.action_values()[APPROVE_ACTION]
+    view = flow.open_edit(bot, standin, original, user=BOB)
+    assert (
+        flow.submit_edit(bot, view, "SELECT no_such_column FROM demo.main.customers", user=BOB)
+        == {}
+    )
+    refusal = flow.wait_message(standin, thread, has_text("was not accepted"), "the refusal")
+    assert "no_such_column" in refusal.all_text()
+    bot.wait_log(f"Edit of proposal {pid} done: failed")
+    assert flow.proposal(standin, thread).action_values()[APPROVE_ACTION] == pid
+
+    flow.click(bot, original, approve=True, user=BOB)
+    result = flow.result(standin, thread)
+    assert result.table() == [
+        ["customers"],
+        [cell_text(expected_rows(demo_db, CUSTOMER_COUNT)[0][0])],
+    ]
+    assert [e["event"] for e in audit_events(bot, proposal_id=pid)] == [
+        "proposed",
+        "approved",
+        "executed",
+    ]
