@@ -10,6 +10,7 @@ import re
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokens import TokenType
 
 _FENCE = re.compile(r"```[^\n`]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 
@@ -61,43 +62,38 @@ def keep_dual(query: exp.Expr, dialect: str) -> None:
             table.set("this", exp.Var(this=ident.name))
 
 
-#: Statement words: an identifier spelled like one is quoted, so that what runs cannot be misread
-#: as a statement, by the engine or by a person approving it (`SELECT update FROM t`).
-STATEMENT_WORDS = frozenset(
-    [
-        "ALTER",
-        "ANALYZE",
-        "ATTACH",
-        "CALL",
-        "COPY",
-        "CREATE",
-        "DELETE",
-        "DETACH",
-        "DO",
-        "DROP",
-        "EXECUTE",
-        "EXPORT",
-        "FROM",
-        "GRANT",
-        "IMPORT",
-        "INSERT",
-        "INSTALL",
-        "INTO",
-        "LOAD",
-        "LOCK",
-        "MERGE",
-        "PRAGMA",
-        "REPLACE",
-        "REVOKE",
-        "SELECT",
-        "SET",
-        "TRUNCATE",
-        "UPDATE",
-        "USE",
-        "VACUUM",
-        "WHERE",
-        "WITH",
-    ]
+#: Token types of statement keywords: an identifier the dialect's tokenizer would read as one is
+#: quoted, so that what runs cannot be misread as a statement, by the engine or by a person
+#: approving it (`SELECT update FROM t`).
+STATEMENT_TOKENS = frozenset(
+    {
+        TokenType.ALTER,
+        TokenType.ATTACH,
+        TokenType.COMMAND,
+        TokenType.COPY,
+        TokenType.CREATE,
+        TokenType.DELETE,
+        TokenType.DETACH,
+        TokenType.DROP,
+        TokenType.EXECUTE,
+        TokenType.FROM,
+        TokenType.GRANT,
+        TokenType.INSERT,
+        TokenType.INSTALL,
+        TokenType.INTO,
+        TokenType.LOAD,
+        TokenType.LOCK,
+        TokenType.MERGE,
+        TokenType.PRAGMA,
+        TokenType.REVOKE,
+        TokenType.SELECT,
+        TokenType.SET,
+        TokenType.TRUNCATE,
+        TokenType.UPDATE,
+        TokenType.USE,
+        TokenType.WHERE,
+        TokenType.WITH,
+    }
 )
 
 
@@ -108,9 +104,10 @@ def quote_statement_words(query: exp.Expr, dialect: str) -> bool:
     meaning (Postgres reads `UPDATE` as `update`, and so as `"update"`).
     """
     normaliser = Dialect.get_or_raise(dialect)
+    keywords = normaliser.tokenizer_class.KEYWORDS
     changed = False
     for ident in list(query.find_all(exp.Identifier)):
-        if ident.quoted or ident.name.upper() not in STATEMENT_WORDS:
+        if ident.quoted or keywords.get(ident.name.upper()) not in STATEMENT_TOKENS:
             continue
         if isinstance(ident.parent, exp.Func):
             continue  # a function's own name (`REPLACE(...)`)

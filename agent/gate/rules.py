@@ -165,6 +165,10 @@ def node_reason(node: exp.Expr, dialect: str) -> Reason | None:
         return function_reason(node, dialect)
     if isinstance(node, exp.Table):
         return _table_reason(node, dialect)
+    if isinstance(node, exp.SetOperation):
+        for side in (node.this, node.expression):
+            if not isinstance(side, exp.Query):
+                return _reason("not_a_query", side)
     if isinstance(node, exp.Lateral) and isinstance(node.this, exp.Func):
         return table_function_reason(node.this, dialect)
     if isinstance(node, exp.PropertyEQ) and isinstance(
@@ -216,6 +220,8 @@ def function_names(node: exp.Func) -> list[str]:
 def _table_reason(node: exp.Table, dialect: str) -> Reason | None:
     if isinstance(node.this, exp.Func):
         return table_function_reason(node.this, dialect)
+    if not isinstance(node.this, exp.Identifier):  # `a.b.c.d`, `ROWS FROM (...)`
+        return Reason("unsupported", f"'{_shorten(node.sql(dialect))}' is not a plain table name")
     if dialect == "duckdb":
         # DuckDB reads a file or URL named where a table is expected ("replacement scans")
         for part in node.parts:

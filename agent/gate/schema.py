@@ -131,7 +131,13 @@ def check_tables(tree: exp.Expr, schema: GateSchema) -> TableCheck:
     """Resolve table references (CTE names aside) and rewrite them to fully qualified names."""
     dialect = schema.dialect
     result = TableCheck()
-    for table in real_tables(tree, dialect):
+    try:
+        references = real_tables(tree, dialect)
+    except (SqlglotError, ValueError) as error:  # scopes sqlglot cannot build (odd nesting)
+        message = f"Could not resolve the statement's tables: {ANSI.sub('', str(error))[:200]}"
+        result.reasons.append(Reason("unsupported", message))
+        return result
+    for table in references:
         written = ".".join(p.name for p in table.parts)
         key = _key(tuple(table.parts), dialect)
         if schema.empty:
@@ -209,6 +215,10 @@ def check_columns(tree: exp.Expr, schema: GateSchema, entries: list[TableEntry])
         )
     except (OptimizeError, SqlglotError) as error:
         result.reasons.append(_column_reason(error, entries))
+        return result
+    except Exception as error:  # a sqlglot bug on an odd statement: still a failed check
+        message = f"Could not check the columns (sqlglot failed: {type(error).__name__})"
+        result.reasons.append(Reason("column_check_failed", message))
         return result
     by_key = {entry.key: entry for entry in entries}
     for scope in traverse_scope(qualified):

@@ -41,10 +41,10 @@ WRITE_TOKENS = frozenset(
     }
 )
 DANGEROUS_CALL = re.compile(
-    r"(sleep|pg_sleep\w*|benchmark|load_file|load_extension|readfile|writefile|read_\w+|\w+_scan"
-    r"|query|query_table|dblink\w*|lo_\w+|pg_read\w*|pg_ls\w*|external_query|randomblob|zeroblob"
-    r"|nextval|setval|getenv|current_setting|set_config|get_lock|sys_\w+|xp_\w+|\w*to_xml\w*"
-    r"|postgres_\w+|mysql_\w+|sqlite_\w+|fsdir|zipfile|edit|sniff_csv|parquet_\w+)",
+    r"sleep|pg_sleep\w*|benchmark|randomblob|zeroblob|get_lock|load_file|load_extension|readfile"
+    r"|writefile|read_\w+|\w+_scan|sniff_csv|parquet_\w+|fsdir|zipfile|pg_read\w*|pg_ls\w*"
+    r"|lo_import|lo_export|query|query_table|query_to_xml\w*|xp_\w+|sys_exec|sys_eval|dblink\w*"
+    r"|external_query|postgres_\w+|mysql_\w+|set_config|getenv|current_setting|nextval|setval",
     re.IGNORECASE,
 )
 
@@ -56,11 +56,29 @@ def harm(sql: str, dialect: str) -> str | None:
         if token.token_type in WRITE_TOKENS:
             return f"{token.text.upper()} keyword"
         following = tokens[index + 1] if index + 1 < len(tokens) else None
-        calls = following is not None and following.token_type == TokenType.L_PAREN
         if token.token_type == TokenType.FOR and following and following.text.upper() == "SHARE":
             return "FOR SHARE"
-        if calls and token.token_type != TokenType.STRING:
-            name = token.text
-            if DANGEROUS_CALL.fullmatch(name) or (dialect == "duckdb" and name.lower() == "glob"):
-                return f"call to {name}()"
+        previous = tokens[index - 1] if index else None
+        if following is None or following.token_type != TokenType.L_PAREN:
+            continue
+        if previous is not None and previous.token_type in AFTER_A_VALUE:
+            continue  # `AS t(a, b)` names columns; `x GLOB (...)` is an operator
+        if DANGEROUS_CALL.fullmatch(token.text) and token.token_type != TokenType.STRING:
+            return f"call to {token.text}()"
+        if dialect == "duckdb" and token.text.lower() == "glob":
+            return "call to glob()"
     return None
+
+
+#: Tokens after which a name followed by `(` is not a function call.
+AFTER_A_VALUE = frozenset(
+    {
+        TokenType.ALIAS,
+        TokenType.VAR,
+        TokenType.IDENTIFIER,
+        TokenType.STRING,
+        TokenType.NUMBER,
+        TokenType.R_PAREN,
+        TokenType.R_BRACKET,
+    }
+)
