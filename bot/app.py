@@ -17,6 +17,8 @@ from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
 from bot import listeners
+from bot.approvals import Approvers
+from bot.channels import ChannelRules
 from bot.settings import Settings
 from bot.store import Store
 from bot.threads import Conversations
@@ -49,7 +51,9 @@ def build_app(settings: Settings, agent: Agent, store: Store) -> App:
     conversations = Conversations(
         client, agent, store, Work(settings.workers), display_rows=settings.display_rows
     )
-    listeners.register(app, conversations, store)
+    approvers = Approvers(settings.approver_rule(), client)
+    channels = ChannelRules(client, settings.channels)
+    listeners.register(app, conversations, store, approvers, channels)
     return app
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from dotenv import load_dotenv
 
+from bot.approvals import ApproverRule
+
 DEFAULT_MODEL = "google_genai:gemini-2.5-flash"
 
 #: Where each secret comes from, for the message shown when it is missing.
@@ -19,6 +21,15 @@ _WHERE = {
     "SLACK_SIGNING_SECRET": "Slack app > Basic Information > App Credentials > Signing Secret",
     "GOOGLE_API_KEY": "Google AI Studio > Get API key (or set QUERYBOT_MODEL to another provider)",
 }
+
+
+def _flag(env: dict[str, str], name: str) -> bool:
+    value = env.get(name, "").strip().lower()
+    if value in {"", "0", "false", "no", "off"}:
+        return False
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    raise SettingsError(f"{name} should be true or false, not {value!r}")
 
 
 class SettingsError(Exception):
@@ -41,6 +52,11 @@ class Settings:
     slack_app_token: str = ""
     slack_signing_secret: str = ""
     slack_api_url: str | None = None
+    #: `QUERYBOT_APPROVERS` as given (parsed by bot.approvals.ApproverRule).
+    approvers: str = "anyone"
+    no_self_approval: bool = False
+    #: Channel ids the bot answers in (empty: every channel it is in).
+    channels: frozenset[str] = frozenset()
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -74,10 +90,21 @@ class Settings:
                 slack_app_token=env.get("SLACK_APP_TOKEN", ""),
                 slack_signing_secret=env.get("SLACK_SIGNING_SECRET", ""),
                 slack_api_url=env.get("SLACK_API_URL") or None,
+                approvers=env.get("QUERYBOT_APPROVERS") or "anyone",
+                no_self_approval=_flag(env, "QUERYBOT_NO_SELF_APPROVAL"),
+                channels=frozenset(
+                    c.strip() for c in env.get("QUERYBOT_CHANNELS", "").split(",") if c.strip()
+                ),
                 extra={k: v for k, v in env.items() if k == "GOOGLE_API_KEY"},
             )
         except ValueError as exc:
             raise SettingsError(f"A QUERYBOT_* number setting is not a number: {exc}") from exc
+
+    def approver_rule(self) -> ApproverRule:
+        try:
+            return ApproverRule.parse(self.approvers, no_self_approval=self.no_self_approval)
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from exc
 
     def model_secrets(self) -> list[str]:
         """The secrets the configured model provider needs."""

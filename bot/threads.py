@@ -97,6 +97,10 @@ class Conversations:
     def help(self, thread: SlackThread) -> None:
         self._post(thread, blocks.help_message())
 
+    def refuse(self, thread: SlackThread, mrkdwn: str) -> None:
+        """Say politely that the bot does not answer here (see bot/channels.py)."""
+        self._post(thread, blocks.refused(mrkdwn))
+
     def question(self, thread: SlackThread, text: str, *, user: str) -> None:
         """A mention: show "Working on it…" at once, then answer in the worker pool."""
         placeholder = self._post(thread, blocks.working())

@@ -21,6 +21,7 @@ from bot.blocks.messages import (
     failure,
     help_message,
     proposal,
+    refused,
     rejected_by,
     working,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "help_message",
     "mention",
     "proposal",
+    "refused",
     "rejected_by",
     "result",
     "working",

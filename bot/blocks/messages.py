@@ -125,6 +125,11 @@ def clarify(message: str) -> Message:
     return finish(message, blocks)
 
 
+def refused(mrkdwn: str) -> Message:
+    """The bot will not answer here; `mrkdwn` (already escaped) says why and where to ask."""
+    return finish("I cannot answer here.", [section(f":no_entry: {mrkdwn}")])
+
+
 def failure(message: str) -> Message:
     """Something stopped the question; `message` says what and what to do."""
     blocks = [section(f":warning: {escaped(message, SECTION_TEXT - 12)}")]

@@ -4,13 +4,25 @@ from __future__ import annotations
 
 from slack_bolt import App
 
+from bot.approvals import ApproverRule, Approvers
+from bot.channels import ChannelRules
 from bot.listeners import actions, edits, mentions, messages
 from bot.store import Store
 from bot.threads import Conversations
 
 
-def register(app: App, conversations: Conversations, store: Store) -> None:
-    mentions.register(app, conversations, store)
-    messages.register(app, conversations, store)
-    actions.register(app, conversations, store)
-    edits.register(app, conversations, store)
+def register(
+    app: App,
+    conversations: Conversations,
+    store: Store,
+    approvers: Approvers | None = None,
+    channels: ChannelRules | None = None,
+) -> None:
+    """Wire every listener. The defaults are the default settings: anyone may approve, every
+    channel that is not shared with another organisation is answered."""
+    approvers = approvers or Approvers(ApproverRule(), app.client)
+    channels = channels or ChannelRules(app.client)
+    mentions.register(app, conversations, store, channels)
+    messages.register(app, conversations, store, channels)
+    actions.register(app, conversations, store, approvers, channels)
+    edits.register(app, conversations, store, approvers, channels)

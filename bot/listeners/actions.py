@@ -1,7 +1,8 @@
 """Approve / Reject clicks: ack, claim the proposal atomically, then carry out the decision.
 
 Only the click that moves the proposal out of PENDING does anything; every other click (a double
-click, a second person, a click on a superseded or edited proposal) gets an ephemeral note.
+click, a second person, a click on a superseded or edited proposal) gets an ephemeral note. A click
+by someone the approval policy does not allow gets an ephemeral note and claims nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
 from bot import blocks
+from bot.approvals import Approvers
+from bot.channels import ChannelRules
 from bot.store import ProposalRecord, Status, Store
 from bot.threads import Conversations, SlackThread
 
@@ -48,11 +51,26 @@ def tell(client: WebClient, body: dict[str, Any], record: ProposalRecord | None,
     )
 
 
-def register(app: App, conversations: Conversations, store: Store) -> None:
+def register(
+    app: App,
+    conversations: Conversations,
+    store: Store,
+    approvers: Approvers,
+    channels: ChannelRules,
+) -> None:
     def decide(ack: Ack, body: dict[str, Any], client: WebClient, approved: bool) -> None:
         ack()
         user = body["user"]["id"]
         record = clicked_record(store, body)
+        if record is not None and record.status is Status.PENDING:
+            refusal = channels.refusal(record.channel) or (
+                approvers.why_not_approve(user, record)
+                if approved
+                else approvers.why_not_reject_or_edit(user, record, "reject")
+            )
+            if refusal:
+                tell(client, body, record, refusal)
+                return
         if record is not None:
             claim = store.claim(record.proposal_id, approved=approved, user=user)
             if claim.won and claim.record is not None:

@@ -12,7 +12,9 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
 from bot import blocks
+from bot.approvals import Approvers
 from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT, EDIT_VIEW, INPUT_TEXT, edited_proposal_id
+from bot.channels import ChannelRules
 from bot.listeners.actions import already_decided, clicked_record, tell
 from bot.store import Status, Store
 from bot.threads import Conversations
@@ -24,15 +26,28 @@ TOO_LONG = (
 NOT_WAITING = "This proposal is no longer waiting (it was decided, edited or replaced)."
 UNCHANGED = "The SQL is unchanged. Approve the proposal instead, or change something."
 EMPTY = "Write the SQL to propose."
+NOT_ALLOWED = "You may not edit this query (see the note in the thread)."
 
 
-def register(app: App, conversations: Conversations, store: Store) -> None:
+def register(
+    app: App,
+    conversations: Conversations,
+    store: Store,
+    approvers: Approvers,
+    channels: ChannelRules,
+) -> None:
     @app.action(blocks.EDIT_ACTION)
     def on_edit(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
         ack()
         record = clicked_record(store, body)
         if record is None or record.status is not Status.PENDING:
             tell(client, body, record, already_decided(record))
+            return
+        refusal = channels.refusal(record.channel) or approvers.why_not_reject_or_edit(
+            body["user"]["id"], record, "edit"
+        )
+        if refusal:
+            tell(client, body, record, refusal)
             return
         if len(record.proposal.sql) > INPUT_TEXT:
             tell(client, body, record, TOO_LONG.format(size=len(record.proposal.sql)))
@@ -51,6 +66,8 @@ def register(app: App, conversations: Conversations, store: Store) -> None:
             error = EMPTY
         elif record is not None and sql == record.proposal.sql.strip():
             error = UNCHANGED
+        elif record is not None and approvers.why_not_reject_or_edit(user, record, "edit"):
+            error = NOT_ALLOWED
         else:
             claim = store.claim_edit(proposal_id, user=user)
             if claim.won and claim.record is not None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from slack_bolt import App, BoltContext
 
+from bot.channels import ChannelRules
 from bot.listeners.text import question_text
 from bot.store import Store
 from bot.threads import Conversations, SlackThread
@@ -14,7 +15,7 @@ from bot.threads import Conversations, SlackThread
 log = logging.getLogger(__name__)
 
 
-def register(app: App, conversations: Conversations, store: Store) -> None:
+def register(app: App, conversations: Conversations, store: Store, channels: ChannelRules) -> None:
     @app.event("app_mention")
     def on_mention(event: dict[str, Any], body: dict[str, Any], context: BoltContext) -> None:
         if event.get("bot_id") or event.get("subtype"):
@@ -26,6 +27,11 @@ def register(app: App, conversations: Conversations, store: Store) -> None:
         )
         if not store.first_delivery(body["event_id"]):
             log.info("Ignoring a repeated delivery of event %s", body["event_id"])
+            return
+        refusal = channels.refusal(thread.channel, body.get("is_ext_shared_channel"))
+        if refusal:
+            log.info("Not answering in channel %s", thread.channel)
+            conversations.refuse(thread, refusal)
             return
         text = question_text(event.get("text", ""), context.bot_user_id)
         if not text:

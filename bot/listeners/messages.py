@@ -7,6 +7,7 @@ from typing import Any
 
 from slack_bolt import App, BoltContext
 
+from bot.channels import ChannelRules
 from bot.listeners.text import mentions_user, question_text
 from bot.store import Store
 from bot.threads import Conversations, SlackThread
@@ -17,7 +18,7 @@ log = logging.getLogger(__name__)
 _USER_SUBTYPES = {None, "thread_broadcast"}
 
 
-def register(app: App, conversations: Conversations, store: Store) -> None:
+def register(app: App, conversations: Conversations, store: Store, channels: ChannelRules) -> None:
     @app.event("message")
     def on_message(event: dict[str, Any], body: dict[str, Any], context: BoltContext) -> None:
         if event.get("subtype") not in _USER_SUBTYPES or event.get("bot_id"):
@@ -33,6 +34,9 @@ def register(app: App, conversations: Conversations, store: Store) -> None:
             return
         if not store.first_delivery(body["event_id"]):
             log.info("Ignoring a repeated delivery of event %s", body["event_id"])
+            return
+        if channels.refusal(event["channel"], body.get("is_ext_shared_channel")):
+            log.info("Not answering a reply in channel %s", event["channel"])
             return
         thread = SlackThread(
             team=context.team_id or body.get("team_id", ""),

@@ -20,10 +20,16 @@ class Thread:
 
 
 def ask(
-    bot: BotProcess, text: str, *, thread: Thread | None = None, user: str = payloads.ALICE
+    bot: BotProcess,
+    text: str,
+    *,
+    thread: Thread | None = None,
+    user: str = payloads.ALICE,
+    channel: str = "",
 ) -> Thread:
-    """Mention the bot with `text`: top-level in a new channel, or inside `thread`."""
-    channel = thread.channel if thread else payloads.new_channel()
+    """Mention the bot with `text`: top-level in `channel` (default: a new one), or inside
+    `thread`."""
+    channel = thread.channel if thread else channel or payloads.new_channel()
     body = payloads.mention(channel, text, user=user, thread_ts=thread.ts if thread else None)
     bot.send_event(body)
     return thread or Thread(channel, body["event"]["ts"])

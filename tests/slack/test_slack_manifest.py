@@ -17,8 +17,17 @@ def manifest() -> dict[str, Any]:
 def test_scopes_are_the_least_the_bot_needs() -> None:
     scopes = set(manifest()["oauth_config"]["scopes"]["bot"])
     # mentions; posting, updating and ephemeral notes; thread replies in public and private
-    # channels (message.channels / message.groups need the matching history scope)
-    assert scopes == {"app_mentions:read", "chat:write", "channels:history", "groups:history"}
+    # channels (message.channels / message.groups need the matching history scope); approver
+    # user groups; whether a channel is shared with another organisation
+    assert scopes == {
+        "app_mentions:read",
+        "chat:write",
+        "channels:history",
+        "groups:history",
+        "usergroups:read",
+        "channels:read",
+        "groups:read",
+    }
 
 
 def test_events_interactivity_and_socket_mode() -> None:

@@ -1,0 +1,119 @@
+"""End to end: who may approve, and where the bot answers.
+
+The bot runs with `QUERYBOT_APPROVERS=U0BOB0001,S0DATA` (Bob and the members of a user group the
+stand-in serves), `QUERYBOT_NO_SELF_APPROVAL=true` and `QUERYBOT_CHANNELS` naming two channels.
+One bot serves the module; each test consumes the model replies listed in SCRIPT for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import slack_flow as flow
+import slack_payloads as payloads
+from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply, write_script
+from slack_flow import Thread, has_text
+from slack_payloads import BOB
+from standin import TEAM_ID, SlackStandin
+
+from bot.blocks import APPROVE_ACTION, cell_text
+
+CAROL = "U0CAROL01"
+DAVE = "U0DAVE001"
+GROUP = "S0DATA"
+DATA, SALES = "C0DATA001", "C0SALES01"
+
+ORDER_COUNT = "SELECT COUNT(*) AS orders FROM demo.main.orders"
+REGION_COUNT = "SELECT COUNT(*) AS regions FROM demo.main.regions"
+
+SCRIPT = [
+    sql_reply(ORDER_COUNT, "Counts all orders."),  # a non-approver, then a group member
+    sql_reply(REGION_COUNT, "Counts regions."),  # self-approval refused, own reject allowed
+]
+
+
+@pytest.fixture(scope="module")
+def standin() -> Iterator[SlackStandin]:
+    with SlackStandin() as slack:
+        slack.usergroups[GROUP] = [DAVE]
+        yield slack
+
+
+@pytest.fixture(scope="module")
+def bot(
+    standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[BotProcess]:
+    tmp = tmp_path_factory.mktemp("e2e-access")
+    env = {
+        "QUERYBOT_APPROVERS": f"{BOB},{GROUP}",
+        "QUERYBOT_NO_SELF_APPROVAL": "true",
+        "QUERYBOT_CHANNELS": f"{DATA}, {SALES}",
+    }
+    script = write_script(tmp / "script.jsonl", SCRIPT)
+    data_dir = data_dir_with(tmp / "data", demo_db)
+    with BotProcess(slack=standin, data_dir=data_dir, script=script, env=env) as process:
+        yield process
+
+
+@pytest.fixture(autouse=True)
+def clean(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
+    yield
+    print(bot.log()[-5000:])
+    standin.assert_clean()
+
+
+def test_a_click_by_someone_not_allowed_runs_nothing(
+    bot: BotProcess, standin: SlackStandin, demo_db: Path
+) -> None:
+    thread = flow.ask(bot, "how many orders?", channel=DATA)
+    proposal = flow.proposal(standin, thread)
+    pid = proposal.action_values()[APPROVE_ACTION]
+    flow.click(bot, proposal, approve=True, user=CAROL)
+    [note] = standin.wait_for(lambda: standin.ephemerals_for(DATA, CAROL), what="the note")
+    assert note["text"] == (
+        f"Only <@{BOB}> or members of <!subteam^{GROUP}> can approve this query. Nothing was run."
+    )
+    assert note["thread_ts"] == thread.ts
+    # Nothing was claimed: the buttons stay, and a member of the group can approve.
+    assert flow.proposal(standin, thread).action_values()[APPROVE_ACTION] == pid
+    assert [e["event"] for e in audit_events(bot, proposal_id=pid)] == ["proposed"]
+
+    flow.click(bot, proposal, approve=True, user=DAVE)
+    result = flow.result(standin, thread)
+    assert result.table() == [["orders"], [cell_text(expected_rows(demo_db, ORDER_COUNT)[0][0])]]
+    assert [c.params["usergroup"] for c in standin.calls_to("usergroups.users.list")] == [GROUP]
+    assert [e["actor"] for e in audit_events(bot, proposal_id=pid, event="approved")] == [DAVE]
+
+
+def test_no_self_approval_but_the_asker_may_reject(bot: BotProcess, standin: SlackStandin) -> None:
+    thread = flow.ask(bot, "how many regions?", channel=SALES, user=BOB)
+    proposal = flow.proposal(standin, thread)
+    pid = proposal.action_values()[APPROVE_ACTION]
+    flow.click(bot, proposal, approve=True, user=BOB)
+    [note] = standin.wait_for(lambda: standin.ephemerals_for(SALES, BOB), what="the note")
+    assert note["text"].startswith("You asked this question, so someone else must approve it.")
+    flow.click(bot, proposal, approve=False, user=BOB)
+    flow.wait_message(standin, thread, has_text(f"Rejected by <@{BOB}>"), "the rejection")
+    bot.wait_log(f"Decision on proposal {pid} done: rejected")
+    assert [e["event"] for e in audit_events(bot, proposal_id=pid)] == ["proposed", "rejected"]
+
+
+def test_a_channel_not_on_the_list_is_refused_politely(
+    bot: BotProcess, standin: SlackStandin
+) -> None:
+    thread = flow.ask(bot, "how many orders?", channel="C0RANDOM1")
+    refusal = flow.wait_message(standin, thread, has_text("I only answer"), "the refusal")
+    assert f"<#{DATA}>" in refusal.all_text() and f"<#{SALES}>" in refusal.all_text()
+    assert audit_events(bot, thread_id=f"{TEAM_ID}:{thread.channel}:{thread.ts}") == []
+
+
+def test_an_externally_shared_channel_is_refused(bot: BotProcess, standin: SlackStandin) -> None:
+    body = payloads.mention(DATA, "how many orders?")
+    body["is_ext_shared_channel"] = True
+    bot.send_event(body)
+    thread = Thread(DATA, body["event"]["ts"])
+    refusal = flow.wait_message(standin, thread, has_text("shared with other"), "the refusal")
+    assert refusal.action_values() == {}
+    assert audit_events(bot, thread_id=f"{TEAM_ID}:{DATA}:{thread.ts}") == []
