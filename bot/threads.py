@@ -17,6 +17,7 @@ from slack_sdk.errors import SlackApiError
 
 from agent.outcome import Answer, Outcome
 from bot import blocks
+from bot.attachments import Attachment, chart_file, csv_file
 from bot.blocks import Message
 from bot.store import ProposalRecord, Status, Store
 from bot.work import Work
@@ -259,6 +260,27 @@ class Conversations:
             log.warning("Slack refused the table block (%s); sending text", exc.response)
             message = blocks.result(answer, display_rows=self.display_rows, use_table=False)
             self._post(thread, message)
+        files = []
+        if answer.total_rows > min(self.display_rows, len(answer.rows)):
+            files.append(csv_file(answer))
+        chart = chart_file(answer)
+        if chart is not None:
+            files.append(chart)
+        for attachment in files:
+            self._upload(thread, attachment)
+
+    def _upload(self, thread: SlackThread, attachment: Attachment) -> None:
+        """Share a file in the thread; a failed upload costs the file, not the answer."""
+        try:
+            self.client.files_upload_v2(
+                channel=thread.channel,
+                thread_ts=thread.ts,
+                file=attachment.content,
+                filename=attachment.filename,
+                title=attachment.title,
+            )
+        except Exception:
+            log.exception("Could not upload %s to %s", attachment.filename, thread.id)
 
     def _redraw(self, record: ProposalRecord, verdict: str) -> None:
         message = blocks.decided(record.proposal, requested_by=record.requested_by, verdict=verdict)

@@ -1,0 +1,114 @@
+"""Files posted with a result: the rows as CSV when the message shows only some of them, and a
+chart PNG when the result is a time series or a small category breakdown.
+
+Both are built from `Answer.rows`, which holds the rows the agent kept (its `answer_rows` limit,
+100 by default), not every row the query returned.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from agent.outcome import Answer
+
+#: A category breakdown is charted only when it is this short.
+CATEGORY_ROWS = 20
+#: Numeric series drawn on one time chart.
+SERIES = 6
+
+_MONTH = re.compile(r"\d{4}-\d{2}")
+
+
+@dataclass(frozen=True)
+class Attachment:
+    filename: str
+    title: str
+    content: bytes
+
+
+def csv_file(answer: Answer) -> Attachment:
+    """The rows the answer holds, as UTF-8 CSV with a header row."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(answer.columns)
+    writer.writerows(["" if v is None else v for v in row] for row in answer.rows)
+    kept = len(answer.rows)
+    title = f"All {kept:,} rows" if kept >= answer.total_rows else f"First {kept:,} rows"
+    return Attachment("result.csv", f"{title} (CSV)", out.getvalue().encode("utf-8"))
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _moment(value: Any) -> dt.datetime | None:
+    """A date, month (`2026-10`) or timestamp written as text, else None."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if _MONTH.fullmatch(text):
+        text += "-01"
+    try:
+        return dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def chart_kind(answer: Answer) -> Literal["time", "category"] | None:
+    """`time` for a date/time first column and numeric others; `category` for a text column and
+    one numeric column of at most CATEGORY_ROWS rows; else None."""
+    rows, columns = answer.rows, answer.columns
+    if len(rows) < 2 or len(columns) < 2:
+        return None
+
+    def numeric(i: int) -> bool:
+        present = [r[i] for r in rows if r[i] is not None]
+        return bool(present) and all(_number(v) for v in present)
+
+    if all(_moment(r[0]) for r in rows) and all(numeric(i) for i in range(1, len(columns))):
+        return "time"
+    if (
+        len(columns) == 2
+        and len(rows) <= CATEGORY_ROWS
+        and all(isinstance(r[0], str) for r in rows)
+        and numeric(1)
+    ):
+        return "category"
+    return None
+
+
+def chart_file(answer: Answer) -> Attachment | None:
+    """A PNG chart of the answer when `chart_kind` finds one, else None."""
+    kind = chart_kind(answer)
+    if kind is None:
+        return None
+    # Imported here: matplotlib takes a moment to load and most answers need no chart.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(8, 4.5), dpi=100)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    if kind == "time":
+        points = sorted(((_moment(r[0]), r) for r in answer.rows), key=lambda p: p[0])
+        xs = [p[0] for p in points]
+        for i, name in list(enumerate(answer.columns))[1 : SERIES + 1]:
+            axes.plot(xs, [p[1][i] for p in points], marker="o", markersize=3, label=name)
+        if len(answer.columns) > 2:
+            axes.legend()
+        figure.autofmt_xdate()
+    else:
+        labels = [str(r[0]) for r in answer.rows]
+        axes.barh(labels[::-1], [r[1] or 0 for r in answer.rows][::-1])
+        axes.set_xlabel(answer.columns[1])
+    axes.grid(alpha=0.3)
+    axes.set_title(answer.explanation.strip()[:80] or "Result", fontsize=10)
+    figure.tight_layout()
+    out = io.BytesIO()
+    figure.savefig(out, format="png")
+    return Attachment("chart.png", "Chart", out.getvalue())

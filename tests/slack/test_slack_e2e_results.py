@@ -1,0 +1,109 @@
+"""End to end: what comes with a result. More rows than the message shows: the rows the agent
+kept, as a CSV file in the thread; a time series or a short breakdown: a chart PNG too.
+
+One bot serves the module; each test consumes the model replies listed in SCRIPT for it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import slack_flow as flow
+from botproc import BotProcess, data_dir_with, expected_rows, sql_reply, write_script
+from slack_flow import Thread
+from standin import SlackStandin, Upload
+
+from bot.blocks import APPROVE_ACTION
+
+FIRST_200_CUSTOMERS = """SELECT customer_id, customer_name, country
+FROM demo.main.customers ORDER BY customer_id LIMIT 200"""
+ORDERS_BY_MONTH = """SELECT strftime(order_date, '%Y-%m') AS month, COUNT(*) AS orders
+FROM demo.main.orders GROUP BY month ORDER BY month"""
+ORDER_COUNT = "SELECT COUNT(*) AS orders FROM demo.main.orders"
+
+#: Rows an answer keeps (agent.context.Limits.answer_rows).
+KEPT = 100
+
+SCRIPT = [
+    sql_reply(FIRST_200_CUSTOMERS, "The first 200 customers."),
+    sql_reply(ORDERS_BY_MONTH, "Orders by month."),
+    sql_reply(ORDER_COUNT, "Counts all orders."),
+]
+
+
+@pytest.fixture(scope="module")
+def standin() -> Iterator[SlackStandin]:
+    with SlackStandin() as slack:
+        yield slack
+
+
+@pytest.fixture(scope="module")
+def bot(
+    standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[BotProcess]:
+    tmp = tmp_path_factory.mktemp("e2e-results")
+    script = write_script(tmp / "script.jsonl", SCRIPT)
+    with BotProcess(
+        slack=standin, data_dir=data_dir_with(tmp / "data", demo_db), script=script
+    ) as b:
+        yield b
+
+
+@pytest.fixture(autouse=True)
+def clean(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
+    yield
+    print(bot.log()[-5000:])
+    standin.assert_clean()
+
+
+def approved_result(bot: BotProcess, standin: SlackStandin, question: str) -> Thread:
+    """Ask, approve, and wait until the decision's job is done (result and files posted)."""
+    thread = flow.ask(bot, question)
+    proposal = flow.proposal(standin, thread)
+    flow.click(bot, proposal, approve=True)
+    bot.wait_log(f"Decision on proposal {proposal.action_values()[APPROVE_ACTION]} done: answer")
+    return thread
+
+
+def uploads(standin: SlackStandin, thread: Thread) -> list[Upload]:
+    return standin.uploads_in(thread.channel, thread.ts)
+
+
+def test_more_rows_than_shown_come_as_a_csv(
+    bot: BotProcess, standin: SlackStandin, demo_db: Path
+) -> None:
+    thread = approved_result(bot, standin, "list the first 200 customers")
+    result = flow.result(standin, thread)
+    assert len(result.table() or []) == 21
+    assert "*200 rows* (first 20 shown)" in result.all_text()
+    [upload] = uploads(standin, thread)
+    assert (upload.filename, upload.title) == ("result.csv", f"First {KEPT} rows (CSV)")
+    rows = list(csv.reader(io.StringIO(upload.content.decode("utf-8"))))
+    expected = expected_rows(demo_db, FIRST_200_CUSTOMERS)[:KEPT]
+    assert rows == [["customer_id", "customer_name", "country"]] + [
+        [str(v) for v in row] for row in expected
+    ]
+    calls = [c.method for c in standin.calls if c.method.startswith("files.")]
+    assert calls == ["files.getUploadURLExternal", "files.completeUploadExternal"]
+
+
+def test_a_time_series_comes_with_a_chart(
+    bot: BotProcess, standin: SlackStandin, demo_db: Path
+) -> None:
+    thread = approved_result(bot, standin, "orders by month?")
+    months = expected_rows(demo_db, ORDERS_BY_MONTH)
+    found = {u.filename: u for u in uploads(standin, thread)}
+    assert set(found) == {"result.csv", "chart.png"}
+    png = found["chart.png"].content
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
+    lines = found["result.csv"].content.decode().splitlines()
+    assert lines[1] == f"{months[0][0]},{months[0][1]}" and len(lines) == 1 + len(months)
+
+
+def test_a_single_number_comes_alone(bot: BotProcess, standin: SlackStandin) -> None:
+    thread = approved_result(bot, standin, "how many orders?")
+    assert standin.uploads_in(thread.channel, thread.ts) == []
