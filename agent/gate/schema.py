@@ -73,8 +73,9 @@ class GateSchema:
         """Index the connector's tables; keep only those matching `allowed` when it is given.
 
         An `allowed` entry names a table (`orders`, `main.orders`) or everything under a dataset,
-        schema or catalog (`analytics`, `demo.main`): it matches when its parts are a prefix or a
-        suffix of the table's qualified name.
+        schema or catalog (`analytics`, `demo.main`): it matches a table when its parts appear,
+        adjacent and in order, in the table's qualified name. Names are exact spellings, as the
+        connector reads them from the engine's catalog.
         """
         dialect_obj = Dialect.get_or_raise(dialect)
         name = str(dialect)
@@ -87,7 +88,7 @@ class GateSchema:
             key = _key(parts, name)
             if allow is not None and not any(_matches(key, a) for a in allow):
                 continue
-            columns = {_column_key(c.name, name): c.name for c in table.columns}
+            columns = {_column_key(c.name, dialect_obj): c.name for c in table.columns}
             entries.append(TableEntry(table.name, parts, key, columns))
             if table.columns:
                 node = mapping
@@ -229,7 +230,7 @@ def check_columns(tree: exp.Expr, schema: GateSchema, entries: list[TableEntry])
             entry = by_key.get(_key(tuple(source.parts), dialect))
             if entry is None:
                 continue
-            name = entry.columns.get(_column_key(column.name, dialect), column.name)
+            name = entry.columns.get(column.name, column.name)  # qualify normalised it
             qualified_name = f"{entry.name}.{name}"
             if qualified_name not in result.columns:
                 result.columns.append(qualified_name)
@@ -256,8 +257,9 @@ def _requote_columns(tree: exp.Expr, entries: list[TableEntry], dialect: str) ->
     """Fix column names that match a column or alias only case-blind (`"Region"` for `region`,
     MySQL `GROUP BY MONTH` for the alias `month`)."""
     known = {key for entry in entries for key in entry.columns}
-    alias_names = [a.alias for a in tree.find_all(exp.Alias)]
-    aliases = {_column_key(a, dialect) for a in alias_names}
+    alias_nodes = [a.args["alias"] for a in tree.find_all(exp.Alias) if a.args.get("alias")]
+    alias_names = [a.name for a in alias_nodes]
+    aliases = {normalize_name(a, dialect=dialect).name for a in alias_nodes}
     folded: dict[str, set[str]] = {}
     for name in [n for entry in entries for n in entry.columns.values()] + alias_names:
         folded.setdefault(name.casefold(), set()).add(name)
@@ -339,13 +341,14 @@ def _key(parts: tuple[exp.Identifier, ...], dialect: str) -> tuple[str, ...]:
     return tuple(normalize_name(p, dialect=dialect, is_table=True).name for p in parts)
 
 
-def _column_key(name: str, dialect: str) -> str:
-    return normalize_name(exp.to_identifier(name), dialect=dialect).name
+def _column_key(name: str, dialect: Dialect) -> str:
+    """A schema column's lookup key: its exact spelling, normalised as the engine reads it."""
+    return normalize_name(_exact(name, dialect), dialect=dialect).name
 
 
 def _matches(key: tuple[str, ...], allowed: tuple[str, ...]) -> bool:
     n = len(allowed)
-    return key[:n] == allowed or key[-n:] == allowed
+    return any(key[i : i + n] == allowed for i in range(len(key) - n + 1))
 
 
 def _type(column: ColumnInfo, dialect: str, cache: dict[str, exp.DataType]) -> exp.DataType:

@@ -1,0 +1,88 @@
+"""GateSchema: building it, resolving table names, allow lists, and the verdict's names."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.gate import GateSchema, check_sql
+from connectors.base import ColumnInfo, TableInfo
+from tests.gate import canary
+
+
+def table(name: str, *columns: str) -> TableInfo:
+    return TableInfo(name, tuple(ColumnInfo(c, "INTEGER") for c in columns))
+
+
+def test_tables_and_columns_are_reported_fully_qualified() -> None:
+    verdict = check_sql(
+        "SELECT c.name, SUM(o.amount) FROM customers AS c JOIN main.orders AS o "
+        "ON o.customer_id = c.id GROUP BY 1",
+        canary.schema("duckdb"),
+    )
+    assert verdict.ok
+    assert verdict.tables == ("canary.main.customers", "canary.main.orders")
+    assert set(verdict.columns) == {
+        "canary.main.customers.name",
+        "canary.main.customers.id",
+        "canary.main.orders.amount",
+        "canary.main.orders.customer_id",
+    }
+
+
+def test_star_expands_to_every_column_read() -> None:
+    verdict = check_sql("SELECT * FROM users", canary.schema("sqlite"))
+    assert verdict.columns == ("main.users.id", "main.users.username", "main.users.password")
+
+
+def test_a_short_name_in_two_schemas_is_ambiguous() -> None:
+    schema = GateSchema.from_tables(
+        [table("sales.orders", "id"), table("archive.orders", "id")], "postgres"
+    )
+    verdict = check_sql("SELECT id FROM orders", schema)
+    assert [r.code for r in verdict.reasons] == ["ambiguous_table"]
+    assert verdict.reasons[0].suggestion == "archive.orders, sales.orders"
+    assert check_sql("SELECT id FROM archive.orders", schema).tables == ("archive.orders",)
+
+
+def test_allow_list_keeps_tables_and_datasets() -> None:
+    tables = [
+        table("p.sales.orders", "id"),
+        table("p.sales.refunds", "id"),
+        table("p.hr.pay", "id"),
+    ]
+    by_dataset = GateSchema.from_tables(tables, "bigquery", allowed=["sales"])
+    assert [e.name for e in by_dataset.entries] == ["p.sales.orders", "p.sales.refunds"]
+    by_table = GateSchema.from_tables(tables, "bigquery", allowed=["p.hr.pay", "orders"])
+    assert [e.name for e in by_table.entries] == ["p.sales.orders", "p.hr.pay"]
+    verdict = check_sql("SELECT id FROM sales.refunds", by_table)
+    assert [r.code for r in verdict.reasons] == ["unknown_table"]
+
+
+def test_from_mapping_accepts_every_nesting() -> None:
+    flat = GateSchema.from_mapping({"orders": {"id": "INT"}}, "sqlite")
+    assert check_sql("SELECT id FROM orders", flat).sql == "SELECT id FROM orders LIMIT 1000"
+    nested = GateSchema.from_mapping({"demo": {"main": {"orders": {"id": "INT"}}}}, "duckdb")
+    assert check_sql("SELECT id FROM orders", nested).tables == ("demo.main.orders",)
+    with pytest.raises(ValueError, match="same 1-3 parts"):
+        GateSchema.from_mapping({"a": {"id": "INT"}, "b": {"c": {"id": "INT"}}}, "duckdb")
+
+
+def test_case_sensitive_names_are_quoted_where_the_engine_needs_it() -> None:
+    schema = GateSchema.from_tables([table("public.sbCustomer", "sbCustId")], "postgres")
+    verdict = check_sql("SELECT sbcustid FROM sbcustomer", schema)
+    assert verdict.ok and verdict.fixes == ("re-quoted identifiers",)
+    assert verdict.sql == 'SELECT "sbCustId" FROM public."sbCustomer" LIMIT 1000'
+    assert verdict.tables == ("public.sbCustomer",)
+
+
+def test_engine_types_sqlglot_cannot_read_do_not_break_the_schema() -> None:
+    info = TableInfo("main.t", (ColumnInfo("a", "USER-DEFINED"), ColumnInfo("b", "STRUCT(x INT")))
+    assert check_sql("SELECT a, b FROM t", GateSchema.from_tables([info], "duckdb")).ok
+
+
+def test_unknown_schema_still_enforces_safety_and_warns() -> None:
+    schema = GateSchema.from_tables([], "duckdb")
+    assert schema.empty
+    verdict = check_sql("SELECT * FROM anything", schema)
+    assert verdict.ok and verdict.tables == ("anything",) and verdict.warnings
+    assert not check_sql("SELECT * FROM read_csv('x.csv')", schema).ok
