@@ -146,6 +146,8 @@ def _watchdog(interrupt: Callable[[], None]) -> Iterator[None]:
 class DuckDBCanary:
     """`canary.duckdb` (catalog `canary`) in its own directory."""
 
+    CONNECTIONS = ("read-only, external access off", "read-write")
+
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.path = directory / "canary.duckdb"
@@ -206,6 +208,8 @@ class DuckDBCanary:
 
 class SQLiteCanary:
     """`canary.sqlite` in its own directory."""
+
+    CONNECTIONS = ("mode=ro and a read-only authorizer", "read-write")
 
     READS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, 33})
 
@@ -274,6 +278,8 @@ class _Deadline:
 
 class MariaDBCanary:
     """A canary database and a SELECT-only user on the local MariaDB (root, no password)."""
+
+    CONNECTIONS = ("SELECT-only user, read-only transaction", "root, read-only transaction")
 
     def __init__(self, host: str = "127.0.0.1", port: int = 3306) -> None:
         import pymysql
