@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from agent.audit import AuditLog
-from agent.gate import GateSchema
+from agent.catalog import Catalog, CatalogSnapshot
+from agent.examples import ExampleStore
+from agent.glossary import Glossary
+from agent.question_context import ContextBuilder, ContextLimits
 from agent.reply import SqlReply
-from connectors.base import Connector, TableInfo
+from connectors.base import Connector
 
 
 @dataclass(frozen=True)
@@ -29,35 +31,12 @@ class Limits:
     max_question_chars: int = 4000
     #: Earlier turns of a thread shown to the model.
     history_turns: int = 5
-
-
-@dataclass
-class Catalog:
-    """The connector's tables and the gate's schema, read once and shared by all threads."""
-
-    connector: Connector
-    _tables: list[TableInfo] | None = None
-    _gate: GateSchema | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def _load(self) -> None:
-        with self._lock:
-            if self._tables is None:
-                tables = self.connector.list_tables()
-                self._gate = GateSchema.from_tables(tables, self.connector.dialect)
-                self._tables = tables
-
-    @property
-    def tables(self) -> list[TableInfo]:
-        self._load()
-        assert self._tables is not None
-        return self._tables
-
-    @property
-    def gate_schema(self) -> GateSchema:
-        self._load()
-        assert self._gate is not None
-        return self._gate
+    #: Profile column values in the background (queries through `connector.run`) and check
+    #: literal filters live when no full value list is known. Off: descriptions only, and
+    #: grounding uses nothing but profiles already known.
+    profile_values: bool = False
+    #: Age after which the catalog is re-read (in the background).
+    catalog_ttl_s: float = 3600.0
 
 
 def thread_of(config: RunnableConfig) -> str:
@@ -73,11 +52,29 @@ class AgentDeps:
     model: BaseChatModel
     limits: Limits = field(default_factory=Limits)
     audit: AuditLog = field(default_factory=AuditLog)
+    #: Verified question -> SQL examples learnt from approved runs.
+    examples: ExampleStore = field(default_factory=ExampleStore)
+    glossary: Glossary | None = None
+    context_limits: ContextLimits = field(default_factory=ContextLimits)
     catalog: Catalog = field(init=False)
+    context: ContextBuilder = field(init=False)
 
     structured_model: Runnable = field(init=False)
 
     def __post_init__(self) -> None:
-        self.catalog = Catalog(self.connector)
+        self.context = ContextBuilder(
+            glossary=self.glossary, examples=self.examples, limits=self.context_limits
+        )
+        self.catalog = Catalog(
+            self.connector,
+            ttl_s=self.limits.catalog_ttl_s,
+            profile=self.limits.profile_values,
+            on_refresh=self._on_refresh,
+        )
         # include_raw keeps parse failures (and token usage) instead of raising
         self.structured_model = self.model.with_structured_output(SqlReply, include_raw=True)
+
+    def _on_refresh(self, snapshot: CatalogSnapshot) -> None:
+        """A new snapshot: retire examples that no longer fit it, build its search index."""
+        self.examples.retire_missing(snapshot)
+        self.context.warm(snapshot)

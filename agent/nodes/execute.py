@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import logging
 import math
+import sqlite3
 from functools import partial
 from typing import Any
 
@@ -12,8 +14,11 @@ from langchain_core.runnables import RunnableConfig
 
 from agent.audit import sql_sha256
 from agent.context import AgentDeps, thread_of
+from agent.gate import check_sql
 from agent.state import ThreadState
 from connectors.base import ConnectorError, QueryResult, RunContext
+
+log = logging.getLogger(__name__)
 
 
 def plain(value: Any) -> Any:
@@ -49,6 +54,28 @@ def answer_of(state: ThreadState, deps: AgentDeps, result: QueryResult) -> dict[
         "bytes_processed": result.bytes_processed,
         "job_url": result.job_url,
     }
+
+
+def learn(state: ThreadState, deps: AgentDeps) -> None:
+    """Keep an approved query that returned rows as a verified example for later questions.
+
+    Learning must never cost the person their answer, so a failure is logged and dropped.
+    """
+    proposal, decision = state["proposal"], state["decision"]
+    assert proposal is not None and decision is not None
+    try:
+        verdict = check_sql(
+            proposal["sql"], deps.catalog.gate_schema, row_limit=deps.limits.row_limit
+        )
+        deps.examples.add(
+            proposal["question"],
+            proposal["sql"],
+            tables=list(verdict.tables),
+            columns=list(verdict.columns),
+            approved_by=decision["by"],
+        )
+    except (sqlite3.Error, ConnectorError) as exc:
+        log.warning("could not store the verified example: %s", exc)
 
 
 def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
@@ -96,6 +123,8 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
     detail = {"rows": result.total_rows, "bytes": result.bytes_processed}
     detail["elapsed_s"] = result.elapsed_s
     record("executed", detail=detail)
+    if result.total_rows > 0:
+        learn(state, deps)
     answer = answer_of(state, deps, result)
     summary = f"{result.total_rows} rows"
     return {"final": {"kind": "answer", "message": summary, "answer": answer}}

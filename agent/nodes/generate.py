@@ -9,22 +9,10 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from agent import prompts
 from agent.context import AgentDeps
+from agent.question_context import ModelContext
 from agent.reply import SqlReply
 from agent.state import ThreadState, Turn
-from connectors.base import ConnectorError, TableInfo
-
-
-def schema_text(tables: list[TableInfo]) -> str:
-    """Tables, columns, types and descriptions, one table a block, as the model reads them."""
-    blocks = []
-    for table in tables:
-        head = f"{table.name}" + (f" -- {table.description}" if table.description else "")
-        cols = [
-            f"  {c.name} {c.type}" + (f" -- {c.description}" if c.description else "")
-            for c in table.columns
-        ]
-        blocks.append("\n".join([head, *cols]))
-    return "\n\n".join(blocks)
+from connectors.base import ConnectorError
 
 
 def history_text(turns: list[Turn]) -> str:
@@ -42,15 +30,13 @@ def history_text(turns: list[Turn]) -> str:
     return "\n".join(lines)
 
 
-def build_messages(
-    state: ThreadState, deps: AgentDeps, tables: list[TableInfo]
-) -> list[BaseMessage]:
+def build_messages(state: ThreadState, deps: AgentDeps, context: ModelContext) -> list[BaseMessage]:
     system = prompts.SYSTEM.format(
         engine=deps.connector.name,
         dialect=deps.connector.dialect,
         today=dt.date.today().isoformat(),
         row_limit=deps.limits.row_limit,
-        schema=schema_text(tables),
+        context=context.text,
     )
     messages: list[BaseMessage] = [SystemMessage(system)]
     turns = state.get("turns", [])[-deps.limits.history_turns :]
@@ -69,13 +55,16 @@ def build_messages(
 def generate(state: ThreadState, deps: AgentDeps) -> dict[str, Any]:
     attempts = state.get("attempts", 0) + 1
     try:
-        tables = deps.catalog.tables
+        snapshot = deps.catalog.snapshot()
     except ConnectorError as exc:
         return _failed(
             attempts, f"I could not read the warehouse's tables: {exc.message} {exc.hint}"
         )
+    # a follow-up ("and by month?") searches with the question it follows
+    previous = [t["question"] for t in state.get("turns", [])[-1:]]
+    context = deps.context.build(" ".join([*previous, state["question"]]), snapshot)
     try:
-        out = deps.structured_model.invoke(build_messages(state, deps, tables))
+        out = deps.structured_model.invoke(build_messages(state, deps, context))
     except Exception as exc:  # any provider failure: the user must hear of it in the thread
         return _failed(
             attempts,

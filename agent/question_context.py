@@ -1,0 +1,185 @@
+"""What the model is shown for one question: the right few tables with their meaning and real
+values, the glossary terms the question uses, and verified examples of similar questions.
+
+A small warehouse is shown whole. A large one is searched (agent.retrieval) and only the best
+tables are rendered, within a token budget; the token count is approximate (about four characters
+a token), which is what the budget needs.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from langchain_core.messages.utils import count_tokens_approximately
+
+from agent import prompts
+from agent.catalog import CatalogSnapshot, ColumnProfile, is_text
+from agent.examples import Example, ExampleStore
+from agent.glossary import Glossary, Term
+from agent.retrieval import TableIndex
+from connectors.base import TableInfo
+
+
+@dataclass(frozen=True)
+class ContextLimits:
+    #: Warehouses whose whole rendered schema fits in this many tokens are shown whole.
+    full_schema_tokens: int = 3000
+    #: Upper bound for the tables part of a retrieved context.
+    table_tokens: int = 3400
+    #: Tables found by their own words, and in all (with join neighbours).
+    top_tables: int = 8
+    max_tables: int = 16
+    #: A column's values are listed in full up to this many, else the first few.
+    listed_values: int = 20
+    sample_values: int = 3
+    examples: int = 3
+
+
+@dataclass(frozen=True)
+class ModelContext:
+    text: str
+    #: Qualified names of the tables shown.
+    tables: tuple[str, ...]
+    full_schema: bool
+    tokens: int
+    examples: tuple[Example, ...] = ()
+    terms: tuple[Term, ...] = ()
+
+
+def approx_tokens(text: str) -> int:
+    return count_tokens_approximately([text])
+
+
+def _quote(value: str) -> str:
+    value = value if len(value) <= 40 else value[:37] + "..."
+    return "'" + value.replace("'", "''") + "'"
+
+
+def value_note(profile: ColumnProfile, limits: ContextLimits) -> str:
+    if not profile.values:
+        return ""
+    if profile.complete and len(profile.values) <= limits.listed_values:
+        return " [values: " + ", ".join(_quote(v) for v in profile.values) + "]"
+    shown = ", ".join(_quote(v) for v in profile.values[: limits.sample_values])
+    return f" [e.g. {shown}; {profile.distinct or 'many'} distinct]"
+
+
+def table_text(table: TableInfo, snapshot: CatalogSnapshot, limits: ContextLimits) -> str:
+    """One table as the model reads it: name, meaning, row count, columns with real values."""
+    profile = snapshot.profile(table.name)
+    rows = profile.row_count if profile else table.row_count
+    head = table.name + (f" -- {table.description}" if table.description else "")
+    if rows is not None:
+        head += f" ({rows} rows)"
+    lines = [head]
+    for column in table.columns:
+        line = f"  {column.name} {column.type}"
+        if column.description:
+            line += f" -- {column.description}"
+        if profile is not None and is_text(column):
+            column_profile = profile.columns.get(column.name)
+            if column_profile is not None:
+                line += value_note(column_profile, limits)
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _terms_text(terms: list[Term]) -> str:
+    lines = []
+    for term in terms:
+        line = f"- {term.term}: {term.definition}"
+        if term.expression:
+            line += f" Compute as: {term.expression}"
+        if term.tables:
+            line += f" (tables: {', '.join(term.tables)})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _examples_text(examples: list[Example]) -> str:
+    return "\n\n".join(f"Q: {e.question}\nSQL: {e.sql}" for e in examples)
+
+
+class ContextBuilder:
+    """Builds `ModelContext`s over the catalog's current snapshot.
+
+    The table index and the whole-schema size are computed once per snapshot (`warm`, called
+    when the catalog publishes one), so a question only pays for the search and the rendering.
+    """
+
+    def __init__(
+        self,
+        *,
+        glossary: Glossary | None = None,
+        examples: ExampleStore | None = None,
+        limits: ContextLimits | None = None,
+    ) -> None:
+        self.glossary = glossary
+        self.examples = examples
+        self.limits = limits or ContextLimits()
+        self._lock = threading.Lock()
+        self._warm: tuple[CatalogSnapshot, TableIndex | None, str] | None = None
+
+    def warm(self, snapshot: CatalogSnapshot) -> tuple[TableIndex | None, str]:
+        """The snapshot's index (None when the whole schema is shown) and whole-schema text."""
+        with self._lock:
+            if self._warm is not None and self._warm[0] is snapshot:
+                return self._warm[1], self._warm[2]
+        full = "\n\n".join(table_text(t, snapshot, self.limits) for t in snapshot.tables)
+        small = approx_tokens(full) <= self.limits.full_schema_tokens
+        index = None if small else TableIndex(snapshot)
+        with self._lock:
+            self._warm = (snapshot, index, full)
+        return index, full
+
+    def build(self, question: str, snapshot: CatalogSnapshot) -> ModelContext:
+        index, full = self.warm(snapshot)
+        terms = self.glossary.matching(question) if self.glossary else []
+        examples = self.examples.similar(question, self.limits.examples) if self.examples else []
+        parts = []
+        if index is None:
+            shown = tuple(t.name for t in snapshot.tables)
+            parts.append(prompts.TABLES.format(note="", tables=full))
+        else:
+            boost = [t for term in terms for t in term.tables]
+            boost += [t for e in examples for t in e.tables]
+            ranked = index.rank(
+                question,
+                top=self.limits.top_tables,
+                limit=self.limits.max_tables,
+                boost=boost,
+            )
+            blocks, budget = [], self.limits.table_tokens
+            for r in ranked:
+                block = table_text(r.table, snapshot, self.limits)
+                cost = approx_tokens(block)
+                if blocks and cost > budget:
+                    continue
+                blocks.append((r.table.name, block))
+                budget -= cost
+            shown = tuple(name for name, _ in blocks)
+            if blocks:
+                note = prompts.SOME_TABLES.format(shown=len(blocks), total=len(snapshot.tables))
+                tables_text = "\n\n".join(b for _, b in blocks)
+                parts.append(prompts.TABLES.format(note=note, tables=tables_text))
+            else:
+                parts.append(prompts.NO_TABLES.format(total=len(snapshot.tables)))
+        if terms:
+            parts.append(prompts.GLOSSARY.format(terms=_terms_text(terms)))
+        if examples:
+            parts.append(prompts.EXAMPLES.format(examples=_examples_text(examples)))
+        text = "\n\n".join(parts)
+        return ModelContext(
+            text=text,
+            tables=shown,
+            full_schema=index is None,
+            tokens=approx_tokens(text),
+            examples=tuple(examples),
+            terms=tuple(terms),
+        )
+
+    def full_schema_tokens(self, snapshot: CatalogSnapshot) -> int:
+        """The size of the whole-schema prompt part, for comparison in the benchmark."""
+        _, full = self.warm(snapshot)
+        return approx_tokens(prompts.TABLES.format(note="", tables=full))
