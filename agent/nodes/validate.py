@@ -1,4 +1,5 @@
-"""Put the draft through the SQL gate; a pass becomes a proposal, a failure feedback for repair."""
+"""Put the draft through the SQL gate, then check its literal filters against the values that
+occur (agent.grounding); a pass becomes a proposal, a failure feedback for repair."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from langchain_core.runnables import RunnableConfig
 from agent.audit import sql_sha256
 from agent.context import AgentDeps, thread_of
 from agent.gate import check_sql
+from agent.grounding import check_values
 from agent.state import ThreadState
 from connectors.base import ConnectorError
 
@@ -18,11 +20,11 @@ def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
     draft = state["draft"]
     assert draft is not None
     try:
-        schema = deps.catalog.gate_schema
+        snapshot = deps.catalog.snapshot()
     except ConnectorError as exc:
         message = f"I could not read the warehouse's tables: {exc.message} {exc.hint}"
         return {"final": {"kind": "failed", "message": message}}
-    verdict = check_sql(draft["sql"], schema, row_limit=deps.limits.row_limit)
+    verdict = check_sql(draft["sql"], snapshot.gate_schema, row_limit=deps.limits.row_limit)
     problems = [str(reason) for reason in verdict.reasons]
     codes = [r.code for r in verdict.reasons]
     estimate = None
@@ -34,6 +36,10 @@ def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
         else:
             if estimate and estimate.refusal:
                 problems, codes = [estimate.refusal], ["over_cost_limit"]
+    if verdict.ok and not problems:
+        live = deps.connector if deps.limits.profile_values else None
+        problems = [str(m) for m in check_values(verdict.sql, snapshot, live)]
+        codes = ["value_not_found"] * len(problems)
     if verdict.ok and not problems:
         proposal = {
             "proposal_id": uuid.uuid4().hex,
