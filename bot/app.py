@@ -53,7 +53,11 @@ def build_app(settings: Settings, agent: Agent, store: Store) -> App:
     )
     approvers = Approvers(settings.approver_rule(), client)
     channels = ChannelRules(client, settings.channels)
-    listeners.register(app, conversations, store, approvers, channels)
+
+    def tables() -> list[tuple[str, str]]:
+        return [(t.name, t.description) for t in agent.deps.catalog.tables]
+
+    listeners.register(app, conversations, store, approvers, channels, tables)
     return app
 
 

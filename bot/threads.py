@@ -62,7 +62,8 @@ class SlackThread:
 
     team: str
     channel: str
-    #: The thread's root message ts (a top-level mention's own ts).
+    #: The thread's root message ts (a top-level mention's own ts); "" for a direct message
+    #: conversation, which is one conversation in the channel itself.
     ts: str
 
     @property
@@ -274,7 +275,7 @@ class Conversations:
         try:
             self.client.files_upload_v2(
                 channel=thread.channel,
-                thread_ts=thread.ts,
+                thread_ts=thread.ts or None,
                 file=attachment.content,
                 filename=attachment.filename,
                 title=attachment.title,
@@ -306,7 +307,7 @@ class Conversations:
     def _post(self, thread: SlackThread, message: Message) -> str:
         response = self.client.chat_postMessage(
             channel=thread.channel,
-            thread_ts=thread.ts,
+            thread_ts=thread.ts or None,
             text=message.text,
             blocks=message.blocks,
             unfurl_links=False,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from slack_bolt import App
 
 from bot.approvals import ApproverRule, Approvers
 from bot.channels import ChannelRules
-from bot.listeners import actions, edits, mentions, messages
+from bot.listeners import actions, edits, home, mentions, messages
 from bot.store import Store
 from bot.threads import Conversations
 
@@ -17,12 +19,15 @@ def register(
     store: Store,
     approvers: Approvers | None = None,
     channels: ChannelRules | None = None,
+    tables: Callable[[], list[tuple[str, str]]] = list,
 ) -> None:
     """Wire every listener. The defaults are the default settings: anyone may approve, every
-    channel that is not shared with another organisation is answered."""
+    channel that is not shared with another organisation is answered. `tables` lists the
+    (name, description) of the tables the agent reads, for the Home tab."""
     approvers = approvers or Approvers(ApproverRule(), app.client)
     channels = channels or ChannelRules(app.client)
     mentions.register(app, conversations, store, channels)
     messages.register(app, conversations, store, channels)
     actions.register(app, conversations, store, approvers, channels)
     edits.register(app, conversations, store, approvers, channels)
+    home.register(app, store, approvers, tables)

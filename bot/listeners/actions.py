@@ -46,7 +46,7 @@ def tell(client: WebClient, body: dict[str, Any], record: ProposalRecord | None,
     client.chat_postEphemeral(
         channel=(body.get("channel") or {}).get("id", ""),
         user=body["user"]["id"],
-        thread_ts=SlackThread.from_id(record.thread_id).ts if record else None,
+        thread_ts=(SlackThread.from_id(record.thread_id).ts or None) if record else None,
         text=text,
     )
 

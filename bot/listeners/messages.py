@@ -1,4 +1,6 @@
-"""A reply in a thread without a mention: a follow-up, when the thread is a conversation."""
+"""Messages without a mention: a reply in a thread is a follow-up when the thread is a
+conversation; in a direct message every message is a question (the DM is one conversation, or
+a thread of it when the person replies in one)."""
 
 from __future__ import annotations
 
@@ -19,10 +21,32 @@ _USER_SUBTYPES = {None, "thread_broadcast"}
 
 
 def register(app: App, conversations: Conversations, store: Store, channels: ChannelRules) -> None:
+    def direct(event: dict[str, Any], body: dict[str, Any], context: BoltContext) -> None:
+        if not store.first_delivery(body["event_id"]):
+            log.info("Ignoring a repeated delivery of event %s", body["event_id"])
+            return
+        thread = SlackThread(
+            team=context.team_id or body.get("team_id", ""),
+            channel=event["channel"],
+            ts=event.get("thread_ts") or "",
+        )
+        refusal = channels.refusal(thread.channel, body.get("is_ext_shared_channel"))
+        if refusal:
+            conversations.refuse(thread, refusal)
+            return
+        question = question_text(event.get("text") or "", context.bot_user_id)
+        if not question:
+            conversations.help(thread)
+            return
+        conversations.question(thread, question, user=event["user"])
+
     @app.event("message")
     def on_message(event: dict[str, Any], body: dict[str, Any], context: BoltContext) -> None:
         if event.get("subtype") not in _USER_SUBTYPES or event.get("bot_id"):
             return  # edits, deletions, joins, bots (this one included)
+        if event.get("channel_type") == "im":
+            direct(event, body, context)
+            return
         thread_ts = event.get("thread_ts")
         if not thread_ts or thread_ts == event.get("ts"):
             return  # not a reply in a thread

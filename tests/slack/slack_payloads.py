@@ -82,8 +82,10 @@ def message(
     subtype: str | None = None,
     bot_id: str | None = None,
     ts: str | None = None,
+    channel_type: str = "channel",
 ) -> dict[str, Any]:
-    """A `message` event (`message.channels`), a thread reply when `thread_ts` is given."""
+    """A `message` event (`message.channels`; `message.im` with channel_type "im"), a thread
+    reply when `thread_ts` is given."""
     ts = ts or new_ts()
     event: dict[str, Any] = {
         "type": "message",
@@ -93,7 +95,7 @@ def message(
         "team": TEAM_ID,
         "channel": channel,
         "event_ts": ts,
-        "channel_type": "channel",
+        "channel_type": channel_type,
     }
     if thread_ts:
         event["thread_ts"] = thread_ts
@@ -101,6 +103,18 @@ def message(
         event["subtype"] = subtype
     if bot_id:
         event["bot_id"] = bot_id
+    return _event_body(event, None)
+
+
+def home_opened(user: str, *, tab: str = "home") -> dict[str, Any]:
+    """An `app_home_opened` event: `user` opened the app's Home (or Messages) tab."""
+    event = {
+        "type": "app_home_opened",
+        "user": user,
+        "channel": f"D{user[1:]}",
+        "tab": tab,
+        "event_ts": new_ts(),
+    }
     return _event_body(event, None)
 
 

@@ -1,5 +1,6 @@
-"""End to end: what comes with a result. More rows than the message shows: the rows the agent
-kept, as a CSV file in the thread; a time series or a short breakdown: a chart PNG too.
+"""End to end: what comes with a result (more rows than the message shows: the rows the agent
+kept, as a CSV file in the thread; a time series or a short breakdown: a chart PNG too), direct
+messages, and the App Home tab.
 
 One bot serves the module; each test consumes the model replies listed in SCRIPT for it.
 """
@@ -13,17 +14,21 @@ from pathlib import Path
 
 import pytest
 import slack_flow as flow
+import slack_payloads as payloads
 from botproc import BotProcess, data_dir_with, expected_rows, sql_reply, write_script
 from slack_flow import Thread
+from slack_payloads import ALICE
 from standin import SlackStandin, Upload
 
-from bot.blocks import APPROVE_ACTION
+from bot.blocks import APPROVE_ACTION, cell_text
 
 FIRST_200_CUSTOMERS = """SELECT customer_id, customer_name, country
 FROM demo.main.customers ORDER BY customer_id LIMIT 200"""
 ORDERS_BY_MONTH = """SELECT strftime(order_date, '%Y-%m') AS month, COUNT(*) AS orders
 FROM demo.main.orders GROUP BY month ORDER BY month"""
 ORDER_COUNT = "SELECT COUNT(*) AS orders FROM demo.main.orders"
+REGION_COUNT = "SELECT COUNT(*) AS regions FROM demo.main.regions"
+DM = "D0CAROL01"
 
 #: Rows an answer keeps (agent.context.Limits.answer_rows).
 KEPT = 100
@@ -32,6 +37,7 @@ SCRIPT = [
     sql_reply(FIRST_200_CUSTOMERS, "The first 200 customers."),
     sql_reply(ORDERS_BY_MONTH, "Orders by month."),
     sql_reply(ORDER_COUNT, "Counts all orders."),
+    sql_reply(REGION_COUNT, "Counts regions."),  # a direct message
 ]
 
 
@@ -107,3 +113,43 @@ def test_a_time_series_comes_with_a_chart(
 def test_a_single_number_comes_alone(bot: BotProcess, standin: SlackStandin) -> None:
     thread = approved_result(bot, standin, "how many orders?")
     assert standin.uploads_in(thread.channel, thread.ts) == []
+
+
+def test_a_direct_message_is_a_conversation(
+    bot: BotProcess, standin: SlackStandin, demo_db: Path
+) -> None:
+    bot.send_event(payloads.message(DM, "how many regions?", thread_ts=None, channel_type="im"))
+    proposal = standin.wait_for(
+        lambda: next(
+            (m for m in standin.messages.values() if m.channel == DM and m.action_values()), None
+        ),
+        what="the proposal in the DM",
+    )
+    assert proposal.thread_ts is None
+    flow.click(bot, proposal, approve=True)
+    result = standin.wait_for(
+        lambda: next(
+            (
+                m
+                for m in standin.messages.values()
+                if m.channel == DM and "Sources:" in m.all_text()
+            ),
+            None,
+        ),
+        what="the result in the DM",
+    )
+    assert result.table() == [["regions"], [cell_text(expected_rows(demo_db, REGION_COUNT)[0][0])]]
+    assert result.thread_ts is None
+
+
+def test_app_home_lists_tables_and_the_users_questions(
+    bot: BotProcess, standin: SlackStandin
+) -> None:
+    bot.send_event(payloads.home_opened(ALICE))
+    bot.send_event(payloads.home_opened(ALICE, tab="messages"))
+    [published] = standin.wait_for(lambda: standin.published_views, what="the Home tab")
+    assert published["user_id"] == ALICE
+    text = "\n".join(b.get("text", {}).get("text", "") for b in published["view"]["blocks"])
+    assert "`demo.main.orders`" in text and "`demo.main.regions`" in text
+    assert "list the first 200 customers" in text and "how many orders?" in text
+    assert "Who may approve: Anyone." in text

@@ -18,7 +18,8 @@ def test_scopes_are_the_least_the_bot_needs() -> None:
     scopes = set(manifest()["oauth_config"]["scopes"]["bot"])
     # mentions; posting, updating and ephemeral notes; thread replies in public and private
     # channels (message.channels / message.groups need the matching history scope); approver
-    # user groups; whether a channel is shared with another organisation
+    # user groups; whether a channel is shared with another organisation; direct messages;
+    # CSV and chart uploads
     assert scopes == {
         "app_mentions:read",
         "chat:write",
@@ -27,6 +28,8 @@ def test_scopes_are_the_least_the_bot_needs() -> None:
         "usergroups:read",
         "channels:read",
         "groups:read",
+        "im:history",
+        "files:write",
     }
 
 
@@ -36,7 +39,10 @@ def test_events_interactivity_and_socket_mode() -> None:
         "app_mention",
         "message.channels",
         "message.groups",
+        "message.im",
+        "app_home_opened",
     }
+    assert manifest()["features"]["app_home"]["home_tab_enabled"] is True
     assert settings["interactivity"]["is_enabled"] is True
     assert settings["socket_mode_enabled"] is True
     assert manifest()["features"]["bot_user"]["display_name"] == "querybot"
