@@ -75,6 +75,7 @@ DIALECT: dict[str, dict[str, str]] = {
         "delta_*": FILES,
         "st_read*": FILES,
         "*execute*": EXEC,
+        "*substrait*": EXEC,
         "*_query": NETWORK,
         "*_attach": NETWORK,
         "sqlite_*": NETWORK,
@@ -90,6 +91,8 @@ DIALECT: dict[str, dict[str, str]] = {
         "pg_*": STATE,
         "lo_*": FILES,
         "*_to_xml*": EXEC,
+        "ts_stat": EXEC,  # runs its SQL-text argument
+        "ts_rewrite": EXEC,
         "txid_current": STATE,
     },
     "mysql": {

@@ -37,7 +37,7 @@ class TableEntry:
     #: Normalised parts, catalog first: the lookup key.
     key: tuple[str, ...]
     #: Normalised column name -> the column's name as the connector spells it.
-    columns: Mapping[str, str] = field(default_factory=dict)
+    columns: Mapping[str, str]
 
 
 class GateSchema:
@@ -48,8 +48,11 @@ class GateSchema:
     """
 
     def __init__(
-        self, dialect: str, entries: Iterable[TableEntry] = (), mapping: dict | None = None
-    ):
+        self,
+        dialect: str,
+        entries: Iterable[TableEntry] = (),
+        mapping: dict[str, object] | None = None,
+    ) -> None:
         self.dialect = dialect
         self.entries: tuple[TableEntry, ...] = tuple(entries)
         self.mapping = MappingSchema(mapping or None, dialect=dialect)
@@ -81,7 +84,7 @@ class GateSchema:
         name = str(dialect)
         allow = [_key(_split(a, name), name) for a in allowed] if allowed is not None else None
         entries: list[TableEntry] = []
-        mapping: dict = {}
+        mapping: dict[str, object] = {}
         types: dict[str, exp.DataType] = {}
         for table in tables:
             parts = tuple(_exact(p.name, dialect_obj) for p in _split(table.name, name))
@@ -113,8 +116,8 @@ class GateSchema:
 
     def suggest_table(self, written: str, parts: int) -> str:
         """The closest exposed name with as many parts as the user wrote, for "did you mean"."""
-        names = {".".join(p.name for p in e.parts[-parts:]): e for e in self.entries}
-        close = difflib.get_close_matches(written, list(names), n=1, cutoff=0.6)
+        names = [".".join(p.name for p in e.parts[-parts:]) for e in self.entries]
+        close = difflib.get_close_matches(written, names, n=1, cutoff=0.6)
         return close[0] if close else ""
 
 
