@@ -52,6 +52,11 @@ class Settings:
     slack_app_token: str = ""
     slack_signing_secret: str = ""
     slack_api_url: str | None = None
+    #: A YAML business glossary (terms, definitions, preferred expressions), or None.
+    glossary: Path | None = None
+    #: Profile column values for the prompt and check literal filters against real data:
+    #: "auto" (on, except for BigQuery where profiling scans cost money), "on" or "off".
+    profile_values: str = "auto"
     #: `QUERYBOT_APPROVERS` as given (parsed by bot.approvals.ApproverRule).
     approvers: str = "anyone"
     no_self_approval: bool = False
@@ -63,6 +68,11 @@ class Settings:
     def state_db(self) -> Path:
         """The SQLite file holding LangGraph checkpoints and the bot's own store."""
         return self.data_dir / "state.sqlite"
+
+    @property
+    def examples_db(self) -> Path:
+        """Verified question -> SQL examples learnt from approved runs."""
+        return self.data_dir / "examples.sqlite"
 
     @property
     def audit_db(self) -> Path:
@@ -90,6 +100,8 @@ class Settings:
                 slack_app_token=env.get("SLACK_APP_TOKEN", ""),
                 slack_signing_secret=env.get("SLACK_SIGNING_SECRET", ""),
                 slack_api_url=env.get("SLACK_API_URL") or None,
+                glossary=Path(env["QUERYBOT_GLOSSARY"]) if env.get("QUERYBOT_GLOSSARY") else None,
+                profile_values=(env.get("QUERYBOT_PROFILE_VALUES") or "auto").lower(),
                 approvers=env.get("QUERYBOT_APPROVERS") or "anyone",
                 no_self_approval=_flag(env, "QUERYBOT_NO_SELF_APPROVAL"),
                 channels=frozenset(

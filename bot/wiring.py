@@ -5,8 +5,10 @@ from __future__ import annotations
 from agent.audit import AuditLog
 from agent.context import AgentDeps, Limits
 from agent.conversation import Agent, sqlite_checkpointer
+from agent.examples import ExampleStore
+from agent.glossary import Glossary, GlossaryError
 from agent.models import load_model
-from bot.settings import Settings
+from bot.settings import Settings, SettingsError
 from connectors import open_connector
 
 
@@ -17,14 +19,31 @@ def build_agent(settings: Settings) -> Agent:
     written for the person starting the bot.
     """
     settings.require(*settings.model_secrets())
+    if settings.profile_values not in {"auto", "on", "off"}:
+        raise SettingsError(
+            f"QUERYBOT_PROFILE_VALUES={settings.profile_values!r}: use auto, on or off."
+        )
+    try:
+        glossary = Glossary.load(settings.glossary) if settings.glossary else None
+    except GlossaryError as exc:
+        raise SettingsError(f"QUERYBOT_GLOSSARY: {exc}") from exc
     model = load_model(settings.model)
     connector = open_connector(settings.warehouse, data_dir=settings.data_dir)
+    profile = settings.profile_values == "on" or (
+        settings.profile_values == "auto" and connector.name != "bigquery"
+    )
     limits = Limits(
         row_limit=settings.row_limit,
         query_timeout_s=settings.query_timeout_s,
         max_attempts=settings.max_repairs,
+        profile_values=profile,
     )
     deps = AgentDeps(
-        connector=connector, model=model, limits=limits, audit=AuditLog(settings.audit_db)
+        connector=connector,
+        model=model,
+        limits=limits,
+        audit=AuditLog(settings.audit_db),
+        examples=ExampleStore(settings.examples_db),
+        glossary=glossary,
     )
     return Agent(deps, sqlite_checkpointer(settings.state_db))

@@ -62,3 +62,16 @@ def test_cli_reports_an_unknown_warehouse(
     monkeypatch.setenv("QUERYBOT_WAREHOUSE", "oracle:scott/tiger")
     assert main(["ask", "hello"]) == 2
     assert "demo" in capsys.readouterr().err
+
+
+def test_cli_reports_a_broken_glossary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.jsonl").write_text("")
+    (tmp_path / "glossary.yaml").write_text("terms: [unclosed\n")
+    monkeypatch.setenv("QUERYBOT_MODEL", f"scripted:{tmp_path / 's.jsonl'}")
+    monkeypatch.setenv("QUERYBOT_GLOSSARY", str(tmp_path / "glossary.yaml"))
+    assert main(["ask", "hello"]) == 2
+    err = capsys.readouterr().err
+    assert "QUERYBOT_GLOSSARY" in err and "glossary.yaml" in err and "Traceback" not in err
