@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlglot import exp
 from sqlglot.errors import ErrorLevel, UnsupportedError
 
 from agent.gate.errors import Rejection
@@ -57,7 +56,7 @@ def _check(sql: str, schema: GateSchema, row_limit: int | None) -> Verdict:
     except UnsupportedError as error:
         message = f"This statement cannot be written in {dialect}: {error}"
         raise Rejection(Reason("unsupported", message), sql=parsed.text) from None
-    _recheck(normalised, query, dialect)
+    _recheck(normalised, schema, row_limit, tables.tables)
     warnings = ("schema unknown: table and column names were not checked",) if schema.empty else ()
     return Verdict(
         ok=True,
@@ -72,21 +71,31 @@ def _check(sql: str, schema: GateSchema, row_limit: int | None) -> Verdict:
     )
 
 
-def _recheck(normalised: str, checked: exp.Expr, dialect: str) -> None:
-    """The text that will run must read back as the very tree that was checked.
+def _recheck(normalised: str, schema: GateSchema, row_limit: int | None, tables: list[str]) -> None:
+    """The text that will run must read back as a statement the gate accepts unchanged.
 
-    What runs is sqlglot's rendering of the checked tree, not the submitted text; this guards
-    against a rendering that the parser (and so, likely, the engine) reads differently, such as
-    `SELECT * FROM SELECT a LIMIT 10`, where the cap moves into an unparenthesised subquery.
+    What runs is sqlglot's rendering of the checked tree, not the submitted text. Read back, it
+    must pass the safety walk, name the same tables, need no re-quoting and no row cap, and
+    render to itself. This catches renderings the parser (and so, likely, the engine) reads
+    differently, such as `SELECT * FROM SELECT a LIMIT 10`, where the cap moves into an
+    unparenthesised subquery. A construct rendered differently for the dialect (ILIKE as
+    LOWER(...) LIKE LOWER(...) in SQLite) is fine: its rendering is stable.
     """
+    dialect = schema.dialect
     try:
         trees = parse_all(normalised, dialect)
+        query = query_root(trees[0]) if len(trees) == 1 else None
+        stable = query is not None and not safety_reasons(trees[0], dialect)
+        if query is not None and stable:
+            keep_dual(query, dialect)
+            stable = not quote_statement_words(query, dialect)
+        if query is not None and stable:
+            reread = check_tables(query, schema)
+            capped = row_limit is not None and cap_rows(query, row_limit)
+            stable = not reread.reasons and reread.tables == tables and not capped
+            stable = stable and query.sql(dialect=dialect, comments=False) == normalised
     except Rejection:
-        trees = []
-    stable = len(trees) == 1 and not safety_reasons(trees[0], dialect)
-    if stable:
-        keep_dual(trees[0], dialect)
-        stable = trees[0] == checked
+        stable = False
     if not stable:
         message = "The normalised statement does not read back as the same safe query."
         raise Rejection(Reason("unstable_normalisation", message), sql=normalised)

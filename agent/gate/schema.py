@@ -254,6 +254,7 @@ def _rewrite(table: exp.Table, entry: TableEntry) -> None:
     parts = [p.copy() for p in entry.parts]
     for arg, part in zip(("catalog", "db", "this"), [None] * (3 - len(parts)) + parts, strict=True):
         table.set(arg, part)
+    table.meta.pop("quoted_table", None)  # BigQuery `a.b.c` as one quoted name: now its parts
 
 
 def _requote_columns(tree: exp.Expr, entries: list[TableEntry], dialect: str) -> bool:
