@@ -134,6 +134,8 @@ def result(answer: Answer, *, display_rows: int, use_table: bool = True) -> Mess
     ]
     if answer.bytes_processed is not None:
         sources.append(f"{size(answer.bytes_processed)} processed")
+    if answer.job_url:  # built by the connector from the job id, never by the model
+        sources.append(f"<{escape(answer.job_url)}|job>")
     sources.append(f"approved by {mention(answer.approved_by)}")
     blocks: list[Block] = [section(summary), *table_blocks, *sql_blocks]
     if sql_cut:

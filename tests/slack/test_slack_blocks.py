@@ -216,6 +216,16 @@ def test_result_table_summary_sql_and_sources() -> None:
         assert part in sources
 
 
+def test_result_links_the_warehouse_job() -> None:
+    url = "https://console.cloud.google.com/bigquery?project=p&j=bq:EU:querybot_1"
+    message = valid(blocks.result(make_answer(job_url=url), display_rows=20))
+    sources = message.blocks[-1]["elements"][0]["text"]
+    assert "<https://console.cloud.google.com/bigquery?project=p&amp;j=bq:EU:querybot_1|job>" in (
+        sources
+    )
+    assert "|job>" not in texts(valid(blocks.result(make_answer(), display_rows=20)))
+
+
 def test_result_with_200_rows_shows_display_rows_and_the_total() -> None:
     message = valid(blocks.result(make_answer(rows=200, total_rows=200), display_rows=20))
     table = next(b for b in message.blocks if b["type"] == "table")
