@@ -9,6 +9,7 @@ ends with something in its thread: a proposal, a clarifying question, an answer 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -49,7 +50,15 @@ class ThreadAgent(Protocol):
 
     def ask(self, thread_id: str, question: str, *, user: str) -> Outcome: ...
 
-    def decide(self, thread_id: str, proposal_id: str, *, approved: bool, user: str) -> Outcome: ...
+    def decide(
+        self,
+        thread_id: str,
+        proposal_id: str,
+        *,
+        approved: bool,
+        user: str,
+        labels: Mapping[str, str] | None = None,
+    ) -> Outcome: ...
 
     def edit(self, thread_id: str, proposal_id: str, sql: str, *, user: str) -> Outcome: ...
 
@@ -158,7 +167,12 @@ class Conversations:
         )
         try:
             outcome = self.agent.decide(
-                record.thread_id, record.proposal_id, approved=approved, user=user
+                record.thread_id,
+                record.proposal_id,
+                approved=approved,
+                user=user,
+                # the warehouse's job record names where the question came from (BigQuery labels)
+                labels={"slack_team": thread.team, "slack_channel": thread.channel},
             )
         except Exception:
             log.exception("Deciding proposal %s failed", record.proposal_id)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Mapping
 
 from agent.outcome import Answer, Outcome, Proposal
 
@@ -56,6 +57,7 @@ class FakeAgent:
         self._lock = threading.Lock()
         self.asks: list[tuple[str, str, str]] = []
         self.decisions: list[tuple[str, str, bool, str]] = []
+        self.labels: list[dict[str, str]] = []
         self.has_thread_calls: list[str] = []
         self.ask_replies: list[Reply] = []
         self.decide_replies: list[Reply] = []
@@ -81,9 +83,18 @@ class FakeAgent:
                 self._pending.pop(thread_id, None)
         return outcome
 
-    def decide(self, thread_id: str, proposal_id: str, *, approved: bool, user: str) -> Outcome:
+    def decide(
+        self,
+        thread_id: str,
+        proposal_id: str,
+        *,
+        approved: bool,
+        user: str,
+        labels: Mapping[str, str] | None = None,
+    ) -> Outcome:
         with self._lock:
             self.decisions.append((thread_id, proposal_id, approved, user))
+            self.labels.append(dict(labels or {}))
             self._pending.pop(thread_id, None)
         default = answer_outcome(user) if approved else Outcome(kind="rejected", message="no")
         return self._next(self.decide_replies, default)

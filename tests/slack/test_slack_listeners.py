@@ -229,6 +229,7 @@ def test_approve_marks_the_proposal_runs_once_and_posts_the_result(bot: Bot) -> 
     pid = buttons(proposal)[APPROVE_ACTION]
     assert bot.click(proposal, APPROVE_ACTION).status == 200
     assert bot.agent.decisions == [(f"{TEAM_ID}:{channel}:{ts}", pid, True, BOB)]
+    assert bot.agent.labels == [{"slack_team": TEAM_ID, "slack_channel": channel}]
     decided, result = bot.thread(channel, ts)
     assert buttons(decided) == {}
     assert f"Approved by <@{BOB}>" in decided.all_text()
