@@ -1,6 +1,7 @@
 """The append-only audit log: every proposal, gate rejection, decision and execution.
 
-One SQLite table (`audit`); triggers refuse UPDATE and DELETE, so rows can only be added. The
+One table (`audit`), in SQLite (`AuditLog`) or, for several replicas, PostgreSQL
+(`PostgresAuditLog`); triggers refuse UPDATE and DELETE, so rows can only be added. The
 execute step asks `approved_sha256` before running anything: SQL whose hash has no recorded
 approval cannot run.
 
@@ -23,8 +24,13 @@ import hashlib
 import json
 import sqlite3
 import threading
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
+
+from psycopg.rows import tuple_row
+
+from agent.postgres import open_pool, setup_lock
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (
@@ -45,23 +51,41 @@ CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
 BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 """
 
+Row = tuple[Any, ...]
+
+PG_SCHEMA = """
+CREATE TABLE IF NOT EXISTS audit (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    event TEXT NOT NULL,
+    proposal_id TEXT NOT NULL DEFAULT '',
+    actor TEXT NOT NULL DEFAULT '',
+    sql TEXT NOT NULL DEFAULT '',
+    sql_sha256 TEXT NOT NULL DEFAULT '',
+    detail TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS audit_proposal ON audit (proposal_id, event);
+CREATE OR REPLACE FUNCTION audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'the audit log is append-only'; END $$;
+CREATE OR REPLACE TRIGGER audit_no_update BEFORE UPDATE OR DELETE ON audit
+FOR EACH STATEMENT EXECUTE FUNCTION audit_append_only();
+CREATE OR REPLACE TRIGGER audit_no_truncate BEFORE TRUNCATE ON audit
+FOR EACH STATEMENT EXECUTE FUNCTION audit_append_only();
+"""
+
 
 def sql_sha256(sql: str) -> str:
     """The hash an approval names: of the exact text that will run."""
     return hashlib.sha256(sql.encode("utf-8")).hexdigest()
 
 
-class AuditLog:
-    """Append-only record of what was proposed, decided and run. Thread-safe."""
+class _Audit(ABC):
+    """The log's operations; subclasses say how one statement runs."""
 
-    def __init__(self, path: Path | str = ":memory:") -> None:
-        if isinstance(path, Path):
-            path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._lock = threading.Lock()
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.executescript(SCHEMA)
+    @abstractmethod
+    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[str], list[Row]]:
+        """Run one statement with `?` placeholders; return column names and rows."""
 
     def record(
         self,
@@ -83,31 +107,62 @@ class AuditLog:
             sql_sha256(sql) if sql else "",
             json.dumps(detail or {}, default=str),
         )
-        with self._lock:
-            self._conn.execute(
-                "INSERT INTO audit (at, thread_id, event, proposal_id, actor, sql, sql_sha256,"
-                " detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
+        self._run(
+            "INSERT INTO audit (at, thread_id, event, proposal_id, actor, sql, sql_sha256,"
+            " detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            row,
+        )
 
     def approved_sha256(self, proposal_id: str) -> str | None:
         """The hash recorded when `proposal_id` was approved, or None if it never was."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT sql_sha256 FROM audit WHERE proposal_id = ? AND event = 'approved'"
-                " ORDER BY id LIMIT 1",
-                (proposal_id,),
-            ).fetchone()
-        return row[0] if row else None
+        _, rows = self._run(
+            "SELECT sql_sha256 FROM audit WHERE proposal_id = ? AND event = 'approved'"
+            " ORDER BY id LIMIT 1",
+            (proposal_id,),
+        )
+        return rows[0][0] if rows else None
 
     def events(self, thread_id: str | None = None) -> list[dict[str, Any]]:
         """Rows oldest first (all, or one thread's), with `detail` decoded."""
         where = " WHERE thread_id = ?" if thread_id else ""
         query = f"SELECT * FROM audit{where} ORDER BY id"
-        with self._lock:
-            cursor = self._conn.execute(query, (thread_id,) if thread_id else ())
-            names = [c[0] for c in cursor.description]
-            rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        names, found = self._run(query, (thread_id,) if thread_id else ())
+        rows = [dict(zip(names, row, strict=True)) for row in found]
         for row in rows:
             row["detail"] = json.loads(row["detail"])
         return rows
+
+
+class AuditLog(_Audit):
+    """The log in a SQLite file (or in memory). Thread-safe."""
+
+    def __init__(self, path: Path | str = ":memory:") -> None:
+        if isinstance(path, Path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._lock = threading.Lock()
+        with self._lock:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.executescript(SCHEMA)
+
+    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[str], list[Row]]:
+        with self._lock:
+            cursor = self._conn.execute(sql, params)
+            names = [c[0] for c in cursor.description or ()]
+            return names, cursor.fetchall()
+
+
+class PostgresAuditLog(_Audit):
+    """The log in PostgreSQL, shared by replicas. Thread-safe (a small connection pool)."""
+
+    def __init__(self, url: str, *, max_connections: int = 4) -> None:
+        self._pool = open_pool(url, max_size=max_connections)
+        with setup_lock(self._pool, "querybot.audit"), self._pool.connection() as conn:
+            conn.execute(PG_SCHEMA, prepare=False)  # several statements: no prepare
+
+    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[str], list[Row]]:
+        with self._pool.connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:
+            cursor.execute(sql.replace("?", "%s"), params)
+            if cursor.description is None:
+                return [], []
+            return [c.name for c in cursor.description], cursor.fetchall()

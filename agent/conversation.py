@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
@@ -21,6 +22,7 @@ from agent.context import AgentDeps
 from agent.gate import check_sql
 from agent.graph import build_graph
 from agent.outcome import Answer, Outcome, Proposal
+from agent.postgres import open_pool, setup_lock
 
 NOT_WAITING = (
     "That proposal is no longer waiting for approval (it was decided or replaced by a newer "
@@ -35,6 +37,19 @@ def sqlite_checkpointer(path: Path) -> SqliteSaver:
     conn.execute("PRAGMA journal_mode=WAL")
     saver = SqliteSaver(conn)
     saver.setup()
+    return saver
+
+
+def postgres_checkpointer(url: str, *, max_connections: int) -> PostgresSaver:
+    """A checkpointer in PostgreSQL, shared by every replica (and thread) that opens `url`.
+
+    Two replicas may resume one thread at once and both run its next node: the bot's approval
+    claim, not the checkpointer, decides which one goes ahead.
+    """
+    pool = open_pool(url, max_size=max_connections)
+    saver = PostgresSaver(pool)  # type: ignore[arg-type]
+    with setup_lock(pool, "querybot.checkpoints"):
+        saver.setup()
     return saver
 
 

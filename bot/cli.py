@@ -9,6 +9,7 @@ import sys
 import uuid
 
 from agent.models import ModelConfigError
+from agent.postgres import StateDatabaseError
 from bot.settings import Settings, SettingsError
 from bot.terminal import outcome_text
 from connectors.base import ConnectorError
@@ -20,17 +21,22 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     slack = "SLACK_SIGNING_SECRET" if args.http else "SLACK_APP_TOKEN"
     settings.require("SLACK_BOT_TOKEN", slack, *settings.model_secrets())
     from bot.app import build_app, serve_http, serve_socket_mode
-    from bot.store import Store
+    from bot.store import open_store
     from bot.wiring import build_agent
 
     agent = build_agent(settings)
-    app = build_app(settings, agent, Store(settings.state_db))
-    if args.http:
-        log.info("querybot listening on http://0.0.0.0:%d/slack/events", args.port)
-        serve_http(app, args.port)
-    else:
-        log.info("querybot connecting to Slack in Socket Mode")
-        serve_socket_mode(app, settings.slack_app_token)
+    app = build_app(settings, agent, open_store(settings))
+    try:
+        if args.http:
+            log.info("querybot listening on http://0.0.0.0:%d/slack/events", args.port)
+            serve_http(app, args.port)
+        else:
+            log.info("querybot connecting to Slack in Socket Mode")
+            serve_socket_mode(app, settings.slack_app_token)
+    finally:
+        # A catalog refresh runs in a daemon thread inside DuckDB; one still running when the
+        # interpreter shuts down aborts the process ("exception not rethrown"). Let it end.
+        agent.deps.catalog.wait_idle(timeout_s=30)
     return 0
 
 
@@ -92,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "ask":
             return _ask(args, settings)
         return _run(args, settings)
-    except (SettingsError, ModelConfigError) as exc:
+    except (SettingsError, ModelConfigError, StateDatabaseError) as exc:
         print(str(exc), file=sys.stderr)
     except ConnectorError as exc:
         print(f"The warehouse cannot be used: {exc.message} {exc.hint}".strip(), file=sys.stderr)

@@ -32,6 +32,17 @@ def _flag(env: dict[str, str], name: str) -> bool:
     raise SettingsError(f"{name} should be true or false, not {value!r}")
 
 
+def _state_url(value: str) -> str | None:
+    if not value:
+        return None
+    if not value.startswith(("postgresql://", "postgres://")):
+        raise SettingsError(
+            "QUERYBOT_STATE_URL should be a postgresql://user@host:port/database URL "
+            "(leave it unset to keep state in SQLite files in QUERYBOT_DATA_DIR)."
+        )
+    return value
+
+
 class SettingsError(Exception):
     """Settings are missing or wrong; the message names each one and where to get it."""
 
@@ -62,6 +73,9 @@ class Settings:
     no_self_approval: bool = False
     #: Channel ids the bot answers in (empty: every channel it is in).
     channels: frozenset[str] = frozenset()
+    #: `QUERYBOT_STATE_URL`: a postgresql:// URL for the state replicas share (checkpoints, the
+    #: bot's store, the audit log); None keeps them in SQLite files in `data_dir`.
+    state_url: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -107,6 +121,7 @@ class Settings:
                 channels=frozenset(
                     c.strip() for c in env.get("QUERYBOT_CHANNELS", "").split(",") if c.strip()
                 ),
+                state_url=_state_url(env.get("QUERYBOT_STATE_URL", "").strip()),
                 extra={k: v for k, v in env.items() if k == "GOOGLE_API_KEY"},
             )
         except ValueError as exc:

@@ -9,8 +9,9 @@ knows, so a click still works after a restart. Two rules hold it together:
   threads, two processes) exactly one wins and runs anything. An edit claims the same way
   (`claim_edit`), so an approval and an edit of one proposal never both go ahead.
 
-The SQL is plain (ON CONFLICT, RETURNING, `?` placeholders aside), so a PostgreSQL version of this
-class can share it.
+The SQL is plain (ON CONFLICT, RETURNING, `?` placeholders), so both back ends share it:
+`SqliteStore` (one process, or replicas sharing a disk) and `PostgresStore` (replicas on several
+machines); `open_store` picks one from the settings.
 """
 
 from __future__ import annotations
@@ -19,12 +20,16 @@ import json
 import sqlite3
 import threading
 import time
+from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.outcome import Proposal
+
+if TYPE_CHECKING:
+    from bot.settings import Settings
 
 #: How long an event id is remembered; Slack retries within minutes.
 EVENT_TTL_S = 24 * 3600
@@ -101,44 +106,26 @@ class Claim:
     record: ProposalRecord | None
 
 
-class Store:
-    """SQLite-backed store, safe to share between threads (one connection behind a lock)."""
+class Store(ABC):
+    """The bot's state behind one interface; subclasses only say how a statement runs."""
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        # Another process (a second replica, the checkpointer) may hold the write lock briefly.
-        self._conn.execute("PRAGMA busy_timeout=5000")
-        with self._lock:
-            self._conn.executescript(_SCHEMA)
-            have = {row[1] for row in self._conn.execute("PRAGMA table_info(bot_proposals)")}
-            for column, statement in _ADDED.items():
-                if column not in have:
-                    self._conn.execute(statement)
+    @abstractmethod
+    def close(self) -> None: ...
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
+    @abstractmethod
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        """Run one statement and fetch every row under the lock (RETURNING included: a write
-        commits only once its statement has been stepped to the end)."""
-        with self._lock:
-            return self._conn.execute(sql, params).fetchall()
+        """Run one statement (in its own transaction) and return every row it produced."""
 
     def first_delivery(self, event_id: str) -> bool:
         """True the first time `event_id` is seen, False for every later delivery."""
         now = time.time()
-        with self._lock:
-            self._conn.execute("DELETE FROM bot_events WHERE seen_at < ?", (now - EVENT_TTL_S,))
-            cursor = self._conn.execute(
-                "INSERT INTO bot_events (event_id, seen_at) VALUES (?, ?)"
-                " ON CONFLICT (event_id) DO NOTHING",
-                (event_id, now),
-            )
-            return cursor.rowcount == 1
+        self._rows("DELETE FROM bot_events WHERE seen_at < ?", (now - EVENT_TTL_S,))
+        inserted = self._rows(
+            "INSERT INTO bot_events (event_id, seen_at) VALUES (?, ?)"
+            " ON CONFLICT (event_id) DO NOTHING RETURNING event_id",
+            (event_id, now),
+        )
+        return len(inserted) == 1
 
     def add_proposal(
         self,
@@ -243,6 +230,43 @@ class Store:
             (Status.SUPERSEDED, time.time(), thread_id, Status.PENDING),
         )
         return [_record(row) for row in rows]
+
+
+class SqliteStore(Store):
+    """SQLite-backed store, safe to share between threads (one connection behind a lock)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        # Another process (a second replica, the checkpointer) may hold the write lock briefly.
+        self._conn.execute("PRAGMA busy_timeout=5000")
+        with self._lock:
+            self._conn.executescript(_SCHEMA)
+            have = {row[1] for row in self._conn.execute("PRAGMA table_info(bot_proposals)")}
+            for column, statement in _ADDED.items():
+                if column not in have:
+                    self._conn.execute(statement)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        # Fetch everything under the lock (RETURNING included: a write commits only once its
+        # statement has been stepped to the end).
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+
+def open_store(settings: Settings) -> Store:
+    """The store `QUERYBOT_STATE_URL` names (PostgreSQL), else SQLite in the data directory."""
+    if settings.state_url:
+        from bot.store_postgres import PostgresStore
+
+        return PostgresStore(settings.state_url)
+    return SqliteStore(settings.state_db)
 
 
 def _record(row: tuple[Any, ...]) -> ProposalRecord:

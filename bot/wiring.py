@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agent.audit import AuditLog
+from agent.audit import AuditLog, PostgresAuditLog
 from agent.context import AgentDeps, Limits
-from agent.conversation import Agent, sqlite_checkpointer
+from agent.conversation import Agent, postgres_checkpointer, sqlite_checkpointer
 from agent.examples import ExampleStore
 from agent.glossary import Glossary, GlossaryError
 from agent.models import load_model
@@ -42,8 +42,19 @@ def build_agent(settings: Settings) -> Agent:
         connector=connector,
         model=model,
         limits=limits,
-        audit=AuditLog(settings.audit_db),
+        audit=(
+            PostgresAuditLog(settings.state_url)
+            if settings.state_url
+            else AuditLog(settings.audit_db)
+        ),
         examples=ExampleStore(settings.examples_db),
         glossary=glossary,
     )
-    return Agent(deps, sqlite_checkpointer(settings.state_db))
+    if settings.state_url:
+        # Every worker may hold a checkpointer connection at once; one more for set-up.
+        checkpointer = postgres_checkpointer(
+            settings.state_url, max_connections=settings.workers + 1
+        )
+    else:
+        checkpointer = sqlite_checkpointer(settings.state_db)
+    return Agent(deps, checkpointer)

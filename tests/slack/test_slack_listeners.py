@@ -29,7 +29,7 @@ from bot.app import build_app, build_client
 from bot.blocks import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION
 from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
 from bot.settings import Settings
-from bot.store import Status, Store
+from bot.store import SqliteStore, Status, Store
 from bot.threads import EDIT_FAILED, REPAIRED, Conversations
 from bot.work import Work
 
@@ -93,7 +93,7 @@ def bot(slack: SlackStandin, tmp_path: Path) -> Iterator[Bot]:
         listener_executor=InlineExecutor(),
         token_verification_enabled=False,
     )
-    store = Store(tmp_path / "state.sqlite")
+    store = SqliteStore(tmp_path / "state.sqlite")
     work = Work(4)
     agent = FakeAgent()
     listeners.register(app, Conversations(client, agent, store, work, display_rows=20), store)
@@ -463,7 +463,7 @@ def test_build_app_checks_the_token_and_verifies_signatures(
         slack_bot_token="xoxb-test", slack_signing_secret=SECRET, slack_api_url=slack.url[:-1]
     )
     agent = FakeAgent()
-    app = build_app(settings, agent, Store(tmp_path / "s.sqlite"))  # type: ignore[arg-type]
+    app = build_app(settings, agent, SqliteStore(tmp_path / "s.sqlite"))  # type: ignore[arg-type]
     assert [c.method for c in slack.calls] == ["auth.test"]
     assert app.client.base_url == slack.url
     text, content_type = event_request(payloads.mention(payloads.new_channel(), "hi"))

@@ -1,14 +1,24 @@
-"""bot.store: retried deliveries are seen once, and of many clicks exactly one claims a proposal."""
+"""bot.store: retried deliveries are seen once, and of many clicks exactly one claims a proposal.
+
+Every test runs on both back ends: SQLite, and PostgreSQL (a scratch database, see pgdb.py).
+"""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from pgdb import rows, scratch_database
 
 from agent.outcome import Proposal
-from bot.store import Status, Store
+from bot.settings import Settings, SettingsError
+from bot.store import SqliteStore, Status, Store, open_store
+from bot.store_postgres import PostgresStore
+
+#: Opens another handle on one shared store, as another process (replica) would.
+Opener = Callable[[], Store]
 
 
 def make_proposal(pid: str = "p1", sql: str = "SELECT 1") -> Proposal:
@@ -23,9 +33,34 @@ def make_proposal(pid: str = "p1", sql: str = "SELECT 1") -> Proposal:
     )
 
 
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    with scratch_database("store") as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
+    opened: list[Store] = []
+
+    def open_one() -> Store:
+        if request.param == "sqlite":
+            store: Store = SqliteStore(tmp_path / "state.sqlite")
+        else:
+            store = PostgresStore(request.getfixturevalue("postgres_url"))
+        opened.append(store)
+        return store
+
+    yield open_one
+    for store in opened:
+        store.close()
+    if request.param == "postgres":
+        rows(request.getfixturevalue("postgres_url"), "TRUNCATE bot_events, bot_proposals")
+
+
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(tmp_path / "state.sqlite")
+def store(opener: Opener) -> Store:
+    return opener()
 
 
 def add(store: Store, pid: str = "p1", thread: str = "T:C:1.0") -> None:
@@ -40,8 +75,8 @@ def test_first_delivery_is_true_once_per_event(store: Store) -> None:
     assert store.first_delivery("Ev2")
 
 
-def test_first_delivery_under_concurrent_retries(tmp_path: Path) -> None:
-    stores = [Store(tmp_path / "s.sqlite") for _ in range(2)]  # as two processes would
+def test_first_delivery_under_concurrent_retries(opener: Opener) -> None:
+    stores = [opener() for _ in range(2)]  # as two processes would
     results: list[bool] = []
     barrier = threading.Barrier(10)
 
@@ -84,9 +119,8 @@ def test_claim_of_unknown_proposal(store: Store) -> None:
     assert not claim.won and claim.record is None
 
 
-def test_concurrent_claims_from_two_connections_have_one_winner(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite"
-    stores = [Store(path) for _ in range(2)]
+def test_concurrent_claims_from_two_connections_have_one_winner(opener: Opener) -> None:
+    stores = [opener() for _ in range(2)]
     add(stores[0])
     barrier = threading.Barrier(16)
     wins: list[str] = []
@@ -128,12 +162,21 @@ def test_supersede_marks_only_pending_proposals_of_that_thread(store: Store) -> 
     assert store.supersede_pending("T:C:1.0") == []
 
 
-def test_state_survives_reopening(tmp_path: Path) -> None:
-    path = tmp_path / "state.sqlite"
-    first = Store(path)
+def test_state_survives_reopening(opener: Opener) -> None:
+    first = opener()
     first.first_delivery("Ev1")
     add(first)
     first.close()
-    again = Store(path)
+    again = opener()
     assert not again.first_delivery("Ev1")
     assert again.claim("p1", approved=True, user="U2").won
+
+
+def test_the_state_url_setting_picks_the_store(tmp_path: Path, postgres_url: str) -> None:
+    local = Settings.from_env({"QUERYBOT_DATA_DIR": str(tmp_path)}, dotenv=False)
+    assert local.state_url is None
+    assert isinstance(open_store(local), SqliteStore)
+    shared = Settings.from_env({"QUERYBOT_STATE_URL": postgres_url}, dotenv=False)
+    assert isinstance(open_store(shared), PostgresStore)
+    with pytest.raises(SettingsError, match="QUERYBOT_STATE_URL"):
+        Settings.from_env({"QUERYBOT_STATE_URL": "mysql://x/y"}, dotenv=False)

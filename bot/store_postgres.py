@@ -1,0 +1,58 @@
+"""The bot's store on PostgreSQL, so several replicas share de-duplication and approval claims.
+
+Same tables and statements as the SQLite store (bot/store.py). Each statement runs in its own
+autocommitted transaction; a claim is one conditional UPDATE, and under READ COMMITTED a second
+concurrent UPDATE waits for the first, re-reads the row, finds it no longer PENDING and changes
+nothing, so exactly one click wins across replicas.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg.rows import tuple_row
+
+from agent.postgres import open_pool, setup_lock
+from bot.store import Store
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS bot_events (
+    event_id TEXT PRIMARY KEY,
+    seen_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS bot_events_seen_at ON bot_events (seen_at);
+CREATE TABLE IF NOT EXISTS bot_proposals (
+    proposal_id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    message_ts TEXT NOT NULL,
+    sql_sha256 TEXT NOT NULL,
+    requested_by TEXT NOT NULL,
+    status TEXT NOT NULL,
+    approved INTEGER,
+    decided_by TEXT,
+    edited_by TEXT,
+    proposal TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS bot_proposals_thread ON bot_proposals (thread_id, status);
+CREATE INDEX IF NOT EXISTS bot_proposals_requester ON bot_proposals (requested_by, created_at);
+"""
+
+
+class PostgresStore(Store):
+    """PostgreSQL-backed store (a small connection pool), safe to share between threads."""
+
+    def __init__(self, url: str, *, max_connections: int = 4) -> None:
+        self._pool = open_pool(url, max_size=max_connections)
+        with setup_lock(self._pool, "querybot.bot_store"), self._pool.connection() as conn:
+            conn.execute(_SCHEMA, prepare=False)  # several statements: no prepare
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._pool.connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:
+            cursor.execute(sql.replace("?", "%s"), params)
+            return cursor.fetchall() if cursor.description else []
