@@ -9,7 +9,7 @@ a token), which is what the budget needs.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from langchain_core.messages.utils import count_tokens_approximately
 
@@ -118,6 +118,7 @@ class ContextBuilder:
         self.glossary = glossary
         self.examples = examples
         self.limits = limits or ContextLimits()
+        self._compact = replace(self.limits, listed_values=self.limits.sample_values)
         self._lock = threading.Lock()
         self._warm: tuple[CatalogSnapshot, TableIndex | None, str] | None = None
 
@@ -154,6 +155,10 @@ class ContextBuilder:
             for r in ranked:
                 block = table_text(r.table, snapshot, self.limits)
                 cost = approx_tokens(block)
+                if blocks and cost > budget:
+                    # a table with long value lists still fits with a few samples of each
+                    block = table_text(r.table, snapshot, self._compact)
+                    cost = approx_tokens(block)
                 if blocks and cost > budget:
                     continue
                 blocks.append((r.table.name, block))

@@ -3,8 +3,9 @@
 A table's document holds its name (weighted), its column names, the descriptions and the values
 that occur in its text columns. Identifiers are split (`order_items` and `orderItems` give
 `order`, `item`) and words are lightly stemmed, so "authors" finds `author`. Tables of the same
-schema that share a key column (`writes.aid` and `author.aid`) are join neighbours: the top
-tables bring theirs along, so the model can write the join.
+schema that share a key column (`writes.aid` and `author.aid`), or whose key column is named
+after the other (`sales.customer_id` and `customers`), are join neighbours: the top tables bring
+theirs along, so the model can write the join.
 """
 
 from __future__ import annotations
@@ -160,8 +161,12 @@ _GENERIC = frozenset(
 
 def _join_signatures(table: TableInfo) -> set[str]:
     """What a table may join on: its specific column names (`aid`, `city_name`), and for key
-    columns their last two words (`sbTxCustId` and `sbCustId` both give `cust id`)."""
-    signatures = set()
+    columns their last two words (`sbTxCustId` and `sbCustId` both give `cust id`).
+
+    A key column named after an entity also joins the table named after it, whose own key is
+    often a bare `id`: `sales.customer_id` and `customers` both give `-> customer`."""
+    name_words = words(table.short_name)
+    signatures = {f"-> {name_words[-1]}"} if name_words else set()
     for column in table.columns:
         name = column.name.lower()
         if name in _GENERIC:
@@ -170,6 +175,7 @@ def _join_signatures(table: TableInfo) -> set[str]:
         parts = [w.lower() for w in _WORD.findall(column.name.replace("_", " "))]
         if len(parts) >= 2 and parts[-1] in ("id", "code", "key"):
             signatures.add(" ".join(parts[-2:]))
+            signatures.add(f"-> {stem(parts[-2])}")
     return signatures
 
 
@@ -208,7 +214,8 @@ class TableIndex:
         return graph
 
     def scores(self, question: str, boost: Iterable[str] = ()) -> np.ndarray:
-        tokens = [t for t in words(question) if t in self._bm25.vocab_dict]
+        # each word once: "Return the id ... Return the name" is phrasing, not twice the weight
+        tokens = [t for t in dict.fromkeys(words(question)) if t in self._bm25.vocab_dict]
         scores = self._bm25.get_scores(tokens) if tokens else np.zeros(len(self.tables))
         boosted = {table_key(name) for name in boost}
         if boosted:
@@ -221,7 +228,8 @@ class TableIndex:
     def rank(
         self, question: str, *, top: int = 5, limit: int = 10, boost: Iterable[str] = ()
     ) -> list[Ranked]:
-        """The best `top` tables by their words, then their neighbours, `limit` in all.
+        """The best `top` tables by their words, then their neighbours (each match's best one
+        in turn), `limit` in all.
 
         Tables of the schema the best matches agree on rank first: a question about authors and
         papers means one database's `author` and `writes`, not every `author` table.
@@ -241,11 +249,16 @@ class TableIndex:
         )
         picked = [(i, "match") for i in order[:top]]
         seen = {i for i, _ in picked}
-        for i, _ in list(picked):
-            for j in sorted(self._neighbours.get(i, ()), key=lambda j: -scores[j]):
-                if len(picked) >= limit:
-                    break
-                if j not in seen:
+        # round robin: every match gets its best join partner before any match gets a second,
+        # so the partners of a few better-scoring lookalikes (`fct_transactions`,
+        # `transactions_daily`) cannot crowd out the `customers` of the one real `transactions`
+        queues = [sorted(self._neighbours.get(i, ()), key=lambda j: -scores[j]) for i, _ in picked]
+        while len(picked) < limit and any(queues):
+            for queue in queues:
+                while queue and queue[0] in seen:
+                    queue.pop(0)
+                if queue and len(picked) < limit:
+                    j = queue.pop(0)
                     seen.add(j)
                     picked.append((j, "join"))
         return [Ranked(self.tables[i], float(scores[i]), reason) for i, reason in picked]

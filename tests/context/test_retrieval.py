@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from agent.catalog import CatalogSnapshot, ColumnProfile, TableProfile
-from agent.question_context import ContextBuilder, ContextLimits
+from agent.question_context import ContextBuilder, ContextLimits, approx_tokens, table_text
+from agent.retrieval import TableIndex
 from bench import synthetic
 from connectors.base import ColumnInfo, TableInfo
 from tests.context.conftest import MakeAgent, clarify
@@ -60,3 +63,73 @@ def test_a_small_warehouse_is_shown_whole_with_real_values(make_agent: MakeAgent
     assert "region VARCHAR -- Sales region of the customer [values: 'North'," in system
     assert "shop.main.orders" in system
     assert "the data cannot answer it" in system
+
+
+def _table(name: str, *columns: str) -> TableInfo:
+    return TableInfo(
+        name, tuple(ColumnInfo(c, "VARCHAR" if c == "kind" else "BIGINT") for c in columns)
+    )
+
+
+def test_every_match_brings_its_join_partner_before_any_brings_a_second() -> None:
+    # the lookalike schema wins (two `transactions` tables) and its tables have many partners;
+    # the real `sbTransaction` still gets its `sbCustomer`
+    lookalikes = [
+        _table("warehouse.crm.transactions_daily", "transaction_id", "account_id"),
+        _table("warehouse.crm.transactions_history", "transaction_id", "account_id"),
+        *(_table(f"warehouse.crm.account_{n}", "account_id", f"{n}_score") for n in "abcd"),
+    ]
+    real = [
+        _table("broker.main.sbTransaction", "sbTxId", "sbTxCustId", "kind"),
+        _table("broker.main.sbCustomer", "sbCustId", "sbCustName"),
+    ]
+    profiles = {
+        "broker.main.sbtransaction": TableProfile(2, {"kind": ColumnProfile(2, ("buy", "sell"))})
+    }
+    index = TableIndex(CatalogSnapshot((*lookalikes, *real), "duckdb", profiles))
+    ranked = index.rank("sell transactions", top=3, limit=6)
+    matches = [r.table.name for r in ranked if r.reason == "match"]
+    assert matches[-1] == "broker.main.sbTransaction"
+    assert "broker.main.sbCustomer" in [r.table.name for r in ranked if r.reason == "join"]
+
+
+def test_a_key_named_after_a_table_joins_it_even_when_that_table_keys_on_a_bare_id() -> None:
+    snapshot = CatalogSnapshot(
+        (
+            _table("dealer.main.sales", "id", "customer_id", "sale_price"),
+            _table("dealer.main.customers", "id", "first_name", "state"),
+            _table("dealer.main.cars", "id", "make", "model"),
+        ),
+        "duckdb",
+    )
+    ranked = TableIndex(snapshot).rank("total sale price", top=1, limit=2)
+    assert [(r.table.name, r.reason) for r in ranked] == [
+        ("dealer.main.sales", "match"),
+        ("dealer.main.customers", "join"),
+    ]
+
+
+def test_a_repeated_question_word_weighs_no_more_than_once() -> None:
+    index = TableIndex(big_snapshot())
+    once = index.scores("Return the customer name and their orders")
+    twice = index.scores("Return the customer name. Return their orders")
+    assert (once == twice).all()
+
+
+def test_a_table_too_long_for_the_remaining_budget_is_shown_with_a_few_values() -> None:
+    places = tuple(f"Somewhere along the long road number {n}" for n in range(20))
+    orders = _table("shop.main.orders", "order_id", "store_id")
+    stores = TableInfo(
+        "shop.main.stores",
+        (ColumnInfo("store_id", "BIGINT"), ColumnInfo("address", "VARCHAR")),
+    )
+    profiles = {"shop.main.stores": TableProfile(20, {"address": ColumnProfile(20, places, True)})}
+    snapshot = CatalogSnapshot((orders, stores), "duckdb", profiles)
+    limits = ContextLimits(full_schema_tokens=0)
+    full = table_text(stores, snapshot, limits)
+    budget = approx_tokens(table_text(orders, snapshot, limits)) + approx_tokens(full) // 2
+    context = ContextBuilder(limits=replace(limits, table_tokens=budget)).build(
+        "orders per store", snapshot
+    )
+    assert context.tables == ("shop.main.orders", "shop.main.stores")
+    assert "address VARCHAR [e.g. 'Somewhere along" in context.text and full not in context.text
