@@ -307,7 +307,7 @@ def _column_reason(error: Exception, entries: list[TableEntry]) -> Reason:
         if len(owners) > 1:
             message = f"Column '{name}' is ambiguous: {', '.join(owners)} all have it"
             return Reason("ambiguous_column", f"{message}; qualify it with a table or alias")
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        close = [c for c in difflib.get_close_matches(name, known, n=2, cutoff=0.6) if c != name]
         return Reason("unknown_column", text, close[0] if close else "")
     if _AMBIGUOUS.search(message):
         hint = "qualify the column with its table or alias"
