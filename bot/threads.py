@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -20,6 +21,7 @@ from agent.outcome import Answer, Outcome
 from bot import blocks
 from bot.attachments import Attachment, chart_file, csv_file
 from bot.blocks import Message
+from bot.progress import Progress
 from bot.store import ProposalRecord, Status, Store
 from bot.work import Work
 
@@ -96,12 +98,15 @@ class Conversations:
         work: Work,
         *,
         display_rows: int,
+        progress_s: float = 3.0,
     ) -> None:
         self.client = client
         self.agent = agent
         self.store = store
         self.work = work
         self.display_rows = display_rows
+        #: Seconds before a long step first shows its progress (see bot/progress.py).
+        self.progress_s = progress_s
 
     # -- called by listeners (Bolt's threads): quick Slack calls only --------------------------
 
@@ -150,7 +155,11 @@ class Conversations:
         try:
             for old in self.store.supersede_pending(thread.id):
                 self._redraw(old, blocks.SUPERSEDED)
-            outcome = self.agent.ask(thread.id, text, user=user)
+            with Progress(
+                lambda s: self._update(thread.channel, placeholder, blocks.writing(s)),
+                first_s=self.progress_s,
+            ):
+                outcome = self.agent.ask(thread.id, text, user=user)
             self._show(outcome, thread, placeholder, requested_by=user)
             log.info("Question in %s answered: %s", thread.id, outcome.kind)
         except Exception:
@@ -165,20 +174,28 @@ class Conversations:
             "approved" if approved else "rejected",
             record.proposal_id,
         )
+        verdict = blocks.approved_by(user) if approved else blocks.rejected_by(user)
+        running = Progress(
+            lambda s: self._redraw(record, blocks.running(verdict, s)), first_s=self.progress_s
+        )
         try:
-            outcome = self.agent.decide(
-                record.thread_id,
-                record.proposal_id,
-                approved=approved,
-                user=user,
-                # the warehouse's job record names where the question came from (BigQuery labels)
-                labels={"slack_team": thread.team, "slack_channel": thread.channel},
-            )
+            with running if approved else nullcontext():
+                outcome = self.agent.decide(
+                    record.thread_id,
+                    record.proposal_id,
+                    approved=approved,
+                    user=user,
+                    # the warehouse's job record names where the question came from (BigQuery)
+                    labels={"slack_team": thread.team, "slack_channel": thread.channel},
+                )
         except Exception:
             log.exception("Deciding proposal %s failed", record.proposal_id)
             self.store.finish(record.proposal_id)
             self._fail(thread, None, DECIDE_FAILED)
             return
+        finally:
+            if running.shown:
+                self._redraw(record, verdict)  # the card no longer says "Running…"
         self.store.finish(record.proposal_id)
         try:
             if outcome.kind == "proposal":

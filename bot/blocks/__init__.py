@@ -23,7 +23,9 @@ from bot.blocks.messages import (
     proposal,
     refused,
     rejected_by,
+    running,
     working,
+    writing,
 )
 from bot.blocks.results import CELL_TEXT, cell_text, result
 from bot.blocks.views import edit_modal
@@ -54,5 +56,7 @@ __all__ = [
     "refused",
     "rejected_by",
     "result",
+    "running",
     "working",
+    "writing",
 ]

@@ -28,9 +28,19 @@ EDIT_ACTION = "edit_proposal"
 EXAMPLE = "which region had the most revenue last month?"
 
 
-def working() -> Message:
-    """The placeholder posted at once; the proposal (or an answer) replaces it."""
-    return finish("Working on it…", [section(":hourglass_flowing_sand: Working on it…")])
+def working(status: str = "Working on it…") -> Message:
+    """The placeholder posted at once (then showing `status` while the model writes SQL); the
+    proposal (or an answer) replaces it."""
+    return finish(status, [section(f":hourglass_flowing_sand: {escaped(status, SECTION_TEXT)}")])
+
+
+def writing(elapsed_s: int) -> Message:
+    return working(f"Writing SQL… {elapsed_s} s")
+
+
+def running(verdict: str, elapsed_s: int) -> str:
+    """An approved proposal's verdict while its query runs."""
+    return f"{verdict} · :hourglass_flowing_sand: Running… {elapsed_s} s"
 
 
 def help_message() -> Message:
