@@ -2,7 +2,8 @@
 
 `QUERYBOT_MODEL=google_genai:gemini-2.5-flash` goes through LangChain's `init_chat_model`;
 `QUERYBOT_MODEL=scripted:PATH` replays a JSONL file, one reply a line (an object is the JSON the
-model answers, a string is its raw text), so the whole bot runs without a network.
+model answers, a string is its raw text, and `{"__error__": "503 Service Unavailable"}` makes that
+call fail as a provider outage would), so the whole bot runs without a network.
 """
 
 from __future__ import annotations
@@ -28,6 +29,18 @@ class ModelConfigError(Exception):
 
 class ScriptExhausted(RuntimeError):
     """The scripted model has no reply left."""
+
+
+class ScriptedOutage(RuntimeError):
+    """A scripted `{"__error__": ...}` line: this call fails, the next line answers again."""
+
+
+def _outage(text: str) -> str | None:
+    """The message of an `{"__error__": message}` reply, else None."""
+    if not text.startswith('{"__error__"'):
+        return None
+    value = json.loads(text)
+    return str(value["__error__"]) if isinstance(value, dict) and len(value) == 1 else None
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -78,6 +91,8 @@ class ScriptedChatModel(BaseChatModel):
                 raise ScriptExhausted(f"the script has no reply left after {len(self.replies)}")
             text = self.replies[self._next]
             self._next += 1
+        if (error := _outage(text)) is not None:
+            raise ScriptedOutage(error)
         prompt_chars = sum(len(str(m.content)) for m in messages)
         usage = {
             "input_tokens": prompt_chars // 4,

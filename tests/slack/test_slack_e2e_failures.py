@@ -1,6 +1,6 @@
 """End to end, when things go wrong: bad model replies, SQL the gate refuses, a query that fails
-when it runs, and a question replaced while its proposal waits. Every question still ends with
-something clear in its thread.
+when it runs, a question replaced while its proposal waits, and a model outage mid-thread. Every
+question still ends with something clear in its thread.
 
 One bot process serves the module; the tests run in file order, each using the model replies
 listed for it in SCRIPT.
@@ -45,6 +45,10 @@ SCRIPT: list[dict[str, str] | str] = [
     sql_reply(REGION_NAMES, "Lists the regions."),
     # a pending proposal replaced by a new question
     sql_reply(COUNT_ORDERS, "Counts all orders."),
+    sql_reply(REGION_NAMES, "Lists the regions."),
+    # an answered question, a follow-up during a model outage, then one after it
+    sql_reply(COUNT_ORDERS, "Counts all orders."),
+    {"__error__": "503 Service Unavailable"},
     sql_reply(REGION_NAMES, "Lists the regions."),
 ]
 
@@ -133,3 +137,30 @@ def test_a_new_question_replaces_the_pending_proposal(
     flow.click(bot, new, approve=True)
     flow.result(standin, thread)
     assert "executed" not in [e["event"] for e in audit_events(bot, proposal_id=old_pid)]
+
+
+def test_a_model_outage_mid_thread_then_a_follow_up_works(
+    bot: BotProcess, standin: SlackStandin
+) -> None:
+    thread = flow.ask(bot, "how many orders?")
+    flow.click(bot, flow.proposal(standin, thread), approve=True)
+    flow.result(standin, thread)
+    flow.reply(bot, thread, "and the regions?")
+    outage = flow.wait_message(standin, thread, has_text("did not answer"), "the outage")
+    assert "503 Service Unavailable" in outage.all_text()
+    assert "Nothing was run" in outage.all_text() and outage.action_values() == {}
+    flow.reply(bot, thread, "the regions, please")
+    later = flow.wait_message(
+        standin,
+        thread,
+        lambda m: "Lists the regions." in m.all_text() and m.action_values(),
+        "the proposal after the outage",
+    )
+    flow.click(bot, later, approve=True)
+    result = flow.wait_message(
+        standin,
+        thread,
+        lambda m: "Sources:" in m.all_text() and "region_name" in m.all_text(),
+        "the regions",
+    )
+    assert (result.table() or [])[1:3] == [["North America"], ["Europe"]]
