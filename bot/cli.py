@@ -90,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["gate"]:
         return _gate(argv[1:])
     args = parser().parse_args(argv)
+    # sqlglot warns when it falls back to a Command for SQL the gate then refuses anyway
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
