@@ -6,6 +6,8 @@ already-vetted read-only statement with a row cap and a timeout.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -117,6 +119,35 @@ class PermissionDenied(ConnectorError):
 
 class WarehouseUnavailable(ConnectorError):
     """The warehouse cannot be reached or opened."""
+
+
+def plain_name(name: str) -> str:
+    """A qualified name lower-cased, each part without surrounding spaces or identifier quotes."""
+    return ".".join(part.strip().strip('"`') for part in name.strip("`").lower().split("."))
+
+
+def find_table(tables: Sequence[TableInfo], name: str, *, qualify_hint: str) -> TableInfo:
+    """The one table `name` means: the full name or a trailing part of it (`schema.table`,
+    `table`), ignoring case and quotes. Raises QueryFailed when it is unknown (with a "did you
+    mean") or ambiguous (with `qualify_hint`)."""
+    wanted = plain_name(name)
+    matches = [
+        t for t in tables if (full := plain_name(t.name)) == wanted or full.endswith("." + wanted)
+    ]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        names = ", ".join(t.name for t in matches)
+        raise QueryFailed(f"The table name {name!r} is ambiguous: {names}.", hint=qualify_hint)
+    known = {plain_name(t.name): t.name for t in tables} | {
+        plain_name(t.short_name): t.short_name for t in tables
+    }
+    close = difflib.get_close_matches(wanted, list(known), n=3, cutoff=0.6)
+    suggestion = f" Did you mean {', '.join(known[c] for c in close)}?" if close else ""
+    raise QueryFailed(
+        f"There is no table named {name!r}.{suggestion}",
+        hint="List the tables to see what exists.",
+    )
 
 
 @runtime_checkable

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import difflib
 import re
 import time
 from collections.abc import Mapping
@@ -35,6 +34,7 @@ from connectors.base import (
     RunContext,
     TableInfo,
     WarehouseUnavailable,
+    find_table,
 )
 from connectors.bigquery_errors import size, translate
 from connectors.bigquery_metadata import DatasetMetadata, MetadataCache, assemble, metadata_sql
@@ -104,26 +104,7 @@ class BigQueryConnector:
 
     def describe(self, table: str) -> TableInfo:
         """A table by `project.dataset.table`, `dataset.table` or bare name, ignoring case."""
-        tables = self.list_tables()
-        wanted = ".".join(p.strip().strip("`") for p in table.strip("`").lower().split("."))
-        matches = [t for t in tables if _name_matches(t.name.lower(), wanted)]
-        if len(matches) == 1:
-            return matches[0]
-        if matches:
-            names = ", ".join(t.name for t in matches)
-            raise QueryFailed(
-                f"The table name {table!r} is ambiguous: {names}.",
-                hint="Qualify it as dataset.table.",
-            )
-        known = {t.name.lower(): t.name for t in tables} | {
-            t.short_name.lower(): t.short_name for t in tables
-        }
-        close = difflib.get_close_matches(wanted, list(known), n=3, cutoff=0.6)
-        suggestion = f" Did you mean {', '.join(known[c] for c in close)}?" if close else ""
-        raise QueryFailed(
-            f"There is no table named {table!r}.{suggestion}",
-            hint="List the tables to see what exists.",
-        )
+        return find_table(self.list_tables(), table, qualify_hint="Qualify it as dataset.table.")
 
     # -- before approval ---------------------------------------------------------------------
 
@@ -380,11 +361,6 @@ def _dataset_ref(project: str, dataset: str) -> tuple[str, str]:
     if not _PROJECT.fullmatch(owner) or not _DATASET.fullmatch(name):
         raise ValueError(f"{dataset!r} is not a BigQuery dataset (DATASET or PROJECT.DATASET).")
     return owner, name
-
-
-def _name_matches(full: str, wanted: str) -> bool:
-    """`wanted` is `full` or one of its trailing parts (`dataset.table`, `table`)."""
-    return full == wanted or full.endswith("." + wanted)
 
 
 def _type_name(field: bigquery.SchemaField) -> str:

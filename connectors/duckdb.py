@@ -8,7 +8,6 @@ threads may run queries at once; a watchdog thread interrupts a statement that o
 
 from __future__ import annotations
 
-import difflib
 import threading
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ from connectors.base import (
     RunContext,
     TableInfo,
     WarehouseUnavailable,
+    find_table,
 )
 
 #: Rows fetched per call while counting the rows past `max_rows` (they are not kept).
@@ -111,26 +111,7 @@ class DuckDBConnector:
 
     def describe(self, table: str) -> TableInfo:
         """A table by `catalog.schema.table`, `schema.table` or bare name, ignoring case."""
-        tables = self.list_tables()
-        wanted = ".".join(part.strip().strip('"') for part in table.lower().split("."))
-        matches = [t for t in tables if _name_matches(t.name.lower(), wanted)]
-        if len(matches) == 1:
-            return matches[0]
-        if matches:
-            names = ", ".join(t.name for t in matches)
-            raise QueryFailed(
-                f"The table name {table!r} is ambiguous: {names}.",
-                hint="Qualify it with its schema.",
-            )
-        known = {t.name.lower(): t.name for t in tables} | {
-            t.short_name.lower(): t.short_name for t in tables
-        }
-        close = difflib.get_close_matches(wanted, list(known), n=3, cutoff=0.6)
-        suggestion = f" Did you mean {', '.join(known[c] for c in close)}?" if close else ""
-        raise QueryFailed(
-            f"There is no table named {table!r}.{suggestion}",
-            hint="List the tables to see what exists.",
-        )
+        return find_table(self.list_tables(), table, qualify_hint="Qualify it with its schema.")
 
     def estimate(self, sql: str) -> CostEstimate | None:
         """DuckDB has no cheap byte estimate; local queries cost nothing to bill."""
@@ -213,11 +194,6 @@ class DuckDBConnector:
             )
             for catalog, schema, table, comment, rows in tables
         ]
-
-
-def _name_matches(full: str, wanted: str) -> bool:
-    """`wanted` is `full` or one of its trailing parts (`schema.table`, `table`)."""
-    return full == wanted or full.endswith("." + wanted)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -10,7 +10,6 @@ changed (or a half-read result) reaches the next run.
 
 from __future__ import annotations
 
-import difflib
 import threading
 import time
 from collections.abc import Iterator
@@ -23,11 +22,11 @@ from sqlalchemy.engine import URL, make_url
 
 from connectors.base import (
     CostEstimate,
-    QueryFailed,
     QueryResult,
     RunContext,
     TableInfo,
     WarehouseUnavailable,
+    find_table,
 )
 from connectors.sql_flavor import Flavor, first_line
 
@@ -86,26 +85,7 @@ class SqlConnector:
 
     def describe(self, table: str) -> TableInfo:
         """A table by qualified (`schema.table`) or bare name, ignoring case and quotes."""
-        tables = self.list_tables()
-        wanted = ".".join(part.strip().strip('"`') for part in table.lower().split("."))
-        matches = [t for t in tables if _name_matches(_plain(t.name), wanted)]
-        if len(matches) == 1:
-            return matches[0]
-        if matches:
-            names = ", ".join(t.name for t in matches)
-            raise QueryFailed(
-                f"The table name {table!r} is ambiguous: {names}.",
-                hint="Qualify it with its schema.",
-            )
-        known = {_plain(t.name): t.name for t in tables} | {
-            _plain(t.short_name): t.short_name for t in tables
-        }
-        close = difflib.get_close_matches(wanted, list(known), n=3, cutoff=0.6)
-        suggestion = f" Did you mean {', '.join(known[c] for c in close)}?" if close else ""
-        raise QueryFailed(
-            f"There is no table named {table!r}.{suggestion}",
-            hint="List the tables to see what exists.",
-        )
+        return find_table(self.list_tables(), table, qualify_hint="Qualify it with its schema.")
 
     def estimate(self, sql: str) -> CostEstimate | None:
         """These engines bill nothing per query and have no cheap byte estimate."""
@@ -207,13 +187,3 @@ def flavor_for(url: str) -> Flavor:
 
 def _safe(url: URL) -> str:
     return url.render_as_string(hide_password=True)
-
-
-def _plain(name: str) -> str:
-    """A qualified name lower-cased, without identifier quotes."""
-    return ".".join(part.strip('"`') for part in name.lower().split("."))
-
-
-def _name_matches(full: str, wanted: str) -> bool:
-    """`wanted` is `full` or one of its trailing parts (`schema.table`, `table`)."""
-    return full == wanted or full.endswith("." + wanted)
