@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 SYSTEM = """You are a careful data analyst. You answer questions about a {engine} warehouse by \
-writing ONE read-only SQL query in the {dialect} dialect.
+writing ONE read-only SQL query in {dialect}.
 
 Today is {today}. Resolve relative periods ("last month", "last quarter") against today, as full \
 calendar periods before the current one.
@@ -47,3 +47,12 @@ Problems:
 {problems}
 
 Write a corrected query for the same question."""
+
+#: How the prompt names each sqlglot dialect, so the model writes the engine's own SQL.
+DIALECT_NAMES = {
+    "bigquery": "GoogleSQL (BigQuery standard SQL; quote names as `project.dataset.table`)",
+    "duckdb": "DuckDB SQL",
+    "postgres": "PostgreSQL",
+    "mysql": "MySQL",
+    "sqlite": "SQLite",
+}

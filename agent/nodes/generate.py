@@ -33,7 +33,7 @@ def history_text(turns: list[Turn]) -> str:
 def build_messages(state: ThreadState, deps: AgentDeps, context: ModelContext) -> list[BaseMessage]:
     system = prompts.SYSTEM.format(
         engine=deps.connector.name,
-        dialect=deps.connector.dialect,
+        dialect=prompts.DIALECT_NAMES.get(deps.connector.dialect, deps.connector.dialect),
         today=dt.date.today().isoformat(),
         row_limit=deps.limits.row_limit,
         context=context.text,

@@ -213,3 +213,10 @@ def test_a_run_is_keyed_by_the_approval_and_labelled(make_agent: MakeAgent) -> N
     context = spy.contexts[-1]
     assert context and context.job_key == proposal.proposal_id
     assert context.labels == {**labels, "requester": "U1", "approver": "U2"}
+
+
+def test_the_prompt_names_the_engines_sql(make_agent: MakeAgent) -> None:
+    agent, model, _ = make_agent([reply(BY_REGION)])
+    agent.ask("t1", "revenue by region?", user="U1")
+    system = str(model.seen[0][0].content)
+    assert "DuckDB SQL" in system and "shop.main.sales" in system
