@@ -1,8 +1,8 @@
 """Files posted with a result: the rows as CSV when the message shows only some of them, and a
 chart PNG when the result is a time series or a small category breakdown.
 
-Both are built from `Answer.rows`, which holds the rows the agent kept (its `answer_rows` limit,
-100 by default), not every row the query returned.
+Both are built from `Answer.rows`, which holds the rows the agent kept: the bot keeps the whole
+capped result (`QUERYBOT_ROW_LIMIT` rows at most).
 """
 
 from __future__ import annotations

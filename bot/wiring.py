@@ -34,6 +34,8 @@ def build_agent(settings: Settings) -> Agent:
     )
     limits = Limits(
         row_limit=settings.row_limit,
+        # the answer keeps the whole capped result, so the CSV in the thread holds all of it
+        answer_rows=settings.row_limit,
         query_timeout_s=settings.query_timeout_s,
         max_attempts=settings.max_repairs,
         profile_values=profile,

@@ -30,9 +30,6 @@ ORDER_COUNT = "SELECT COUNT(*) AS orders FROM demo.main.orders"
 REGION_COUNT = "SELECT COUNT(*) AS regions FROM demo.main.regions"
 DM = "D0CAROL01"
 
-#: Rows an answer keeps (agent.context.Limits.answer_rows).
-KEPT = 100
-
 SCRIPT = [
     sql_reply(FIRST_200_CUSTOMERS, "The first 200 customers."),
     sql_reply(ORDERS_BY_MONTH, "Orders by month."),
@@ -87,9 +84,10 @@ def test_more_rows_than_shown_come_as_a_csv(
     assert len(result.table() or []) == 21
     assert "*200 rows* (first 20 shown)" in result.all_text()
     [upload] = uploads(standin, thread)
-    assert (upload.filename, upload.title) == ("result.csv", f"First {KEPT} rows (CSV)")
+    # the whole capped result, not only the rows shown
+    assert (upload.filename, upload.title) == ("result.csv", "All 200 rows (CSV)")
     rows = list(csv.reader(io.StringIO(upload.content.decode("utf-8"))))
-    expected = expected_rows(demo_db, FIRST_200_CUSTOMERS)[:KEPT]
+    expected = expected_rows(demo_db, FIRST_200_CUSTOMERS)
     assert rows == [["customer_id", "customer_name", "country"]] + [
         [str(v) for v in row] for row in expected
     ]
