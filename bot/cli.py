@@ -82,6 +82,9 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "gate", help="check one SQL text from stdin (see querybot gate --help)", add_help=False
     )
+    from bot.eval_command import add_arguments
+
+    add_arguments(sub.add_parser("eval", help="measure answer quality on a golden set"))
     return p
 
 
@@ -99,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings.from_env()
         if args.command == "ask":
             return _ask(args, settings)
+        if args.command == "eval":
+            from bot.eval_command import run as run_eval
+
+            return run_eval(args, settings)
         return _run(args, settings)
     except (SettingsError, ModelConfigError, StateDatabaseError) as exc:
         print(str(exc), file=sys.stderr)

@@ -1,0 +1,159 @@
+"""defog's sql-eval questions over the defog-data databases, loaded into DuckDB files.
+
+Each defog database (a PostgreSQL dump plus a JSON of column descriptions) becomes its own DuckDB
+file (`academic.duckdb` holds `academic.main.author`), with the descriptions as column comments so
+the bot's catalog reads them as it would a team's warehouse. The gold SQL stays PostgreSQL; the
+evaluation transpiles it with sqlglot.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+
+from agent.evaluation.golden import GoldenQuestion, GoldenSet, parse_question
+
+#: The shared corpora folder next to the project checkout (override with a path of your own).
+CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
+
+
+def databases(corpora: Path = CORPORA) -> tuple[str, ...]:
+    """The names of the defog-data databases found in `corpora`."""
+    return tuple(sorted(p.stem for p in (corpora / "defog-data").glob("*.sql")))
+
+
+def build_defog(database: str, target: Path, *, corpora: Path = CORPORA) -> Path:
+    """The PostgreSQL dump of `database` as the DuckDB file `target` (built once)."""
+    if target.exists():
+        return target
+    source = corpora / "defog-data"
+    text = (source / f"{database}.sql").read_text()
+    text = re.sub(r"INTERVAL '(\d+) min'", r"INTERVAL '\1 minutes'", text)
+    text = text.replace("'%Y%m%d %H:%i:%s'", "'YYYYMMDD HH24:MI:SS'")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    partial.unlink(missing_ok=True)
+    con = duckdb.connect(str(partial))
+    for tree in sqlglot.parse(text, read="postgres"):
+        if tree is None:
+            continue
+        for table in tree.find_all(exp.Table):
+            if table.db == "public":
+                table.set("db", None)
+        for type_ in tree.find_all(exp.DataType):
+            if type_.this in (exp.DataType.Type.SERIAL, exp.DataType.Type.BIGSERIAL):
+                type_.set("this", exp.DataType.Type.INT)
+        for node in list(tree.find_all(exp.ForeignKey, exp.Reference)):
+            (node.parent if isinstance(node.parent, exp.ColumnConstraint) else node).pop()
+        if isinstance(tree, exp.Create) and tree.kind == "SCHEMA":
+            tree.set("exists", True)
+        con.execute(tree.sql("duckdb"))
+    meta = json.loads((source / f"{database}.json").read_text())["table_metadata"]
+    for table, columns in meta.items():
+        for column in columns:
+            text = column["column_description"].replace("'", "''")
+            con.execute(f"COMMENT ON COLUMN {table}.\"{column['column_name']}\" IS '{text}'")
+    con.close()
+    partial.rename(target)
+    return target
+
+
+@dataclass(frozen=True)
+class Gold:
+    database: str
+    question: str
+    category: str
+    #: Each acceptable answer's SQL (PostgreSQL, braces expanded to the first choice).
+    queries: tuple[str, ...]
+
+    def table_sets(self) -> list[set[str]]:
+        """Per acceptable answer, the qualified names (`academic.main.author`) it reads."""
+        sets = []
+        for query in self.queries:
+            try:
+                tree = sqlglot.parse_one(query, read="postgres")
+            except sqlglot.errors.ParseError:
+                continue
+            ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+            names = set()
+            for table in tree.find_all(exp.Table):
+                if table.name.lower() in ctes or not table.name:
+                    continue
+                schema = (table.db or "main").lower()
+                names.add(f"{self.database}.{schema}.{table.name.lower()}")
+            if names:
+                sets.append(names)
+        return sets
+
+
+def gold_questions(corpora: Path = CORPORA) -> list[Gold]:
+    with (corpora / "sql-eval" / "questions_gen_postgres.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return [
+        Gold(r["db_name"], r["question"], r["query_category"], tuple(_alternatives(r["query"])))
+        for r in rows
+    ]
+
+
+def _alternatives(text: str) -> list[str]:
+    """sql-eval's `a; b` alternatives, with `{x, y}` column choices reduced to the first."""
+    parts, current, quote = [], [], ""
+    for char in text:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == ";":
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    out = []
+    for part in (p.strip() for p in parts if p.strip()):
+        match = re.search(r"\{([^{}]*)\}", part)
+        if match and match.group(1).strip():
+            first = match.group(1).split(",")[0].strip()
+            part = part[: match.start()] + first + part[match.end() :]
+            part = part.replace("GROUP BY {}", f"GROUP BY {first}")
+        out.append(part)
+    return out
+
+
+def idk_questions(corpora: Path = CORPORA) -> list[tuple[str, str]]:
+    """(database, question) pairs the data cannot answer."""
+    with (corpora / "sql-eval" / "idk.csv").open(newline="") as handle:
+        return [(r["db_name"], r["question"]) for r in csv.DictReader(handle)]
+
+
+def golden_sets(corpora: Path = CORPORA, *, idk: bool = True) -> dict[str, GoldenSet]:
+    """Per defog database, its sql-eval questions (and, with `idk`, its unanswerable ones) as a
+    golden set with PostgreSQL gold SQL."""
+    questions: dict[str, list[GoldenQuestion]] = {}
+    for n, gold in enumerate(gold_questions(corpora), 1):
+        raw = {
+            "id": f"{gold.database}-{n:03d}",
+            "category": gold.category,
+            "question": gold.question,
+            "gold": list(gold.queries),
+        }
+        if gold.category == "order_by":
+            raw["ordered"] = True
+        questions.setdefault(gold.database, []).append(parse_question(raw, "sql-eval"))
+    if idk:
+        for n, (database, question) in enumerate(idk_questions(corpora), 1):
+            raw = {
+                "id": f"{database}-idk-{n:03d}",
+                "category": "unanswerable",
+                "question": question,
+                "expect": "decline",
+            }
+            questions.setdefault(database, []).append(parse_question(raw, "idk"))
+    return {db: GoldenSet(tuple(qs), dialect="postgres") for db, qs in sorted(questions.items())}

@@ -1,0 +1,160 @@
+"""The evaluation report (JSON), its readable summary, and the difference between two reports."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from agent.evaluation.runner import QuestionResult
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The nearest-rank percentile (0 for no values)."""
+    if not values:
+        return 0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]
+
+
+def _spread(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {"median": 0, "p95": 0, "total": 0}
+    return {
+        "median": round(statistics.median(values), 3),
+        "p95": round(percentile(values, 0.95), 3),
+        "total": round(sum(values), 3),
+    }
+
+
+def _accuracy(results: Sequence[QuestionResult]) -> dict[str, Any]:
+    scored = [r for r in results if r.status != "gold_error"]
+    correct = sum(r.status == "pass" for r in scored)
+    return {
+        "questions": len(scored),
+        "correct": correct,
+        "accuracy": round(correct / len(scored), 4) if scored else 0.0,
+    }
+
+
+def build_report(results: Sequence[QuestionResult], meta: dict[str, Any]) -> dict[str, Any]:
+    """The machine-readable report: summary figures, failures, and every question's record."""
+    categories = sorted({r.category for r in results})
+    by_expect = {e: [r for r in results if r.expect == e] for e in ("clarify", "decline")}
+    answered = [r for r in results if r.expect == "answer" and r.status == "pass"]
+    summary = {
+        **_accuracy(results),
+        "exact": sum(r.match == "exact" for r in answered),
+        "subset": sum(r.match == "subset" for r in answered),
+        "rightly_declined": sum(r.status == "pass" for r in by_expect["decline"]),
+        "unanswerable": len(by_expect["decline"]),
+        "rightly_clarified": sum(r.status == "pass" for r in by_expect["clarify"]),
+        "ambiguous": len(by_expect["clarify"]),
+        "gold_errors": sum(r.status == "gold_error" for r in results),
+        "questions_repaired": sum(r.repairs > 0 for r in results),
+        "repairs": sum(r.repairs for r in results),
+        "model_calls": _spread([r.model_calls for r in results]),
+        "input_tokens": _spread([r.input_tokens for r in results]),
+        "output_tokens": _spread([r.output_tokens for r in results]),
+        "latency_s": _spread([r.latency_s for r in results]),
+    }
+    return {
+        "meta": meta,
+        "summary": summary,
+        "by_category": {c: _accuracy([r for r in results if r.category == c]) for c in categories},
+        "failures": [
+            {k: r.to_dict()[k] for k in ("id", "category", "question", "reason", "sql", "message")}
+            for r in results
+            if r.status != "pass"
+        ],
+        "questions": [r.to_dict() for r in results],
+    }
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def render(report: dict[str, Any], *, failures: int = 20) -> str:
+    """The report as text for a terminal or a pull request."""
+    s = report["summary"]
+    lines = [
+        f"Accuracy: {_pct(s['accuracy'])} ({s['correct']}/{s['questions']}; "
+        f"{s['exact']} exact, {s['subset']} subset matches)",
+        f"Rightly declined: {s['rightly_declined']}/{s['unanswerable']} unanswerable; "
+        f"rightly clarified: {s['rightly_clarified']}/{s['ambiguous']} ambiguous",
+        f"Repairs: {s['repairs']} over {s['questions_repaired']} questions"
+        + (f"; gold SQL errors: {s['gold_errors']}" if s["gold_errors"] else ""),
+    ]
+    for name, unit in (
+        ("model_calls", ""),
+        ("input_tokens", ""),
+        ("output_tokens", ""),
+        ("latency_s", " s"),
+    ):
+        v = s[name]
+        lines.append(
+            f"{name.replace('_', ' ')} per question: median {v['median']}{unit}, "
+            f"p95 {v['p95']}{unit} (total {v['total']}{unit})"
+        )
+    lines.append("\nBy category:")
+    for category, acc in report["by_category"].items():
+        lines.append(
+            f"  {category:<14} {_pct(acc['accuracy']):>6}  ({acc['correct']}/{acc['questions']})"
+        )
+    shown = report["failures"][:failures]
+    if shown:
+        lines.append(f"\nFailures ({len(report['failures'])}):")
+    for f in shown:
+        lines.append(f"  [{f['id']}] {f['question']}\n    why: {f['reason']}")
+        if f["sql"]:
+            lines.append("    sql: " + " ".join(f["sql"].split())[:300])
+    if len(report["failures"]) > len(shown):
+        lines.append(f"  ... and {len(report['failures']) - len(shown)} more in the JSON report")
+    return "\n".join(lines)
+
+
+def diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """What changed from `old` to `new`: accuracy, costs, and the questions fixed or broken."""
+    before = {q["id"]: q for q in old["questions"]}
+    after = {q["id"]: q for q in new["questions"]}
+    common = [i for i in after if i in before]
+    o, n = old["summary"], new["summary"]
+    return {
+        "accuracy": {"old": o["accuracy"], "new": n["accuracy"]},
+        "fixed": [i for i in common if before[i]["status"] != "pass" == after[i]["status"]],
+        "broken": [i for i in common if before[i]["status"] == "pass" != after[i]["status"]],
+        "added": [i for i in after if i not in before],
+        "removed": [i for i in before if i not in after],
+        "by_category": {
+            c: {
+                "old": old["by_category"].get(c, {}).get("accuracy"),
+                "new": new["by_category"].get(c, {}).get("accuracy"),
+            }
+            for c in sorted({*old["by_category"], *new["by_category"]})
+        },
+        "median": {
+            k: {"old": o[k]["median"], "new": n[k]["median"]}
+            for k in ("model_calls", "input_tokens", "output_tokens", "latency_s")
+        },
+        "repairs": {"old": o["repairs"], "new": n["repairs"]},
+    }
+
+
+def render_diff(change: dict[str, Any]) -> str:
+    a = change["accuracy"]
+    lines = [f"Accuracy: {_pct(a['old'])} -> {_pct(a['new'])}"]
+    for c, v in change["by_category"].items():
+        if v["old"] != v["new"]:
+            old = "-" if v["old"] is None else _pct(v["old"])
+            new = "-" if v["new"] is None else _pct(v["new"])
+            lines.append(f"  {c}: {old} -> {new}")
+    for key, label in (("fixed", "Better (now right)"), ("broken", "Worse (now wrong)")):
+        lines.append(f"{label}: {', '.join(change[key]) or 'none'}")
+    for key in ("added", "removed"):
+        if change[key]:
+            lines.append(f"{key.capitalize()}: {', '.join(change[key])}")
+    for k, v in change["median"].items():
+        lines.append(f"median {k.replace('_', ' ')}: {v['old']} -> {v['new']}")
+    lines.append(f"repairs: {change['repairs']['old']} -> {change['repairs']['new']}")
+    return "\n".join(lines)

@@ -1,0 +1,191 @@
+"""Run a golden set through the bot's own graph and score every answer.
+
+Each question (with its follow-ups, in one thread) goes through `Agent.ask`; every proposal is
+approved automatically and runs on the connector the evaluation was given (open it read-only: the
+DuckDB connector always is). The gold SQL runs on the same connector, and the two results are
+compared (`agent.evaluation.compare`).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import sqlglot
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agent.context import AgentDeps, Limits
+from agent.conversation import Agent
+from agent.evaluation.compare import Table, best_match, difference
+from agent.evaluation.golden import GoldenQuestion, GoldenSet
+from agent.evaluation.usage import measure
+from agent.examples import ExampleStore
+from agent.nodes.execute import plain
+from agent.outcome import Outcome
+from connectors.base import Connector, ConnectorError
+
+Status = Literal["pass", "fail", "gold_error"]
+EVAL_USER = "querybot-eval"
+#: Proposals approved for one question at most (each execution error is repaired and re-proposed).
+MAX_APPROVALS = 5
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    """How the bot did on one golden question (JSON-plain, for the report)."""
+
+    id: str
+    category: str
+    question: str
+    expect: str
+    status: Status
+    #: What the bot ended with: answer, clarify, failed, proposal...
+    outcome: str
+    #: exact or subset when the answer matched a gold result.
+    match: str | None
+    reason: str
+    sql: str
+    #: The bot's message (its clarifying question, refusal or failure).
+    message: str
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+    latency_s: float
+    #: Model calls after the first for this question (validator or engine feedback).
+    repairs: int
+    database: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _NoLearning(ExampleStore):
+    """The examples the evaluation starts with, never growing: the bot must not learn from
+    answers that nobody checked, nor let one question's SQL leak into the next one's prompt."""
+
+    def add(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def evaluation_agent(
+    connector: Connector, model: BaseChatModel, *, limits: Limits | None = None
+) -> Agent:
+    """An agent like the bot's, with threads in memory and no learning from approvals."""
+    base = limits or Limits()
+    # Keep every row the gate lets through, so results compare whole.
+    limits = Limits(**{**asdict(base), "answer_rows": base.row_limit})
+    deps = AgentDeps(connector=connector, model=model, limits=limits, examples=_NoLearning())
+    return Agent(deps, InMemorySaver())
+
+
+def run_golden(
+    golden: GoldenSet,
+    agent: Agent,
+    *,
+    database: str = "",
+    progress: Callable[[QuestionResult], None] | None = None,
+) -> list[QuestionResult]:
+    """Every question of `golden`, scored, in file order within each thread."""
+    results = []
+    for chain in golden.chains():
+        thread_id = f"eval:{chain[0].id}:{uuid.uuid4().hex[:8]}"
+        for question in chain:
+            result = _one(golden, agent, question, thread_id, database)
+            results.append(result)
+            if progress:
+                progress(result)
+    return results
+
+
+def _converse(agent: Agent, thread_id: str, question: str) -> Outcome:
+    outcome = agent.ask(thread_id, question, user=EVAL_USER)
+    for _ in range(MAX_APPROVALS):
+        if outcome.kind != "proposal" or outcome.proposal is None:
+            break
+        proposal_id = outcome.proposal.proposal_id
+        outcome = agent.decide(thread_id, proposal_id, approved=True, user=EVAL_USER)
+    return outcome
+
+
+def _one(
+    golden: GoldenSet, agent: Agent, q: GoldenQuestion, thread_id: str, database: str
+) -> QuestionResult:
+    started = time.perf_counter()
+    with measure() as usage:
+        try:
+            outcome = _converse(agent, thread_id, q.question)
+        except Exception as exc:  # one broken question must not end the run
+            outcome = Outcome(kind="failed", message=f"{type(exc).__name__}: {exc}")
+    latency = time.perf_counter() - started
+    status, match, reason = _score(golden, agent, q, outcome)
+    sql = (
+        outcome.answer.sql if outcome.answer else (outcome.proposal.sql if outcome.proposal else "")
+    )
+    return QuestionResult(
+        id=q.id,
+        category=q.category,
+        question=q.question,
+        expect=q.expect,
+        status=status,
+        outcome=outcome.kind,
+        match=match,
+        reason=reason,
+        sql=sql,
+        message=outcome.message,
+        model_calls=usage.calls,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        latency_s=round(latency, 3),
+        repairs=max(0, usage.calls - 1),
+        database=database,
+    )
+
+
+def _score(
+    golden: GoldenSet, agent: Agent, q: GoldenQuestion, outcome: Outcome
+) -> tuple[Status, str | None, str]:
+    if q.expect != "answer":
+        wanted = (
+            "a clarifying question" if q.expect == "clarify" else "saying the data cannot answer"
+        )
+        if outcome.kind == "clarify":
+            return "pass", None, ""
+        if outcome.kind == "answer":
+            return "fail", None, f"ran SQL where the right reply was {wanted}"
+        return "fail", None, f"ended {outcome.kind} where the right reply was {wanted}"
+    if outcome.kind == "clarify":
+        return "fail", None, f"asked or declined instead of answering: {outcome.message[:300]}"
+    if outcome.answer is None:
+        return "fail", None, f"no answer ({outcome.kind}): {outcome.message[:300]}"
+    try:
+        golds = gold_tables(golden, q, agent.deps.connector, agent.deps.limits)
+    except ConnectorError as exc:
+        return "gold_error", None, f"the gold SQL failed: {exc.message}"
+    gen = Table(tuple(outcome.answer.columns), tuple(tuple(r) for r in outcome.answer.rows))
+    match = best_match(golds, gen, ordered=q.ordered)
+    if match:
+        return "pass", match, ""
+    return "fail", None, difference(golds, gen)
+
+
+def gold_sql(golden: GoldenSet, q: GoldenQuestion, dialect: str) -> list[str]:
+    """The question's gold SQL in the engine's dialect (transpiled when the set says another)."""
+    if not golden.dialect or golden.dialect == dialect:
+        return list(q.gold)
+    return [sqlglot.transpile(sql, read=golden.dialect, write=dialect)[0] for sql in q.gold]
+
+
+def gold_tables(
+    golden: GoldenSet, q: GoldenQuestion, connector: Connector, limits: Limits
+) -> Sequence[Table]:
+    """Run every acceptable gold query; raises ConnectorError when one fails."""
+    tables = []
+    for sql in gold_sql(golden, q, connector.dialect):
+        result = connector.run(sql, max_rows=limits.row_limit, timeout_s=limits.query_timeout_s)
+        rows = tuple(tuple(plain(v) for v in row) for row in result.rows)
+        tables.append(Table(tuple(result.columns), rows))
+    return tables

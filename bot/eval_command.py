@@ -1,0 +1,130 @@
+"""`querybot eval`: measure answer quality on a golden set, or export approvals as one.
+
+    querybot eval evals/demo.yaml [--warehouse demo] [--out report.json] [--compare old.json]
+    querybot eval --defog [--corpora DIR] [--cache DIR] [--databases academic,restaurants]
+    querybot eval --export-examples PATH
+
+The model is QUERYBOT_MODEL (with its key, as for the bot); every proposal is approved
+automatically and runs on a read-only connection to the warehouse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from agent.context import Limits
+from agent.evaluation import defog
+from agent.evaluation.golden import GoldenQuestion, GoldenSet, dump_golden, load_golden
+from agent.evaluation.report import build_report, diff, render, render_diff
+from agent.evaluation.runner import QuestionResult, evaluation_agent, run_golden
+from agent.examples import ExampleStore
+from agent.models import load_model
+from bot.settings import Settings
+from connectors import open_connector
+from connectors.duckdb import DuckDBConnector
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("golden", nargs="?", type=Path, help="golden set (YAML or JSONL)")
+    p.add_argument("--warehouse", help="warehouse to run on (default: the set's, else the bot's)")
+    p.add_argument("--defog", action="store_true", help="run defog's sql-eval questions instead")
+    p.add_argument("--corpora", type=Path, default=defog.CORPORA, help="defog-data + sql-eval")
+    p.add_argument("--cache", type=Path, default=Path(".cache/defog"), help="DuckDB files")
+    p.add_argument("--databases", help="comma-separated defog databases (default: all)")
+    p.add_argument("--limit", type=int, help="evaluate only the first N threads of each set")
+    p.add_argument("--out", type=Path, help="write the JSON report here")
+    p.add_argument("--compare", type=Path, help="an earlier JSON report to compare with")
+    p.add_argument("--export-examples", type=Path, metavar="PATH", help="write approvals as a set")
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.export_examples:
+        return export_examples(settings, args.export_examples)
+    if not args.defog and not args.golden:
+        print(
+            "querybot eval: name a golden set, or use --defog or --export-examples", file=sys.stderr
+        )
+        return 2
+    settings.require(*settings.model_secrets())
+    # as the bot does (bot.wiring): profile column values unless told not to (BigQuery bills it)
+    limits = Limits(
+        row_limit=settings.row_limit,
+        query_timeout_s=settings.query_timeout_s,
+        max_attempts=settings.max_repairs,
+        profile_values=settings.profile_values != "off",
+    )
+    if args.defog:
+        results, meta = _defog(args, settings, limits)
+    else:
+        golden = _first(load_golden(args.golden), args.limit)
+        warehouse = args.warehouse or golden.warehouse or settings.warehouse
+        connector = open_connector(warehouse, data_dir=settings.data_dir)
+        if connector.name == "bigquery" and settings.profile_values == "auto":
+            limits = replace(limits, profile_values=False)
+        try:
+            agent = evaluation_agent(connector, load_model(settings.model), limits=limits)
+            results = run_golden(golden, agent, progress=_progress)
+        finally:
+            connector.close()
+        meta = {"golden": str(args.golden), "warehouse": warehouse}
+    report = build_report(results, {**meta, "model": settings.model})
+    print(render(report))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
+        print(f"\nReport written to {args.out}", file=sys.stderr)
+    if args.compare:
+        old = json.loads(args.compare.read_text(encoding="utf-8"))
+        print("\nCompared with " + str(args.compare) + ":\n" + render_diff(diff(old, report)))
+    return 0
+
+
+def _first(golden: GoldenSet, threads: int | None) -> GoldenSet:
+    if threads is None:
+        return golden
+    kept = [q for chain in golden.chains()[:threads] for q in chain]
+    return replace(golden, questions=tuple(kept))
+
+
+def _progress(result: QuestionResult) -> None:
+    mark = "ok " if result.status == "pass" else "FAIL"
+    print(f"{mark} {result.id} ({result.latency_s:.1f} s)", file=sys.stderr, flush=True)
+
+
+def _defog(
+    args: argparse.Namespace, settings: Settings, limits: Limits
+) -> tuple[list[QuestionResult], dict[str, str]]:
+    wanted = set(args.databases.split(",")) if args.databases else None
+    model = load_model(settings.model)
+    results: list[QuestionResult] = []
+    for database, golden in defog.golden_sets(args.corpora).items():
+        if wanted and database not in wanted:
+            continue
+        path = defog.build_defog(database, args.cache / f"{database}.duckdb", corpora=args.corpora)
+        connector = DuckDBConnector(path)
+        try:
+            agent = evaluation_agent(connector, model, limits=limits)
+            golden = _first(golden, args.limit)
+            results += run_golden(golden, agent, database=database, progress=_progress)
+        finally:
+            connector.close()
+    return results, {"golden": "defog sql-eval", "corpora": str(args.corpora)}
+
+
+def export_examples(settings: Settings, path: Path) -> int:
+    """Write the approved examples the bot has learnt as a golden set (a regression suite)."""
+    store = ExampleStore(settings.examples_db)
+    try:
+        examples = store.active()
+    finally:
+        store.close()
+    questions = tuple(
+        GoldenQuestion(f"approved-{e.id}", "approved", e.question, (e.sql,)) for e in examples
+    )
+    dump_golden(GoldenSet(questions, warehouse=settings.warehouse), path)
+    print(f"{len(questions)} approved examples written to {path}", file=sys.stderr)
+    return 0

@@ -1,0 +1,49 @@
+"""The demo warehouse, its golden set, and scripted models that replay gold or wrong SQL."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.evaluation.golden import GoldenQuestion, GoldenSet, load_golden
+from connectors.demo import ensure_demo
+from connectors.duckdb import DuckDBConnector
+
+DEMO_GOLDEN = Path(__file__).resolve().parents[2] / "evals" / "demo.yaml"
+
+
+@pytest.fixture(scope="session")
+def demo_golden() -> GoldenSet:
+    return load_golden(DEMO_GOLDEN)
+
+
+@pytest.fixture(scope="session")
+def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return ensure_demo(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture
+def demo(demo_file: Path) -> Iterator[DuckDBConnector]:
+    connector = DuckDBConnector(demo_file)
+    yield connector
+    connector.close()
+
+
+def reply_for(question: GoldenQuestion, sql: str | None = None) -> str:
+    """The scripted model's reply to `question`: `sql` (default: the first gold SQL) or, for
+    questions expecting no answer, a clarifying question."""
+    if question.expect != "answer" and sql is None:
+        return json.dumps({"kind": "clarify", "explanation": "Which measure do you mean?"})
+    text = question.gold[0] if sql is None else sql
+    return json.dumps({"kind": "sql", "explanation": "Answers the question.", "sql": text})
+
+
+def gold_script(golden: GoldenSet, path: Path) -> Path:
+    """A JSONL script for `scripted:PATH` replaying every gold answer in the order the
+    evaluation asks (thread by thread)."""
+    lines = [reply_for(q) for chain in golden.chains() for q in chain]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

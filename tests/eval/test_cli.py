@@ -1,0 +1,75 @@
+"""`querybot eval`: the report, the comparison with an earlier one, and exported approvals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.evaluation.golden import GoldenSet, load_golden
+from agent.examples import ExampleStore
+from bot.cli import main
+from tests.eval.conftest import DEMO_GOLDEN, gold_script, reply_for
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("QUERYBOT_WAREHOUSE", "demo")
+    monkeypatch.setenv("QUERYBOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("QUERYBOT_PROFILE_VALUES", "off")
+    return tmp_path
+
+
+def test_eval_writes_a_report_and_compares_it_with_an_earlier_one(
+    env: Path,
+    demo_golden: GoldenSet,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("QUERYBOT_MODEL", f"scripted:{gold_script(demo_golden, env / 'g.jsonl')}")
+    assert main(["eval", str(DEMO_GOLDEN), "--out", str(env / "old.json")]) == 0
+    assert "Accuracy: 100.0%" in capsys.readouterr().out
+    old = json.loads((env / "old.json").read_text())
+    assert old["summary"]["accuracy"] == 1.0 and old["meta"]["warehouse"] == "demo"
+
+    first = demo_golden.questions[0]
+    wrong = [reply_for(first, "SELECT 1.0 AS list_price")]
+    wrong += [reply_for(q) for q in demo_golden.questions[1:3]]
+    (env / "wrong.jsonl").write_text("\n".join(wrong) + "\n")
+    monkeypatch.setenv("QUERYBOT_MODEL", f"scripted:{env / 'wrong.jsonl'}")
+    args = ["eval", str(DEMO_GOLDEN), "--limit", "3", "--compare", str(env / "old.json")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "Accuracy: 66.7% (2/3" in out
+    assert f"[{first.id}] {first.question}" in out and "SELECT 1.0 AS list_price" in out
+    assert "Accuracy: 100.0% -> 66.7%" in out
+    assert f"Worse (now wrong): {first.id}\n" in out
+
+
+def test_approved_examples_export_as_a_golden_set_that_evaluates(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = ExampleStore(env / "data" / "examples.sqlite")
+    for question, sql in [
+        ("How many customers?", "SELECT count(*) FROM customers"),
+        ("Orders per channel?", "SELECT channel, count(*) FROM orders GROUP BY 1"),
+    ]:
+        store.add(question, sql, tables=[], columns=[], approved_by="U1")
+    store.close()
+    assert main(["eval", "--export-examples", str(env / "team.yaml")]) == 0
+    golden = load_golden(env / "team.yaml")
+    assert [q.question for q in golden.questions] == ["How many customers?", "Orders per channel?"]
+    assert golden.warehouse == "demo" and {q.category for q in golden.questions} == {"approved"}
+
+    monkeypatch.setenv("QUERYBOT_MODEL", f"scripted:{gold_script(golden, env / 'g.jsonl')}")
+    assert main(["eval", str(env / "team.yaml")]) == 0
+    assert "Accuracy: 100.0% (2/2" in capsys.readouterr().out
+
+
+def test_eval_without_a_set_says_what_to_give(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval"]) == 2
+    assert "name a golden set" in capsys.readouterr().err

@@ -1,0 +1,79 @@
+"""Result comparison: exact and subset matches, order, alternatives, and the report diff."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+
+from agent.evaluation.compare import Table, best_match, compare
+from agent.evaluation.report import build_report, diff, render, render_diff
+from agent.evaluation.runner import QuestionResult
+
+GOLD = Table(("region", "revenue"), (("EU", 10.0), ("NA", 20.0)))
+
+
+def test_names_column_order_row_order_and_number_types_do_not_matter() -> None:
+    gen = Table(("total", "name"), ((decimal.Decimal("20.001"), "NA"), (10, "EU")))
+    assert compare(GOLD, gen, ordered=False) == "exact"
+
+
+def test_row_order_matters_when_the_question_asks_for_it() -> None:
+    gen = Table(("region", "revenue"), (("NA", 20.0), ("EU", 10.0)))
+    assert compare(GOLD, gen, ordered=True) is None
+    assert compare(GOLD, gen, ordered=False) == "exact"
+
+
+def test_extra_columns_are_a_subset_match_but_missing_or_extra_rows_are_not() -> None:
+    wider = Table(("region", "revenue", "orders"), (("EU", 10.0, 1), ("NA", 20.0, 2)))
+    assert compare(GOLD, wider, ordered=False) == "subset"
+    assert compare(GOLD, Table(("region", "revenue"), (("EU", 10.0),)), ordered=False) is None
+    assert compare(GOLD, Table(("revenue",), ((10.0,), (20.0,))), ordered=False) is None
+    more = Table(("region", "revenue"), (("EU", 10.0), ("NA", 20.0), ("APAC", 1.0)))
+    assert compare(GOLD, more, ordered=False) is None
+
+
+def test_values_must_stay_together_in_their_rows() -> None:
+    swapped = Table(("region", "revenue"), (("EU", 20.0), ("NA", 10.0)))
+    assert compare(GOLD, swapped, ordered=False) is None
+
+
+def test_dates_match_midnight_timestamps_and_any_alternative_counts() -> None:
+    gold = Table(("month",), ((dt.date(2025, 1, 1),),))
+    assert compare(gold, Table(("m",), (("2025-01-01T00:00:00",),)), ordered=False) == "exact"
+    share, pct = Table(("s",), ((0.25,),)), Table(("p",), ((25.0,),))
+    assert best_match([share, pct], Table(("x",), ((25,),)), ordered=False) == "exact"
+    assert best_match([share, pct], Table(("x",), ((2.5,),)), ordered=False) is None
+
+
+def result(id_: str, status: str, category: str = "lookup") -> QuestionResult:
+    return QuestionResult(
+        id=id_,
+        category=category,
+        question=f"question {id_}",
+        expect="answer",
+        status=status,  # type: ignore[arg-type]
+        outcome="answer",
+        match="exact" if status == "pass" else None,
+        reason="" if status == "pass" else "the values differ from the gold answer",
+        sql="SELECT 1",
+        message="",
+        model_calls=1 if status == "pass" else 2,
+        input_tokens=100,
+        output_tokens=10,
+        latency_s=0.5,
+        repairs=0 if status == "pass" else 1,
+    )
+
+
+def test_the_diff_shows_what_got_better_and_worse() -> None:
+    old = build_report([result("a", "pass"), result("b", "fail"), result("c", "pass")], {})
+    new = build_report([result("a", "fail"), result("b", "pass"), result("d", "pass", "join")], {})
+    change = diff(old, new)
+    assert change["fixed"] == ["b"] and change["broken"] == ["a"]
+    assert change["added"] == ["d"] and change["removed"] == ["c"]
+    assert change["accuracy"] == {"old": 0.6667, "new": 0.6667}
+    assert change["by_category"]["join"] == {"old": None, "new": 1.0}
+    text = render_diff(change)
+    assert "Better (now right): b" in text and "Worse (now wrong): a" in text
+    summary = render(new)
+    assert "Accuracy: 66.7% (2/3" in summary and "[a] question a" in summary
