@@ -6,6 +6,11 @@ generated result is a *subset* match when it has at least the gold columns, with
 once projected onto them (extra columns are fine). Duplicate rows are dropped and rows are
 compared as a set unless the question asks for an order. Numbers compare rounded to 2 decimals
 (so a share computed as DECIMAL or DOUBLE matches) and dates as ISO text.
+
+When order matters, rows tied on the sort key may come in any order (engines differ), so the
+rows must match as a set and the gold result's sort column (a column sorted in the gold rows,
+with at least two values) must run in the same sequence; with no such column, the whole row
+sequence must be equal.
 """
 
 from __future__ import annotations
@@ -49,10 +54,31 @@ def _key(value: Any) -> tuple[int, str]:
     return (0, "") if value is None else (1, repr(value))
 
 
-def _rows(rows: Sequence[Row], ordered: bool) -> list[Row]:
-    """Deduplicated rows, sorted unless their order matters."""
-    unique = list(dict.fromkeys(rows))
-    return unique if ordered else sorted(unique, key=lambda r: [_key(v) for v in r])
+def _rows(rows: Sequence[Row]) -> list[Row]:
+    """Deduplicated rows in a canonical order."""
+    return sorted(dict.fromkeys(rows), key=lambda r: [_key(v) for v in r])
+
+
+def _sort_columns(rows: Sequence[Row]) -> list[int]:
+    """Columns whose values are sorted (either way) down `rows`, with at least two values."""
+    found = []
+    for i in range(len(rows[0]) if rows else 0):
+        values = [row[i] for row in rows]
+        if None in values or len(set(values)) < 2:
+            continue
+        try:
+            if values in (sorted(values), sorted(values, reverse=True)):
+                found.append(i)
+        except TypeError:  # mixed types cannot be a sort key
+            continue
+    return found
+
+
+def _same_order(gold: Sequence[Row], gen: Sequence[Row]) -> bool:
+    keys = _sort_columns(gold)
+    if not keys:
+        return list(dict.fromkeys(gold)) == list(dict.fromkeys(gen))
+    return any([r[k] for r in gold] == [r[k] for r in gen] for k in keys)
 
 
 def _column(table: Table, index: int) -> list[Any]:
@@ -92,16 +118,17 @@ def normalise(table: Table) -> Table:
 def compare(gold: Table, gen: Table, *, ordered: bool) -> Match | None:
     """`exact`, `subset` or None (no match) for one gold result."""
     gold, gen = normalise(gold), normalise(gen)
-    want = _rows(gold.rows, ordered)
+    want = _rows(gold.rows)
     if not gold.rows and not gen.rows:
         # Both empty: only the columns can differ; sql-eval calls this a match.
         return "exact" if len(gold.columns) == len(gen.columns) else "subset"
     for pairing in _pairings(gold, gen):
-        projected = _rows([tuple(row[j] for j in pairing) for row in gen.rows], ordered)
-        if projected == want:
-            same_shape = len(gen.columns) == len(gold.columns)
-            rows_kept = len(_rows(gen.rows, ordered)) == len(want)
-            return "exact" if same_shape and rows_kept else "subset"
+        projected = [tuple(row[j] for j in pairing) for row in gen.rows]
+        if _rows(projected) != want or (ordered and not _same_order(gold.rows, projected)):
+            continue
+        same_shape = len(gen.columns) == len(gold.columns)
+        rows_kept = len(_rows(gen.rows)) == len(want)
+        return "exact" if same_shape and rows_kept else "subset"
     return None
 
 

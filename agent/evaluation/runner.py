@@ -157,14 +157,14 @@ def _score(
         if outcome.kind == "answer":
             return "fail", None, f"ran SQL where the right reply was {wanted}"
         return "fail", None, f"ended {outcome.kind} where the right reply was {wanted}"
+    try:  # first: a question whose gold SQL cannot run cannot be scored
+        golds = gold_tables(golden, q, agent.deps.connector, agent.deps.limits)
+    except ConnectorError as exc:
+        return "gold_error", None, f"the gold SQL failed: {exc.message}"
     if outcome.kind == "clarify":
         return "fail", None, f"asked or declined instead of answering: {outcome.message[:300]}"
     if outcome.answer is None:
         return "fail", None, f"no answer ({outcome.kind}): {outcome.message[:300]}"
-    try:
-        golds = gold_tables(golden, q, agent.deps.connector, agent.deps.limits)
-    except ConnectorError as exc:
-        return "gold_error", None, f"the gold SQL failed: {exc.message}"
     gen = Table(tuple(outcome.answer.columns), tuple(tuple(r) for r in outcome.answer.rows))
     match = best_match(golds, gen, ordered=q.ordered)
     if match:

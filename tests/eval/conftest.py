@@ -5,10 +5,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.outputs import ChatResult
 
 from agent.evaluation.golden import GoldenQuestion, GoldenSet, load_golden
+from agent.evaluation.runner import gold_sql
+from agent.models import ScriptedChatModel
 from connectors.demo import ensure_demo
 from connectors.duckdb import DuckDBConnector
 
@@ -47,3 +52,27 @@ def gold_script(golden: GoldenSet, path: Path) -> Path:
     lines = [reply_for(q) for chain in golden.chains() for q in chain]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+class OracleModel(ScriptedChatModel):
+    """Answers each golden question with its gold SQL (in the engine's dialect) whatever the
+    call order, and repeats it when asked to repair: a perfect model that never adapts."""
+
+    answers: dict[str, str]
+
+    @classmethod
+    def for_set(cls, golden: GoldenSet, dialect: str) -> OracleModel:
+        answers = {
+            q.question: reply_for(q, gold_sql(golden, q, dialect)[0] if q.gold else None)
+            for q in golden.questions
+        }
+        return cls(replies=[], answers=answers)
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        asked = next(
+            str(m.content)
+            for m in messages
+            if isinstance(m, HumanMessage) and str(m.content) in self.answers
+        )
+        self.replies.append(self.answers[asked])
+        return super()._generate(messages, *args, **kwargs)

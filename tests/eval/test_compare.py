@@ -77,3 +77,11 @@ def test_the_diff_shows_what_got_better_and_worse() -> None:
     assert "Better (now right): b" in text and "Worse (now wrong): a" in text
     summary = render(new)
     assert "Accuracy: 66.7% (2/3" in summary and "[a] question a" in summary
+
+
+def test_rows_tied_on_the_sort_key_may_come_in_any_order() -> None:
+    gold = Table(("city", "n"), (("Oslo", 3), ("Bonn", 2), ("Rome", 2), ("Kyiv", 1)))
+    tie_swapped = Table(("city", "n"), (("Oslo", 3), ("Rome", 2), ("Bonn", 2), ("Kyiv", 1)))
+    unsorted = Table(("city", "n"), (("Kyiv", 1), ("Rome", 2), ("Bonn", 2), ("Oslo", 3)))
+    assert compare(gold, tie_swapped, ordered=True) == "exact"
+    assert compare(gold, unsorted, ordered=True) is None
