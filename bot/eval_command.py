@@ -16,6 +16,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from langchain_core.language_models import BaseChatModel
+
 from agent.context import Limits
 from agent.evaluation import defog
 from agent.evaluation.golden import GoldenQuestion, GoldenSet, dump_golden, load_golden
@@ -25,6 +27,7 @@ from agent.examples import ExampleStore
 from agent.models import load_model
 from bot.settings import Settings
 from connectors import open_connector
+from connectors.base import Connector
 from connectors.duckdb import DuckDBConnector
 
 
@@ -65,11 +68,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         connector = open_connector(warehouse, data_dir=settings.data_dir)
         if connector.name == "bigquery" and settings.profile_values == "auto":
             limits = replace(limits, profile_values=False)
-        try:
-            agent = evaluation_agent(connector, load_model(settings.model), limits=limits)
-            results = run_golden(golden, agent, progress=_progress)
-        finally:
-            connector.close()
+        results = _run_on(connector, golden, load_model(settings.model), limits, "")
         meta = {"golden": str(args.golden), "warehouse": warehouse}
     report = build_report(results, {**meta, "model": settings.model})
     print(render(report))
@@ -81,6 +80,19 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         old = json.loads(args.compare.read_text(encoding="utf-8"))
         print("\nCompared with " + str(args.compare) + ":\n" + render_diff(diff(old, report)))
     return 0
+
+
+def _run_on(
+    connector: Connector, golden: GoldenSet, model: BaseChatModel, limits: Limits, database: str
+) -> list[QuestionResult]:
+    """Evaluate `golden` on `connector`, then close it."""
+    agent = evaluation_agent(connector, model, limits=limits)
+    try:
+        return run_golden(golden, agent, database=database, progress=_progress)
+    finally:
+        # a background catalog refresh (value profiling) must not outlive its connection
+        agent.deps.catalog.wait_idle(timeout_s=30)
+        connector.close()
 
 
 def _first(golden: GoldenSet, threads: int | None) -> GoldenSet:
@@ -105,13 +117,9 @@ def _defog(
         if wanted and database not in wanted:
             continue
         path = defog.build_defog(database, args.cache / f"{database}.duckdb", corpora=args.corpora)
-        connector = DuckDBConnector(path)
-        try:
-            agent = evaluation_agent(connector, model, limits=limits)
-            golden = _first(golden, args.limit)
-            results += run_golden(golden, agent, database=database, progress=_progress)
-        finally:
-            connector.close()
+        results += _run_on(
+            DuckDBConnector(path), _first(golden, args.limit), model, limits, database
+        )
     return results, {"golden": "defog sql-eval", "corpora": str(args.corpora)}
 
 
