@@ -1,7 +1,8 @@
 """The one small interface every warehouse connector implements, and the types it speaks.
 
 Connectors know nothing of Slack or models: they list tables, describe them, and run one
-already-vetted read-only statement with a row cap and a timeout.
+already-vetted read-only statement with a row cap and a timeout, which another thread may
+cancel by its job key.
 """
 
 from __future__ import annotations
@@ -113,6 +114,13 @@ class QueryTimeout(ConnectorError):
         self.timeout_s = timeout_s
 
 
+class QueryCancelled(ConnectorError):
+    """Someone stopped the statement while it ran (`Connector.cancel`); never repaired."""
+
+    def __init__(self) -> None:
+        super().__init__("The query was cancelled while it ran.")
+
+
 class PermissionDenied(ConnectorError):
     """The warehouse refused access (or the statement tried to write on a read-only connection)."""
 
@@ -175,6 +183,11 @@ class Connector(Protocol):
         self, sql: str, *, max_rows: int, timeout_s: float, context: RunContext | None = None
     ) -> QueryResult:
         """Run one statement: keep the first `max_rows` rows, count the rest, stop at timeout."""
+        ...
+
+    def cancel(self, job_key: str) -> bool:
+        """Stop the run started with `RunContext(job_key=...)` if it still runs, from any
+        thread; that run then raises QueryCancelled. True when something was stopped."""
         ...
 
     def close(self) -> None:

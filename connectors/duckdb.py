@@ -3,7 +3,8 @@
 The connection refuses writes, file and network access, extension loading and configuration
 changes, so even SQL that slipped past the agent's gate cannot change the file or read the host.
 Each `run` uses its own cursor (a separate DuckDB connection to the same database), so several
-threads may run queries at once; a watchdog thread interrupts a statement that overruns.
+threads may run queries at once; a watchdog thread interrupts a statement that overruns, and
+`cancel` interrupts the cursor of the run with that job key.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from connectors.base import (
     ConnectorError,
     CostEstimate,
     PermissionDenied,
+    QueryCancelled,
     QueryFailed,
     QueryResult,
     QueryTimeout,
@@ -27,9 +29,13 @@ from connectors.base import (
     WarehouseUnavailable,
     find_table,
 )
+from connectors.runs import Runs
 
 #: Rows fetched per call while counting the rows past `max_rows` (they are not kept).
 _COUNT_CHUNK = 10_000
+
+#: Seconds between repeated interrupts of a run being stopped.
+_REINTERRUPT_S = 0.05
 
 _TABLES_SQL = """
 SELECT database_name, schema_name, table_name, comment, estimated_size
@@ -101,6 +107,7 @@ class DuckDBConnector:
         self._cursor_lock = threading.Lock()
         self._tables_lock = threading.Lock()
         self._tables: list[TableInfo] | None = None
+        self._runs = Runs()
 
     def list_tables(self) -> list[TableInfo]:
         """Every base table and view of the file, read once (the file cannot change)."""
@@ -122,19 +129,52 @@ class DuckDBConnector:
     ) -> QueryResult:
         """Run `sql` as given (every statement in it), keep `max_rows` rows and count the rest.
 
-        `context` is accepted for the interface; a local engine has no job records to label.
+        `context.job_key` names the run for `cancel`; a local engine has no job records to
+        label.
         """
         if max_rows < 0:
             raise ValueError("max_rows must not be negative")
-        cursor = self._cursor()
+        with self._runs.track(context.job_key if context else "") as run:
+            cursor = self._cursor()
+            stop = threading.Event()
+            self._runs.arm(run, stop.set)
+            try:
+                result = self._execute(cursor, sql, max_rows, timeout_s, stop)
+            finally:
+                cursor.close()
+            if run.cancelled:  # the cancel came as the statement ended: it still wins
+                raise QueryCancelled()
+            return result
+
+    def cancel(self, job_key: str) -> bool:
+        """Interrupt the run started with `job_key`, if it still runs."""
+        return self._runs.cancel(job_key)
+
+    def close(self) -> None:
+        self._con.close()
+
+    def _execute(
+        self,
+        cursor: duckdb.DuckDBPyConnection,
+        sql: str,
+        max_rows: int,
+        timeout_s: float,
+        stop: threading.Event,
+    ) -> QueryResult:
+        """Run on `cursor` with a watchdog that interrupts it at the timeout or once `stop` is
+        set (a cancel), and keeps interrupting: one that lands before the statement starts is
+        lost."""
         fired = threading.Event()
+        done = threading.Event()
 
-        def stop() -> None:
-            fired.set()
-            cursor.interrupt()
+        def watch() -> None:
+            if not stop.wait(timeout_s):
+                fired.set()
+            while not done.is_set():
+                cursor.interrupt()
+                done.wait(_REINTERRUPT_S)
 
-        watchdog = threading.Timer(timeout_s, stop)
-        watchdog.daemon = True
+        watchdog = threading.Thread(target=watch, name="querybot-duckdb-watchdog", daemon=True)
         started = time.perf_counter()
         watchdog.start()
         try:
@@ -146,11 +186,13 @@ class DuckDBConnector:
             while description and (chunk := cursor.fetchmany(_COUNT_CHUNK)):
                 total += len(chunk)
         except duckdb.Error as exc:
+            if isinstance(exc, duckdb.InterruptException) and stop.is_set() and not fired.is_set():
+                raise QueryCancelled() from exc
             raise _translate(exc, timed_out=fired.is_set(), timeout_s=timeout_s) from exc
         finally:
-            watchdog.cancel()
+            done.set()
+            stop.set()  # wakes the watchdog, which sees `done` and ends
             watchdog.join()  # never interrupt a cursor after it is closed
-            cursor.close()
         return QueryResult(
             columns=[d[0] for d in description],
             rows=rows,
@@ -158,9 +200,6 @@ class DuckDBConnector:
             elapsed_s=time.perf_counter() - started,
             column_types=[str(d[1]) for d in description],
         )
-
-    def close(self) -> None:
-        self._con.close()
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
         try:

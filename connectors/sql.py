@@ -5,7 +5,8 @@ time limit, on a session that is read-only too, with a login checked when the co
 (PostgreSQL, MySQL) or behind an authorizer (SQLite); see the flavor modules for each engine.
 SQLAlchemy supplies URL parsing and the connection pool; statements go to the DB-API driver
 connection unchanged. A run that fails discards its connection, so no session state it may have
-changed (or a half-read result) reaches the next run.
+changed (or a half-read result) reaches the next run. `cancel` stops a run by its job key the
+flavor's way (from another connection, or by interrupting SQLite).
 """
 
 from __future__ import annotations
@@ -21,13 +22,16 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, make_url
 
 from connectors.base import (
+    ConnectorError,
     CostEstimate,
+    QueryCancelled,
     QueryResult,
     RunContext,
     TableInfo,
     WarehouseUnavailable,
     find_table,
 )
+from connectors.runs import Runs
 from connectors.sql_flavor import Flavor, first_line
 
 #: Time allowed for the one catalog pass that builds the table list.
@@ -65,6 +69,7 @@ class SqlConnector:
         self._closed = False
         self._tables_lock = threading.Lock()
         self._tables: list[TableInfo] | None = None
+        self._runs = Runs()
         try:
             with self._connection(_METADATA_TIMEOUT_S, keep=False) as con:
                 self._flavor.check_login(con)
@@ -97,19 +102,35 @@ class SqlConnector:
         """Run one statement read-only: keep `max_rows` rows, count the rest, stop at timeout.
 
         The time limit is enforced by the engine and covers streaming the rows being counted.
-        `context` is accepted for the interface; these engines keep no job records to label.
+        `context.job_key` names the run for `cancel`; these engines keep no job records to label.
         """
         if max_rows < 0:
             raise ValueError("max_rows must not be negative")
         started = time.perf_counter()
-        with self._connection(timeout_s) as con:
-            self._flavor.begin(con, timeout_s)
-            cursor, stream = self._flavor.execute(con, sql)
-            rows = list(islice(stream, max_rows))
-            total = len(rows) + sum(1 for _ in stream)
-            columns, types = self._flavor.describe(con, cursor, sql)
-            cursor.close()
-            self._flavor.end(con)
+        with self._runs.track(context.job_key if context else "") as run:
+            try:
+                with self._connection(timeout_s) as con:
+                    self._flavor.begin(con, timeout_s)
+                    # Armed as late as possible: a cancel sent to an idle server is lost.
+                    self._runs.arm(run, self._flavor.stopper(self._engine, con))
+                    try:
+                        if run.cancelled:
+                            raise QueryCancelled()
+                        cursor, stream = self._flavor.execute(con, sql)
+                        rows = list(islice(stream, max_rows))
+                        total = len(rows) + sum(1 for _ in stream)
+                    finally:
+                        self._runs.disarm(run)
+                    if run.cancelled:  # e.g. MySQL's SLEEP() returns normally when killed
+                        raise QueryCancelled()
+                    columns, types = self._flavor.describe(con, cursor, sql)
+                    cursor.close()
+                    self._flavor.end(con)
+            except ConnectorError as exc:
+                # Whatever the engine called it (a user request, an interrupt), it was the cancel.
+                if run.cancelled and not isinstance(exc, QueryCancelled):
+                    raise QueryCancelled() from exc
+                raise
         return QueryResult(
             columns=columns,
             rows=rows,
@@ -117,6 +138,10 @@ class SqlConnector:
             elapsed_s=time.perf_counter() - started,
             column_types=types,
         )
+
+    def cancel(self, job_key: str) -> bool:
+        """Stop the run started with `job_key`, if it still runs."""
+        return self._runs.cancel(job_key)
 
     def close(self) -> None:
         self._closed = True

@@ -9,7 +9,7 @@ execution layer, so what is sent is exactly the statement given, with no paramet
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from sqlalchemy.engine import Engine
@@ -53,6 +53,11 @@ class Flavor(Protocol):
     def describe(self, con: Any, cursor: Any, sql: str) -> tuple[list[str], list[str]]:
         """Column names and engine type names of a finished stream (no types when the driver
         reports none)."""
+        ...
+
+    def stopper(self, engine: Engine, con: Any) -> Callable[[], None]:
+        """How another thread stops the statement `con` is running (called at most once, while
+        `con` is still checked out for that run)."""
         ...
 
     def end(self, con: Any) -> None:

@@ -12,7 +12,7 @@ statement only. A read-only transaction does not stop `SELECT ... INTO OUTFILE`,
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pymysql
@@ -138,6 +138,21 @@ class MySQLFlavor:
     def describe(self, con: Connection, cursor: SSCursor, sql: str) -> tuple[list[str], list[str]]:
         description = cursor.description or ()
         return [d[0] for d in description], [_TYPE_NAMES.get(d[1], str(d[1])) for d in description]
+
+    def stopper(self, engine: Engine, con: Connection) -> Callable[[], None]:
+        connection_id = con.thread_id()
+
+        def stop() -> None:
+            # A fresh connection, not the pool's: every pooled one may be busy running.
+            cargs, cparams = engine.dialect.create_connect_args(engine.url)
+            other = pymysql.connect(*cargs, **{"connect_timeout": 10, **cparams})
+            try:
+                with other.cursor() as cur:
+                    cur.execute(f"KILL QUERY {int(connection_id)}")
+            finally:
+                other.close()
+
+        return stop
 
     def end(self, con: Connection) -> None:
         con.rollback()

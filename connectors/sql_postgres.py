@@ -11,6 +11,7 @@ Statements go through the extended protocol (`Cursor.stream`), which accepts one
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -150,6 +151,17 @@ class PostgresFlavor:
         types = con.adapters.types
         names = [getattr(types.get(d.type_code), "name", str(d.type_code)) for d in description]
         return [d.name for d in description], names
+
+    def stopper(self, engine: Engine, con: psycopg.Connection) -> Callable[[], None]:
+        pid = con.info.backend_pid
+
+        def stop() -> None:
+            # A fresh connection, not the pool's: every pooled one may be busy running.
+            cargs, cparams = engine.dialect.create_connect_args(engine.url)
+            with psycopg.connect(*cargs, **cparams, connect_timeout=10) as other:
+                other.execute("SELECT pg_catalog.pg_cancel_backend(%s)", (pid,))
+
+        return stop
 
     def end(self, con: psycopg.Connection) -> None:
         con.rollback()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import create_engine
@@ -19,7 +20,12 @@ from connectors.base import (
     WarehouseUnavailable,
 )
 from connectors.sql_flavor import Stream, first_line, qualified
-from connectors.sqlite_guard import clear_deadline, open_readonly, set_deadline
+from connectors.sqlite_guard import (
+    GuardedConnection,
+    clear_deadline,
+    open_readonly,
+    set_deadline,
+)
 
 #: Files up to this size get exact row counts (`count(*)` per table) in the metadata.
 _COUNT_ROWS_UP_TO_BYTES = 64 * 1024 * 1024
@@ -86,6 +92,10 @@ class SQLiteFlavor:
     ) -> tuple[list[str], list[str]]:
         return [d[0] for d in cursor.description or ()], []  # sqlite3 reports no types
 
+    def stopper(self, engine: Engine, con: GuardedConnection) -> Callable[[], None]:
+        # Checked by the deadline's progress handler: the statement fails with SQLITE_INTERRUPT.
+        return con.stop_requested.set
+
     def end(self, con: sqlite3.Connection) -> None:
         clear_deadline(con)
 
@@ -114,7 +124,7 @@ class SQLiteFlavor:
     def translate(self, exc: BaseException, timeout_s: float) -> ConnectorError:
         text = str(exc)
         code = getattr(exc, "sqlite_errorname", "") or ""
-        if code == "SQLITE_INTERRUPT":  # only the deadline's progress handler interrupts
+        if code == "SQLITE_INTERRUPT":  # the deadline, unless a cancel did (see SqlConnector)
             return QueryTimeout(timeout_s)
         if code.startswith(_REFUSED) or any(t in text for t in _REFUSAL_TEXTS):
             return PermissionDenied(

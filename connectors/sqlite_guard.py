@@ -10,8 +10,10 @@ objects, transactions and pragma assignments. Extension loading is switched off 
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 _ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE})
@@ -48,7 +50,16 @@ def authorize(
     return sqlite3.SQLITE_DENY
 
 
-def open_readonly(path: Path) -> sqlite3.Connection:
+class GuardedConnection(sqlite3.Connection):
+    """A connection with a stop flag its deadline's progress handler also checks, so a cancel
+    from another thread stops the statement even when it comes before the statement starts."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.stop_requested = threading.Event()
+
+
+def open_readonly(path: Path) -> GuardedConnection:
     """Open `path` read-only with the authorizer installed and extensions disabled.
 
     `check_same_thread=False` because a pool hands connections to whichever thread runs next
@@ -56,18 +67,26 @@ def open_readonly(path: Path) -> sqlite3.Connection:
     authorizer refuses.
     """
     uri = f"file:{quote(str(path))}?mode=ro"
-    con = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+    con = sqlite3.connect(
+        uri, uri=True, check_same_thread=False, isolation_level=None, factory=GuardedConnection
+    )
     if hasattr(con, "enable_load_extension"):  # absent when Python lacks extension support
         con.enable_load_extension(False)
     con.set_authorizer(authorize)
     return con
 
 
-def set_deadline(con: sqlite3.Connection, timeout_s: float) -> None:
-    """Interrupt the connection's statements once `timeout_s` have passed (SQLITE_INTERRUPT)."""
+def set_deadline(con: GuardedConnection, timeout_s: float) -> None:
+    """Interrupt the connection's statements (SQLITE_INTERRUPT) once `timeout_s` have passed
+    or a stop was requested."""
     deadline = time.monotonic() + timeout_s
-    con.set_progress_handler(lambda: int(time.monotonic() > deadline), _PROGRESS_STEPS)
+    stop = con.stop_requested
+    con.set_progress_handler(
+        lambda: int(stop.is_set() or time.monotonic() > deadline), _PROGRESS_STEPS
+    )
 
 
-def clear_deadline(con: sqlite3.Connection) -> None:
+def clear_deadline(con: GuardedConnection) -> None:
+    """End the run's deadline; a stop requested too late to matter is forgotten with it."""
     con.set_progress_handler(None, 0)
+    con.stop_requested.clear()

@@ -6,7 +6,10 @@ SqlConnector on it, shared like the bot shares one across threads).
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -16,6 +19,7 @@ from connectors.base import (
     Connector,
     ConnectorError,
     PermissionDenied,
+    QueryCancelled,
     QueryFailed,
     QueryTimeout,
     RunContext,
@@ -209,6 +213,28 @@ class SqlConnectorContract:
         assert not caught.value.retryable_by_repair
         assert connector.run("SELECT 42", max_rows=1, timeout_s=5).rows == [(42,)]
 
+    def test_cancel_stops_a_running_statement_and_the_connector_recovers(
+        self, sample: Sample, connector: SqlConnector
+    ) -> None:
+        key = f"cancel-{uuid.uuid4().hex}"
+        context = RunContext(job_key=key)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            running = pool.submit(
+                connector.run, sample.slow_sql, max_rows=1, timeout_s=120, context=context
+            )
+            wait_until(lambda: sample.is_running(sample.slow_sql), what="the slow statement")
+            assert connector.cancel(key)
+            with pytest.raises(QueryCancelled) as caught:
+                running.result(timeout=60)  # a guard only: the statement runs 60 s or forever
+        assert not caught.value.retryable_by_repair
+        assert not connector.cancel(key), "nothing runs under that key any more"
+        assert not sample.is_running(sample.slow_sql) or sample.engine == "sqlite"
+        assert connector.run("SELECT 42", max_rows=1, timeout_s=5).rows == [(42,)]
+
+    def test_cancel_of_an_unknown_key_stops_nothing(self, connector: SqlConnector) -> None:
+        assert not connector.cancel("never-started")
+        assert not connector.cancel("")
+
     def test_timeout_covers_counting_the_rows(
         self, sample: Sample, connector: SqlConnector
     ) -> None:
@@ -321,3 +347,13 @@ class SqlConnectorContract:
         connector.close()
         with pytest.raises(WarehouseUnavailable):
             connector.run("SELECT 1", max_rows=1, timeout_s=5)
+
+
+def wait_until(check: Callable[[], bool], *, what: str, limit_s: float = 30) -> None:
+    """Poll `check` until it holds; fail naming `what` after `limit_s` (a guard, not a
+    measurement)."""
+    give_up = time.monotonic() + limit_s
+    while not check():
+        if time.monotonic() > give_up:
+            pytest.fail(f"gave up waiting for {what}")
+        time.sleep(0.05)

@@ -197,6 +197,9 @@ class Sample:
     fingerprint: Callable[[], object]
     #: Run statements as an administrator (to change the database behind a connector's back).
     admin: Callable[[list[str]], None]
+    #: Whether the server is running `sql` right now (so a cancel reaches the engine); SQLite
+    #: runs in-process and its stop flag cannot be missed, so there it is always True.
+    is_running: Callable[[str], bool] = lambda sql: True
     #: Whether the engine stores table and column comments.
     comments: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
@@ -258,6 +261,12 @@ def postgres_sample() -> Iterator[Sample]:
                     slow_sql="SELECT pg_sleep(60)",
                     fingerprint=fingerprint,
                     admin=run_admin,
+                    is_running=lambda sql: bool(
+                        admin.execute(
+                            "SELECT 1 FROM pg_stat_activity WHERE query = %s AND state = 'active'",
+                            (sql,),
+                        ).fetchall()
+                    ),
                     extra={"name": name},
                 )
         finally:
@@ -305,6 +314,11 @@ def mysql_sample() -> Iterator[Sample]:
             for statement in statements:
                 cur.execute(statement)
 
+        def is_running(sql: str) -> bool:
+            return bool(
+                cur.execute("SELECT 1 FROM information_schema.PROCESSLIST WHERE INFO = %s", (sql,))
+            )
+
         yield Sample(
             engine="mysql",
             url=f"mysql://{name}@{HOST}:{MYSQL_PORT}/{name}",
@@ -312,6 +326,7 @@ def mysql_sample() -> Iterator[Sample]:
             slow_sql="SELECT SLEEP(60)",
             fingerprint=fingerprint,
             admin=run_admin,
+            is_running=is_running,
             extra={"name": name},
         )
     finally:

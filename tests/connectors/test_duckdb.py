@@ -14,8 +14,10 @@ import pytest
 from connectors.base import (
     Connector,
     PermissionDenied,
+    QueryCancelled,
     QueryFailed,
     QueryTimeout,
+    RunContext,
     WarehouseUnavailable,
 )
 from connectors.duckdb import DuckDBConnector
@@ -166,6 +168,37 @@ def test_run_timeout_interrupts_and_connector_recovers(shop: DuckDBConnector) ->
     assert caught.value.timeout_s == 0.2
     assert not caught.value.retryable_by_repair
     assert shop.run("SELECT 42", max_rows=1, timeout_s=5).rows == [(42,)]
+
+
+@pytest.mark.parametrize(
+    "sql", [SLOW_SQL, "SELECT * FROM range(10000000000)"], ids=["executing", "counting"]
+)
+def test_cancel_interrupts_the_run_and_connector_recovers(shop: DuckDBConnector, sql: str) -> None:
+    context = RunContext(job_key="p-cancel")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        running = pool.submit(shop.run, sql, max_rows=5, timeout_s=600, context=context)
+        while not shop.cancel("p-cancel"):  # True once the run is under way
+            assert not running.done(), running.result()
+        with pytest.raises(QueryCancelled) as caught:
+            running.result(timeout=60)  # a guard only: the statement would run for minutes
+    assert not caught.value.retryable_by_repair
+    assert not shop.cancel("p-cancel"), "nothing runs under that key any more"
+    assert shop.run("SELECT 42", max_rows=1, timeout_s=5).rows == [(42,)]
+
+
+def test_cancel_stops_only_its_own_run(shop: DuckDBConnector) -> None:
+    assert not shop.cancel("never-started")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        running = pool.submit(
+            shop.run, SLOW_SQL, max_rows=1, timeout_s=600, context=RunContext(job_key="a")
+        )
+        other = shop.run("SELECT 7", max_rows=1, timeout_s=5, context=RunContext(job_key="b"))
+        assert other.rows == [(7,)]
+        assert not shop.cancel("b"), "b finished"
+        while not shop.cancel("a"):
+            assert not running.done(), running.result()
+        with pytest.raises(QueryCancelled):
+            running.result(timeout=60)
 
 
 def test_run_timeout_while_counting_rows(shop: DuckDBConnector) -> None:
