@@ -3,7 +3,8 @@
 Every statement is dry-run before it is offered for approval (bytes, cost, partition advice,
 and a refusal over `maximum_bytes_billed`); every job carries `maximum_bytes_billed`, a job
 timeout and labels; a run's job id comes from the approval, so a repeated approval finds the
-first job instead of starting a second. Only the allow-listed datasets may be read.
+first job instead of starting a second, and `cancel` can stop it by that key. Only the
+allow-listed datasets may be read.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import re
 import time
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import requests
@@ -29,6 +31,7 @@ from connectors.base import (
     ConnectorError,
     CostEstimate,
     PermissionDenied,
+    QueryCancelled,
     QueryFailed,
     QueryResult,
     RunContext,
@@ -40,6 +43,7 @@ from connectors.bigquery_errors import size, translate
 from connectors.bigquery_metadata import DatasetMetadata, MetadataCache, assemble, metadata_sql
 from connectors.bigquery_sql import Layout, Names, check_datasets, parse, reads_every_column
 from connectors.bigquery_sql import unfiltered_partitions as unfiltered
+from connectors.runs import Runs
 
 _SCOPES = ("https://www.googleapis.com/auth/bigquery",)
 _PROJECT = re.compile(r"[a-z][a-z0-9.:-]{1,126}[a-z0-9]")
@@ -47,6 +51,8 @@ _DATASET = re.compile(r"[A-Za-z0-9_]{1,1024}")
 #: Rows per results page: big enough for few round trips, small enough to stop near the cap.
 _PAGE_ROWS = 5_000
 _TIB = 2**40
+#: Seconds allowed for asking BigQuery to cancel a job a person stopped.
+_CANCEL_TIMEOUT_S = 30.0
 _LEGACY_TYPES = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL", "RECORD": "STRUCT"}
 #: Transport and auth failures, translated like API errors.
 _CLIENT_ERRORS = (
@@ -93,6 +99,7 @@ class BigQueryConnector:
         self._allowed = frozenset(self.datasets)
         self._client = client or _client(project, location, credentials_path)
         self._metadata = MetadataCache(self._load_dataset, metadata_ttl_s)
+        self._runs = Runs()
         #: Real BigQuery has COLUMN_FIELD_PATHS; the local emulator does not.
         self._field_paths = True
 
@@ -170,20 +177,28 @@ class BigQueryConnector:
         config = self._config(job_timeout_ms=int(timeout * 1000), labels=context.labels)
         started = time.perf_counter()
         job: bigquery.QueryJob | None = None
-        try:
-            job = self._start(sql, config, context.job_key, timeout)
-            remaining = max(timeout - (time.perf_counter() - started), 0.001)
-            rows_iter = job.result(
-                page_size=min(max_rows, _PAGE_ROWS) or None,
-                max_results=max_rows,
-                timeout=remaining,
-                retry=_retry(remaining),
-            )
-            rows = [tuple(row.values()) for row in rows_iter]
-        except _CLIENT_ERRORS as exc:
-            if job is not None and isinstance(exc, concurrent.futures.TimeoutError):
-                self._cancel(job)
-            raise self._translate(exc, timeout) from exc
+        with self._runs.track(context.job_key) as run:
+            try:
+                job = self._start(sql, config, context.job_key, timeout)
+                self._runs.arm(run, partial(self._cancel_job, job.job_id, job.location))
+                remaining = max(timeout - (time.perf_counter() - started), 0.001)
+                rows_iter = job.result(
+                    page_size=min(max_rows, _PAGE_ROWS) or None,
+                    max_results=max_rows,
+                    timeout=remaining,
+                    retry=_retry(remaining),
+                )
+                rows = [tuple(row.values()) for row in rows_iter]
+            except _CLIENT_ERRORS as exc:
+                if run.cancelled:  # the job ended "stopped" (or was never waited for)
+                    raise QueryCancelled() from exc
+                if job is not None and isinstance(exc, concurrent.futures.TimeoutError):
+                    self._cancel(job)
+                raise self._translate(exc, timeout) from exc
+            finally:
+                self._runs.disarm(run)
+            if run.cancelled:  # the job finished as the cancel came: it still wins
+                raise QueryCancelled()
         billed = job.total_bytes_billed
         return QueryResult(
             columns=[field.name for field in rows_iter.schema],
@@ -239,6 +254,15 @@ class BigQueryConnector:
             timeout=timeout,
             job_retry=None,
         )
+
+    def cancel(self, job_key: str) -> bool:
+        """Ask BigQuery to cancel the job of the run started with `job_key` (from this process);
+        the run's wait for results then fails with the job "stopped"."""
+        return self._runs.cancel(job_key)
+
+    def _cancel_job(self, job_id: str, location: str | None) -> None:
+        with contextlib.suppress(*_CLIENT_ERRORS):
+            self._client.cancel_job(job_id, location=location, timeout=_CANCEL_TIMEOUT_S)
 
     def _cancel(self, job: bigquery.QueryJob) -> None:
         """Ask BigQuery to stop a job the bot gave up on (job_timeout_ms stops it anyway)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -20,6 +20,8 @@ from google.auth.transport.requests import AuthorizedSession
 from google.cloud import bigquery
 
 API = "https://bigquery.googleapis.com/bigquery/v2"
+#: BigQuery's message for a job cancelled on request.
+CANCELLED = "Job execution was cancelled: User requested cancellation"
 
 
 @dataclass
@@ -34,7 +36,7 @@ class Answer:
     job_error: tuple[str, str] | None = None
     #: (http status, reason, message): jobs.insert itself is refused, dry runs included.
     insert_error: tuple[int, str, str] | None = None
-    #: The job never finishes (until cancelled, which the fake only records).
+    #: The job never finishes until it is cancelled, which ends it "stopped" as BigQuery does.
     running: bool = False
 
 
@@ -111,8 +113,7 @@ class FakeBigQuery(requests.adapters.BaseAdapter):
             case "GET", ["projects", _, "jobs", job_id]:
                 return self._get_job(job_id)
             case "POST", ["projects", _, "jobs", job_id, "cancel"]:
-                status, job = self._get_job(job_id)
-                return status, {"kind": "bigquery#jobCancelResponse", "job": job}
+                return self._cancel(job_id)
             case "GET", ["projects", _, "queries", job_id]:
                 return self._query_results(job_id, call.params)
         return _error(404, "notFound", f"The fake has no route for {call.method} {call.path}")
@@ -167,6 +168,15 @@ class FakeBigQuery(requests.adapters.BaseAdapter):
         if job is None:
             return _error(404, "notFound", f"Not found: Job {self.project}:{job_id}")
         return 200, job
+
+    def _cancel(self, job_id: str) -> tuple[int, dict[str, Any]]:
+        status, job = self._get_job(job_id)
+        answer = self._results.get(job_id)
+        if answer is not None and answer.running:
+            error = {"reason": "stopped", "message": CANCELLED}
+            job["status"] = {"state": "DONE", "errorResult": error, "errors": [error]}
+            self._results[job_id] = replace(answer, running=False, job_error=("stopped", CANCELLED))
+        return status, {"kind": "bigquery#jobCancelResponse", "job": job}
 
     def _query_results(self, job_id: str, params: dict[str, str]) -> tuple[int, dict[str, Any]]:
         job, answer = self._jobs.get(job_id), self._results.get(job_id)

@@ -8,6 +8,7 @@ approval runs once), paging up to the row cap, and failures by reason.
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from connectors.base import (
     ConnectorError,
     CostEstimate,
     PermissionDenied,
+    QueryCancelled,
     QueryFailed,
     QueryTimeout,
     RunContext,
@@ -401,6 +403,34 @@ def test_client_side_timeout_cancels_the_job(
     with pytest.raises(QueryTimeout):
         connector.run(TOTALS, max_rows=10, timeout_s=0.3, context=RunContext(job_key="slow"))
     assert any(c.path.endswith("/jobs/querybot_slow/cancel") for c in api.calls)
+
+
+def test_cancel_stops_the_running_job(api: FakeBigQuery, connector: BigQueryConnector) -> None:
+    api.answer(TOTALS, Answer(running=True))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        running = pool.submit(
+            connector.run, TOTALS, max_rows=10, timeout_s=600, context=RunContext(job_key="p1")
+        )
+        while "querybot_p1" not in api.runs():  # the job exists: the run waits for its results
+            assert not running.done(), running.result()
+        assert connector.cancel("p1")
+        with pytest.raises(QueryCancelled) as caught:
+            running.result(timeout=60)  # a guard only: the fake job never finishes by itself
+    assert not caught.value.retryable_by_repair
+    assert [c.path for c in api.calls if c.path.endswith("/cancel")] == [
+        "/projects/proj/jobs/querybot_p1/cancel"
+    ]
+    assert not connector.cancel("p1"), "the run is over"
+
+
+def test_cancel_of_an_unknown_or_finished_run_stops_nothing(
+    api: FakeBigQuery, connector: BigQueryConnector
+) -> None:
+    assert not connector.cancel("never-started")
+    api.answer(TOTALS, TOTALS_ANSWER)
+    connector.run(TOTALS, max_rows=10, timeout_s=20, context=RunContext(job_key="done"))
+    assert not connector.cancel("done")
+    assert not [c for c in api.calls if c.path.endswith("/cancel")]
 
 
 def test_unreachable_api_is_unavailable() -> None:
