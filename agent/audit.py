@@ -10,8 +10,10 @@ Columns:
     at           UTC time, ISO 8601
     thread_id    the conversation (a Slack thread, a terminal session)
     event        proposed | gate_rejected | approved | rejected | executed | execution_failed
+                 | cancel_requested | execution_cancelled
     proposal_id  the proposal the event is about (empty for gate rejections)
-    actor        who asked (proposed, gate_rejected) or who clicked (approved, rejected)
+    actor        who asked (proposed, gate_rejected), who clicked (approved, rejected,
+                 cancel_requested) or who approved (executed, execution_*)
     sql          the exact SQL text
     sql_sha256   sha256 of `sql` (UTF-8)
     detail       JSON: gate reasons, or rows / bytes / elapsed_s, or the error
@@ -117,6 +119,15 @@ class _Audit(ABC):
         """The hash recorded when `proposal_id` was approved, or None if it never was."""
         _, rows = self._run(
             "SELECT sql_sha256 FROM audit WHERE proposal_id = ? AND event = 'approved'"
+            " ORDER BY id LIMIT 1",
+            (proposal_id,),
+        )
+        return rows[0][0] if rows else None
+
+    def cancelled_by(self, proposal_id: str) -> str | None:
+        """Who first asked to cancel `proposal_id`'s run, or None if nobody did."""
+        _, rows = self._run(
+            "SELECT actor FROM audit WHERE proposal_id = ? AND event = 'cancel_requested'"
             " ORDER BY id LIMIT 1",
             (proposal_id,),
         )

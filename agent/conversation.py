@@ -2,7 +2,8 @@
 
 Both the Slack bot and the terminal drive the graph only through `Agent`, so neither knows how
 the graph is wired. Calls block (model and warehouse work): callers run them off their event loop,
-and must not run two calls for the same thread at once.
+and must not run two calls for the same thread at once, except `cancel`, which is meant to be
+called from another thread while `decide` runs the query.
 """
 
 from __future__ import annotations
@@ -122,6 +123,16 @@ class Agent:
         resume = {"proposal_id": proposal_id, "edited_sql": sql, "by": user}
         self.graph.invoke(Command(resume=resume), self._config(thread_id))
         return self._outcome(self._config(thread_id))
+
+    def cancel(self, thread_id: str, proposal_id: str, *, user: str) -> bool:
+        """Stop the approved query of `proposal_id` while `decide` runs it; True when it was
+        running here. Safe from any thread: it touches only the audit log and the connector.
+
+        The request is recorded first, so the `decide` call it stops can say who stopped it
+        (that call then returns a `cancelled` outcome).
+        """
+        self.deps.audit.record(thread_id, "cancel_requested", proposal_id=proposal_id, actor=user)
+        return self.deps.connector.cancel(proposal_id)
 
     def pending_proposal(self, thread_id: str) -> Proposal | None:
         """The proposal `thread_id` waits on, or None."""

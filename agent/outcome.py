@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-OutcomeKind = Literal["proposal", "answer", "clarify", "failed", "rejected"]
+OutcomeKind = Literal["proposal", "answer", "clarify", "failed", "rejected", "cancelled"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,8 @@ class Outcome:
     - `failed`: nothing to approve or run; `message` says what happened and what to try
       (after a refused edit, `proposal` is the original one, still waiting).
     - `rejected`: a person rejected the proposal; nothing ran.
+    - `cancelled`: a person stopped the approved query while it ran (`Agent.cancel`); `message`
+      says who. It is never repaired or run again.
     """
 
     kind: OutcomeKind

@@ -15,7 +15,7 @@ class Turn(TypedDict):
     """One finished question, as later follow-ups see it."""
 
     question: str
-    outcome: Literal["answer", "rejected", "failed", "clarify"]
+    outcome: Literal["answer", "rejected", "failed", "clarify", "cancelled"]
     sql: str
     explanation: str
     columns: list[str]
@@ -59,7 +59,7 @@ class Decision(TypedDict):
 class Final(TypedDict):
     """How the current question ended; `answer` holds the Answer fields when kind == "answer"."""
 
-    kind: Literal["answer", "rejected", "failed", "clarify"]
+    kind: Literal["answer", "rejected", "failed", "clarify", "cancelled"]
     message: str
     answer: NotRequired[dict[str, Any]]
 

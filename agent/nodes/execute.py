@@ -1,4 +1,5 @@
-"""Run the approved SQL, exactly as approved; an engine error goes back for repair."""
+"""Run the approved SQL, exactly as approved; an engine error goes back for repair, a cancel
+(`Agent.cancel`) ends the question."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from agent.audit import sql_sha256
 from agent.context import AgentDeps, thread_of
 from agent.gate import check_sql
 from agent.state import ThreadState
-from connectors.base import ConnectorError, QueryResult, RunContext
+from connectors.base import ConnectorError, QueryCancelled, QueryResult, RunContext
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,11 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
             timeout_s=deps.limits.query_timeout_s,
             context=RunContext(job_key=proposal["proposal_id"], labels=labels),
         )
+    except QueryCancelled:
+        by = deps.audit.cancelled_by(proposal["proposal_id"]) or "someone"
+        record("execution_cancelled", detail={"cancelled_by": by})
+        message = f"Cancelled by {by}; the query was stopped and returned nothing."
+        return {"final": {"kind": "cancelled", "message": message}}
     except ConnectorError as exc:
         detail = {"error": exc.message, "type": type(exc).__name__}
         record("execution_failed", detail=detail)

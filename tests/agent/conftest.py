@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,12 +40,18 @@ def reply(sql: str, explanation: str = "Sums sales by region.") -> str:
 
 
 class Spy(DuckDBConnector):
-    """The real connector, counting executions (to prove what did not run)."""
+    """The real connector, counting executions (to prove what did not run) and saying when one
+    has begun (to cancel it from another thread)."""
 
     runs: int = 0
     contexts: list[RunContext | None]
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.started = threading.Event()
+
     def run(self, sql: str, **kwargs: Any) -> Any:
+        self.started.set()
         self.runs += 1
         self.contexts = [*getattr(self, "contexts", []), kwargs.get("context")]
         return super().run(sql, **kwargs)
