@@ -206,7 +206,7 @@ def table(counts: dict[str, Counter[str]]) -> str:
         total = sum(c.values())
         good = total - c["missed"]
         pin = " / ".join(str(c[o]) for o in OUTCOMES[1:4])
-        share = f"{100 * good / total:.0f}%" if total else "-"
+        share = f"{100 * good / total:.1f}%" if total else "-"
         lines.append(f"| {name} | {total} | {c['fixed']} | {pin} | {share} |")
     return "\n".join(lines)
 
