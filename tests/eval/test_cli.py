@@ -73,3 +73,18 @@ def test_eval_without_a_set_says_what_to_give(
 ) -> None:
     assert main(["eval"]) == 2
     assert "name a golden set" in capsys.readouterr().err
+
+
+def test_eval_defog_builds_the_database_and_scores_its_questions(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    declines = [json.dumps({"kind": "clarify", "explanation": "The data cannot say."})] * 5
+    (env / "s.jsonl").write_text("\n".join(declines) + "\n")
+    monkeypatch.setenv("QUERYBOT_MODEL", f"scripted:{env / 's.jsonl'}")
+    args = ["eval", "--defog", "--databases", "broker", "--cache", str(env / "cache")]
+    assert main([*args, "--out", str(env / "defog.json")]) == 0
+    assert (env / "cache" / "broker.duckdb").is_file()
+    report = json.loads((env / "defog.json").read_text())
+    assert report["summary"]["questions"] == 4 and report["summary"]["gold_errors"] == 1
+    assert {q["database"] for q in report["questions"]} == {"broker"}
+    assert "asked or declined instead of answering" in capsys.readouterr().out
