@@ -1,4 +1,5 @@
-"""Who may approve, reject and edit a proposal (`QUERYBOT_APPROVERS`, `QUERYBOT_NO_SELF_APPROVAL`).
+"""Who may approve, reject, edit and cancel a proposal (`QUERYBOT_APPROVERS`,
+`QUERYBOT_NO_SELF_APPROVAL`).
 
 `QUERYBOT_APPROVERS` is a comma list of any of: `anyone` (the default), `requester` (the person
 who asked), Slack user ids (`U…`/`W…`) and user group ids (`S…`, members read with
@@ -6,7 +7,8 @@ who asked), Slack user ids (`U…`/`W…`) and user group ids (`S…`, members r
 `QUERYBOT_NO_SELF_APPROVAL=true` then forbids approving your own question, or your own edit.
 
 Rejecting and editing are open to whoever may approve and, always, to the person who asked: they
-may withdraw or correct their own question even when someone else must approve it.
+may withdraw or correct their own question even when someone else must approve it. Cancelling a
+running query is open to the same people and to whoever approved it.
 """
 
 from __future__ import annotations
@@ -105,6 +107,16 @@ class Approvers:
         return (
             f"Only the person who asked or {self.rule.describe(record.requested_by)} can "
             f"{verb} this query. Nothing changed."
+        )
+
+    def why_not_cancel(self, user: str, record: ProposalRecord) -> str | None:
+        """None when `user` may stop `record`'s running query: the asker and the approver
+        always may."""
+        if user in (record.requested_by, record.decided_by) or self._listed(user, record):
+            return None
+        return (
+            f"Only the person who asked, the person who approved, or "
+            f"{self.rule.describe(record.requested_by)} can cancel this query. It keeps running."
         )
 
     def _listed(self, user: str, record: ProposalRecord) -> bool:

@@ -4,11 +4,14 @@ what it posts back.
 Listeners stay quick (parse, de-duplicate, claim) and hand over to `Conversations`, which runs
 every agent call in the worker pool, one job at a time per thread, and makes sure each question
 ends with something in its thread: a proposal, a clarifying question, an answer or a failure.
+A Cancel click is the exception: it runs on its own thread, since the conversation's worker is
+busy running the very query it stops.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -41,6 +44,9 @@ EDIT_FAILED = (
     "Something went wrong while checking the edited SQL, so nothing changed and nothing was run. "
     "The original proposal still waits; edit again or approve it."
 )
+NOT_RUNNING = (
+    "There is nothing to cancel: this query already finished (or is already being cancelled)."
+)
 REPAIRED = (
     "The approved query failed when it ran, so I corrected it. The new version needs its own "
     "approval."
@@ -63,6 +69,8 @@ class ThreadAgent(Protocol):
     ) -> Outcome: ...
 
     def edit(self, thread_id: str, proposal_id: str, sql: str, *, user: str) -> Outcome: ...
+
+    def cancel(self, thread_id: str, proposal_id: str, *, user: str) -> bool: ...
 
     def has_thread(self, thread_id: str) -> bool: ...
 
@@ -107,6 +115,9 @@ class Conversations:
         self.display_rows = display_rows
         #: Seconds before a long step first shows its progress (see bot/progress.py).
         self.progress_s = progress_s
+        #: Who asked to cancel each running query (proposal id -> user), for its card.
+        self._cancelled_by: dict[str, str] = {}
+        self._cancel_lock = threading.Lock()
 
     # -- called by listeners (Bolt's threads): quick Slack calls only --------------------------
 
@@ -136,6 +147,13 @@ class Conversations:
         except SlackApiError:
             log.exception("Could not mark proposal %s as decided", record.proposal_id)
         self.work.submit(record.thread_id, lambda: self._decide(record, approved, user))
+
+    def cancel(self, record: ProposalRecord, *, user: str) -> None:
+        """A Cancel click on a running card: stop the query from a thread of its own (the
+        thread's worker is busy running it). The decision's job then shows the cancellation."""
+        threading.Thread(
+            target=self._cancel, args=(record, user), name="querybot-cancel", daemon=True
+        ).start()
 
     def edit(self, record: ProposalRecord, sql: str, *, user: str) -> None:
         """An Edit SQL submission that won the claim: check the edit in the worker pool."""
@@ -176,8 +194,12 @@ class Conversations:
         )
         verdict = blocks.approved_by(user) if approved else blocks.rejected_by(user)
         running = Progress(
-            lambda s: self._redraw(record, blocks.running(verdict, s)), first_s=self.progress_s
+            lambda s: self._update(
+                record.channel, record.message_ts, self._running_card(record, verdict, s)
+            ),
+            first_s=self.progress_s,
         )
+        outcome: Outcome | None = None
         try:
             with running if approved else nullcontext():
                 outcome = self.agent.decide(
@@ -190,25 +212,56 @@ class Conversations:
                 )
         except Exception:
             log.exception("Deciding proposal %s failed", record.proposal_id)
-            self.store.finish(record.proposal_id)
+        with self._cancel_lock:
+            canceller = self._cancelled_by.pop(record.proposal_id, None)
+        if outcome is not None and outcome.kind == "cancelled":
+            self._redraw(record, f"{verdict} · {blocks.cancelled_by(canceller)}")
+        elif running.shown:
+            self._redraw(record, verdict)  # the card no longer says "Running…"
+        self.store.finish(record.proposal_id)
+        if outcome is None:
             self._fail(thread, None, DECIDE_FAILED)
             return
-        finally:
-            if running.shown:
-                self._redraw(record, verdict)  # the card no longer says "Running…"
-        self.store.finish(record.proposal_id)
         try:
             if outcome.kind == "proposal":
                 placeholder = self._post(thread, blocks.working())
                 self._show(
                     outcome, thread, placeholder, requested_by=record.requested_by, note=REPAIRED
                 )
+            elif outcome.kind == "cancelled":
+                self._post(thread, blocks.cancelled(canceller))
             else:
                 self._show(outcome, thread, None, requested_by=record.requested_by)
             log.info("Decision on proposal %s done: %s", record.proposal_id, outcome.kind)
         except Exception:
             log.exception("Posting the outcome of proposal %s failed", record.proposal_id)
             self._fail(thread, None, DECIDE_FAILED)
+
+    def _cancel(self, record: ProposalRecord, user: str) -> None:
+        pid = record.proposal_id
+        log.info("%s cancels proposal %s", user, pid)
+        with self._cancel_lock:
+            # Noted before the cancel: the decision's job may end the moment the query stops.
+            first = pid not in self._cancelled_by
+            if first:
+                self._cancelled_by[pid] = user
+        try:
+            stopped = self.agent.cancel(record.thread_id, pid, user=user)
+        except Exception:
+            log.exception("Cancelling proposal %s failed", pid)
+            stopped = False
+        if stopped:
+            return
+        if first:
+            with self._cancel_lock:
+                self._cancelled_by.pop(pid, None)
+        try:
+            thread = SlackThread.from_id(record.thread_id)
+            self.client.chat_postEphemeral(
+                channel=record.channel, user=user, thread_ts=thread.ts or None, text=NOT_RUNNING
+            )
+        except SlackApiError:
+            log.exception("Could not tell %s that proposal %s was not running", user, pid)
 
     def _edit(self, record: ProposalRecord, sql: str, user: str) -> None:
         thread = SlackThread.from_id(record.thread_id)
@@ -313,6 +366,15 @@ class Conversations:
             )
         except Exception:
             log.exception("Could not upload %s to %s", attachment.filename, thread.id)
+
+    @staticmethod
+    def _running_card(record: ProposalRecord, verdict: str, elapsed_s: int) -> Message:
+        """The approved card while its query runs: "Running… N s" and the Cancel button."""
+        return blocks.running_card(
+            record.proposal,
+            requested_by=record.requested_by,
+            verdict=blocks.running(verdict, elapsed_s),
+        )
 
     def _redraw(self, record: ProposalRecord, verdict: str) -> None:
         message = blocks.decided(record.proposal, requested_by=record.requested_by, verdict=verdict)

@@ -10,11 +10,14 @@ a message. The builders live in modules by subject; this package names them in o
 from bot.blocks.base import FALLBACK_TEXT, Message, code_pieces, cut, escape, escaped, mention
 from bot.blocks.messages import (
     APPROVE_ACTION,
+    CANCEL_ACTION,
     EDIT_ACTION,
     EXAMPLE,
     REJECT_ACTION,
     SUPERSEDED,
     approved_by,
+    cancelled,
+    cancelled_by,
     clarify,
     decided,
     edited_by,
@@ -24,6 +27,7 @@ from bot.blocks.messages import (
     refused,
     rejected_by,
     running,
+    running_card,
     working,
     writing,
 )
@@ -32,6 +36,7 @@ from bot.blocks.views import edit_modal
 
 __all__ = [
     "APPROVE_ACTION",
+    "CANCEL_ACTION",
     "CELL_TEXT",
     "EDIT_ACTION",
     "EXAMPLE",
@@ -40,6 +45,8 @@ __all__ = [
     "SUPERSEDED",
     "Message",
     "approved_by",
+    "cancelled",
+    "cancelled_by",
     "cell_text",
     "clarify",
     "code_pieces",
@@ -57,6 +64,7 @@ __all__ = [
     "rejected_by",
     "result",
     "running",
+    "running_card",
     "working",
     "writing",
 ]

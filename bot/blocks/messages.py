@@ -24,6 +24,7 @@ from bot.blocks.base import (
 APPROVE_ACTION = "approve_proposal"
 REJECT_ACTION = "reject_proposal"
 EDIT_ACTION = "edit_proposal"
+CANCEL_ACTION = "cancel_query"
 
 EXAMPLE = "which region had the most revenue last month?"
 
@@ -111,6 +112,16 @@ def decided(prop: Proposal, *, requested_by: str, verdict: str) -> Message:
     return finish(f"Proposed query: {prop.explanation}", blocks)
 
 
+def running_card(prop: Proposal, *, requested_by: str, verdict: str) -> Message:
+    """The approved proposal's message while its query runs: `verdict` (mrkdwn, "Running…")
+    and a Cancel button carrying only the proposal id."""
+    cancel = ActionsBlock(
+        elements=[ButtonElement(text="Cancel", action_id=CANCEL_ACTION, value=prop.proposal_id)]
+    )
+    blocks = [*_proposal_body(prop, requested_by, ""), context(verdict), cancel]
+    return finish(f"Proposed query: {prop.explanation}", blocks)
+
+
 def approved_by(user: str) -> str:
     return f":white_check_mark: Approved by {mention(user)}"
 
@@ -121,6 +132,20 @@ def rejected_by(user: str) -> str:
 
 def edited_by(user: str) -> str:
     return f":pencil2: Edited by {mention(user)}; the edited version is below. Nothing was run."
+
+
+def cancelled_by(user: str | None) -> str:
+    """`user` is None when the bot does not know who cancelled (it always should)."""
+    return (
+        f":octagonal_sign: Cancelled by {mention(user)}" if user else ":octagonal_sign: Cancelled"
+    )
+
+
+def cancelled(user: str | None) -> Message:
+    """The thread's note when someone stopped the approved query while it ran."""
+    by = f" by {mention(user)}" if user else ""
+    text = f"Cancelled{by}: the query was stopped and returned nothing."
+    return finish(text, [section(f":octagonal_sign: {text}")])
 
 
 SUPERSEDED = ":arrow_heading_down: Replaced by a newer question in this thread; nothing was run."

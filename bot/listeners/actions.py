@@ -1,4 +1,5 @@
-"""Approve / Reject clicks: ack, claim the proposal atomically, then carry out the decision.
+"""Approve / Reject clicks: ack, claim the proposal atomically, then carry out the decision; Cancel
+clicks on a running card: ack, check who clicked, then stop the query.
 
 Only the click that moves the proposal out of PENDING does anything; every other click (a double
 click, a second person, a click on a superseded or edited proposal) gets an ephemeral note. A click
@@ -16,7 +17,7 @@ from bot import blocks
 from bot.approvals import Approvers
 from bot.channels import ChannelRules
 from bot.store import ProposalRecord, Status, Store
-from bot.threads import Conversations, SlackThread
+from bot.threads import NOT_RUNNING, Conversations, SlackThread
 
 
 def already_decided(record: ProposalRecord | None) -> str:
@@ -86,3 +87,17 @@ def register(
     @app.action(blocks.REJECT_ACTION)
     def on_reject(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
         decide(ack, body, client, approved=False)
+
+    @app.action(blocks.CANCEL_ACTION)
+    def on_cancel(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+        ack()
+        user = body["user"]["id"]
+        record = clicked_record(store, body)
+        if record is None or record.status is not Status.RUNNING or not record.approved:
+            tell(client, body, record, NOT_RUNNING)
+            return
+        refusal = channels.refusal(record.channel) or approvers.why_not_cancel(user, record)
+        if refusal:
+            tell(client, body, record, refusal)
+            return
+        conversations.cancel(record, user=user)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from fake_agent import proposal_outcome
 from slack_sdk import WebClient
@@ -61,6 +63,16 @@ def test_the_editor_may_not_approve_their_edit(slack: SlackStandin) -> None:
     assert "You wrote this edit" in (approvers.why_not_approve(BOB, record(edited_by=BOB)) or "")
     assert approvers.why_not_approve(CAROL, record(edited_by=BOB)) is None
     assert approvers.why_not_reject_or_edit(ALICE, record(), "reject") is None
+
+
+def test_the_asker_the_approver_and_listed_people_may_cancel(slack: SlackStandin) -> None:
+    approvers = Approvers(ApproverRule.parse("U0DAVE001"), client(slack))
+    running = dataclasses.replace(record(), status=Status.RUNNING, approved=True, decided_by=BOB)
+    assert approvers.why_not_cancel(ALICE, running) is None
+    assert approvers.why_not_cancel(BOB, running) is None
+    assert approvers.why_not_cancel("U0DAVE001", running) is None
+    refusal = approvers.why_not_cancel(CAROL, running) or ""
+    assert "can cancel this query. It keeps running." in refusal
 
 
 def test_group_members_are_cached_and_a_failure_fails_closed() -> None:
