@@ -52,6 +52,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             "querybot eval: name a golden set, or use --defog or --export-examples", file=sys.stderr
         )
         return 2
+    golden = None if args.defog else _first(load_golden(args.golden), args.limit)
     settings.require(*settings.model_secrets())
     # as the bot does (bot.wiring): profile column values unless told not to (BigQuery bills it)
     limits = Limits(
@@ -60,10 +61,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         max_attempts=settings.max_repairs,
         profile_values=settings.profile_values != "off",
     )
-    if args.defog:
+    if golden is None:
         results, meta = _defog(args, settings, limits)
     else:
-        golden = _first(load_golden(args.golden), args.limit)
         warehouse = args.warehouse or golden.warehouse or settings.warehouse
         connector = open_connector(warehouse, data_dir=settings.data_dir)
         if connector.name == "bigquery" and settings.profile_values == "auto":
@@ -110,6 +110,8 @@ def _progress(result: QuestionResult) -> None:
 def _defog(
     args: argparse.Namespace, settings: Settings, limits: Limits
 ) -> tuple[list[QuestionResult], dict[str, str]]:
+    if not (args.corpora / "sql-eval").is_dir():
+        raise ValueError(f"--corpora {args.corpora} holds no sql-eval folder (and defog-data).")
     wanted = set(args.databases.split(",")) if args.databases else None
     model = load_model(settings.model)
     results: list[QuestionResult] = []

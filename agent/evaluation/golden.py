@@ -97,19 +97,22 @@ def parse_question(raw: Any, where: str) -> GoldenQuestion:
 
 def load_golden(path: Path) -> GoldenSet:
     """Read and check a golden file (ids unique, follow-ups after the question they follow)."""
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".jsonl":
-        lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-        questions = [parse_question(json.loads(line), f"{path}:{n}") for n, line in lines]
-        header: dict[str, Any] = {}
-    else:
-        header = yaml.safe_load(text) or {}
-        if not isinstance(header, dict) or not isinstance(header.get("questions"), list):
-            raise GoldenError(f"{path}: expected a mapping with a 'questions' list")
-        questions = [
-            parse_question(raw, f"{path} question {n}")
-            for n, raw in enumerate(header.pop("questions"), 1)
-        ]
+    try:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".jsonl":
+            lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+            header: Any = {"questions": [json.loads(line) for _, line in lines]}
+            where = [f"{path}:{n}" for n, _ in lines]
+        else:
+            header = yaml.safe_load(text) or {}
+            where = []
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raise GoldenError(f"Cannot read the golden set {path}: {exc}") from exc
+    if not isinstance(header, dict) or not isinstance(header.get("questions"), list):
+        raise GoldenError(f"{path}: expected a mapping with a 'questions' list")
+    raws = header.pop("questions")
+    where = where or [f"{path} question {n}" for n in range(1, len(raws) + 1)]
+    questions = [parse_question(raw, at) for raw, at in zip(raws, where, strict=True)]
     seen: set[str] = set()
     for q in questions:
         if q.id in seen:
