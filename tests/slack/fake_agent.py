@@ -63,6 +63,7 @@ class FakeAgent:
         self.decide_replies: list[Reply] = []
         self.edits: list[tuple[str, str, str, str]] = []
         self.edit_replies: list[Reply] = []
+        self.cancels: list[tuple[str, str, str]] = []
         self._pending: dict[str, Proposal] = {}
 
     def _next(self, queue: list[Reply], default: Outcome) -> Outcome:
@@ -107,6 +108,12 @@ class FakeAgent:
             with self._lock:
                 self._pending[thread_id] = outcome.proposal
         return outcome
+
+    def cancel(self, thread_id: str, proposal_id: str, *, user: str) -> bool:
+        """Nothing runs in the fake, so there is never anything to stop."""
+        with self._lock:
+            self.cancels.append((thread_id, proposal_id, user))
+        return False
 
     def pending_proposal(self, thread_id: str) -> Proposal | None:
         with self._lock:

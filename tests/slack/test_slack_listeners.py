@@ -26,11 +26,11 @@ from standin import BOT_USER_ID, TEAM_ID, Posted, SlackStandin
 from agent.outcome import Outcome
 from bot import listeners
 from bot.app import build_app, build_client
-from bot.blocks import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION
+from bot.blocks import APPROVE_ACTION, CANCEL_ACTION, EDIT_ACTION, REJECT_ACTION
 from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
 from bot.settings import Settings
 from bot.store import SqliteStore, Status, Store
-from bot.threads import EDIT_FAILED, REPAIRED, Conversations
+from bot.threads import EDIT_FAILED, NOT_RUNNING, REPAIRED, Conversations
 from bot.work import Work
 
 SECRET = "listener-test-secret"
@@ -275,6 +275,45 @@ def test_reject_runs_nothing_and_says_who(bot: Bot) -> None:
     assert bot.agent.decisions[0][2] is False
     [decided] = bot.thread(channel, ts)
     assert f"Rejected by <@{BOB}>" in decided.all_text() and buttons(decided) == {}
+
+
+def test_cancel_of_a_query_that_is_not_running_only_says_so(bot: Bot) -> None:
+    channel, ts = bot.ask()
+    [proposal] = bot.thread(channel, ts)
+    pid = buttons(proposal)[APPROVE_ACTION]
+    button = {"type": "button", "action_id": CANCEL_ACTION, "value": pid}
+    card = Posted(channel, proposal.ts, ts, "x", [{"type": "actions", "elements": [button]}])
+    bot.click(card, CANCEL_ACTION, user=ALICE)  # still waiting for approval
+    bot.click(proposal, APPROVE_ACTION)
+    assert bot.work.wait_idle(10)
+    bot.click(card, CANCEL_ACTION, user=ALICE)  # answered
+    assert bot.agent.cancels == []
+    notes = [n["text"] for n in bot.slack.ephemerals_for(channel, ALICE)]
+    assert notes == [NOT_RUNNING, NOT_RUNNING]
+    assert "already finished" in NOT_RUNNING
+
+
+def test_cancel_of_a_running_query_asks_the_agent_off_the_thread_worker(bot: Bot) -> None:
+    channel, ts = bot.ask()
+    [proposal] = bot.thread(channel, ts)
+    pid = buttons(proposal)[APPROVE_ACTION]
+    assert bot.store.claim(pid, approved=True, user=BOB).won  # as if its query were running
+    button = {"type": "button", "action_id": CANCEL_ACTION, "value": pid}
+    card = Posted(channel, proposal.ts, ts, "x", [{"type": "actions", "elements": [button]}])
+    blocker = threading.Event()
+    bot.work.submit(f"{TEAM_ID}:{channel}:{ts}", blocker.wait)  # the thread's worker is busy
+    try:
+        # Dispatched without waiting for the worker pool, which is busy until the end.
+        text, content_type = action_request(payloads.click(card, CANCEL_ACTION, user=ALICE))
+        headers = {"content-type": content_type, **signed_headers(SECRET, text)}
+        assert bot.app.dispatch(BoltRequest(body=text, headers=headers)).status == 200
+        [note] = bot.slack.wait_for(
+            lambda: bot.slack.ephemerals_for(channel, ALICE), what="the note to Alice"
+        )
+    finally:
+        blocker.set()
+    assert bot.agent.cancels == [(f"{TEAM_ID}:{channel}:{ts}", pid, ALICE)]
+    assert note["text"] == NOT_RUNNING  # the fake agent never has anything running
 
 
 def test_click_on_an_unknown_proposal(bot: Bot) -> None:
