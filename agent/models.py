@@ -3,13 +3,15 @@
 `QUERYBOT_MODEL=google_genai:gemini-2.5-flash` goes through LangChain's `init_chat_model`;
 `QUERYBOT_MODEL=scripted:PATH` replays a JSONL file, one reply a line (an object is the JSON the
 model answers, a string is its raw text, and `{"__error__": "503 Service Unavailable"}` makes that
-call fail as a provider outage would), so the whole bot runs without a network.
+call fail as a provider outage would), so the whole bot runs without a network. A `"__delay__"`
+key on an object line (seconds) makes that reply arrive that much later, like a slow provider.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.output_parsers import PydanticOutputParser
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable, RunnableLambda
-from pydantic import BaseModel, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr
 
 
 class ModelConfigError(Exception):
@@ -47,13 +49,15 @@ class ScriptedChatModel(BaseChatModel):
     """Replays prepared replies in order; supports `with_structured_output` like a real model."""
 
     replies: list[str]
+    #: Seconds before each reply arrives (a line's `"__delay__"`); missing entries mean none.
+    delays: list[float] = Field(default_factory=list)
     _next: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _seen: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
 
     @classmethod
     def from_jsonl(cls, path: Path) -> ScriptedChatModel:
-        replies = []
+        replies, delays = [], []
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue
@@ -61,8 +65,12 @@ class ScriptedChatModel(BaseChatModel):
                 value = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ModelConfigError(f"{path}:{number} is not a JSON value: {exc}") from exc
+            delay = value.pop("__delay__", 0) if isinstance(value, dict) else 0
+            if not isinstance(delay, int | float) or delay < 0:
+                raise ModelConfigError(f"{path}:{number}: __delay__ must be seconds (>= 0)")
+            delays.append(float(delay))
             replies.append(value if isinstance(value, str) else json.dumps(value))
-        return cls(replies=replies)
+        return cls(replies=replies, delays=delays)
 
     @property
     def _llm_type(self) -> str:
@@ -90,7 +98,10 @@ class ScriptedChatModel(BaseChatModel):
             if self._next >= len(self.replies):
                 raise ScriptExhausted(f"the script has no reply left after {len(self.replies)}")
             text = self.replies[self._next]
+            delay = self.delays[self._next] if self._next < len(self.delays) else 0.0
             self._next += 1
+        if delay:
+            time.sleep(delay)
         if (error := _outage(text)) is not None:
             raise ScriptedOutage(error)
         prompt_chars = sum(len(str(m.content)) for m in messages)
