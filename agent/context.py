@@ -39,6 +39,19 @@ class Limits:
     catalog_ttl_s: float = 3600.0
 
 
+@dataclass(frozen=True)
+class Strategies:
+    """Answer-quality steps a team switches on or off, each paid for in model calls (or clicks).
+
+    `relax_empty`: a result with no rows, or only NULLs, is followed by a loosened version of the
+    query (agent/relax.py, no model call) that needs its own approval. `follow_ups`: an answer
+    carries up to three suggested follow-up questions (agent/followups.py, no model call).
+    """
+
+    relax_empty: bool = True
+    follow_ups: bool = True
+
+
 def thread_of(config: RunnableConfig) -> str:
     """The conversation a node runs for (for the audit log)."""
     return str(config["configurable"]["thread_id"])
@@ -56,6 +69,7 @@ class AgentDeps:
     examples: ExampleStore = field(default_factory=ExampleStore)
     glossary: Glossary | None = None
     context_limits: ContextLimits = field(default_factory=ContextLimits)
+    strategies: Strategies = field(default_factory=Strategies)
     catalog: Catalog = field(init=False)
     context: ContextBuilder = field(init=False)
 

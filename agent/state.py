@@ -10,6 +10,27 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
+from agent.accounting import QuestionUsage, empty_usage
+
+
+class Step(TypedDict):
+    """One thing that happened while answering a question, told in a sentence (agent/explain.py
+    reads these back without a model call). `kind` is stable: question, pasted, model, repair,
+    unreadable, clarify, checks_failed, gate_fix, proposed, approved, rejected, edited, executed,
+    execution_failed, cancelled, empty, relaxed, not_relaxed, failed."""
+
+    kind: str
+    text: str
+    proposal_id: NotRequired[str]
+
+
+def add_steps(old: list[Step] | None, new: list[Step] | None) -> list[Step]:
+    """The trace's reducer: nodes append their steps; a list that begins with a `question` step
+    (the start node's) begins the trace afresh for the new question."""
+    if new and new[0]["kind"] == "question":
+        return list(new)
+    return [*(old or []), *(new or [])]
+
 
 class Turn(TypedDict):
     """One finished question, as later follow-ups see it."""
@@ -20,6 +41,8 @@ class Turn(TypedDict):
     explanation: str
     columns: list[str]
     total_rows: int
+    #: How the question was answered (the trace when it finished).
+    steps: NotRequired[list[Step]]
 
 
 class Draft(TypedDict):
@@ -78,6 +101,10 @@ class ThreadState(TypedDict):
     proposal: NotRequired[ProposalState | None]
     decision: NotRequired[Decision | None]
     final: NotRequired[Final | None]
+    #: What happened so far for the current question (see `Step`).
+    trace: Annotated[list[Step], add_steps]
+    #: The current question's result was empty and a relaxed version was proposed (once only).
+    relaxed: NotRequired[bool]
 
 
 def reset_for_question() -> dict[str, Any]:
@@ -90,4 +117,5 @@ def reset_for_question() -> dict[str, Any]:
         "proposal": None,
         "decision": None,
         "final": None,
+        "relaxed": False,
     }
