@@ -67,6 +67,7 @@ _OPENERS: dict[str, tuple[Callable[[str, Path], Connector], str]] = {
         _open_sql("postgresql"),
         "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB  (PostgreSQL, as a login without superuser)",
     ),
+    "postgres": (_open_sql("postgres"), "postgres://...  (as postgresql://, Heroku-style)"),
     "mysql": (
         _open_sql("mysql"),
         "mysql://USER[:PASSWORD]@HOST[:PORT]/DB  (MySQL or MariaDB, as a user without FILE/SUPER)",

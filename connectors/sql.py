@@ -40,22 +40,26 @@ _METADATA_TIMEOUT_S = 60.0
 #: URL backend -> drivers accepted after `+` (None: no driver named).
 _DRIVERS: dict[str, frozenset[str | None]] = {
     "postgresql": frozenset({None, "psycopg"}),
+    # Heroku-style and libpq URLs: SQLAlchemy dropped the alias, people still paste it.
+    "postgres": frozenset({None}),
     "mysql": frozenset({None, "pymysql"}),
     "mariadb": frozenset({None, "pymysql"}),
     "sqlite": frozenset({None, "pysqlite"}),
 }
 
 URL_FORMS = (
-    "postgresql://USER@HOST[:PORT]/DB, mysql://USER@HOST[:PORT]/DB (or mariadb://), sqlite:///PATH"
+    "postgresql://USER@HOST[:PORT]/DB (or postgres://), "
+    "mysql://USER@HOST[:PORT]/DB (or mariadb://), sqlite:///PATH"
 )
 
 
 class SqlConnector:
     """A read-only PostgreSQL, MySQL/MariaDB or SQLite database, from a SQLAlchemy-style URL.
 
-    `postgresql://` uses psycopg 3, `mysql://` and `mariadb://` PyMySQL, `sqlite:///PATH` the
-    standard library. Opening connects once, so a wrong host, password or file (and a login
-    too powerful to be held read-only) fails here rather than on the first question.
+    `postgresql://` (or `postgres://`) uses psycopg 3, `mysql://` and `mariadb://` PyMySQL,
+    `sqlite:///PATH` the standard library. Opening connects once, so a wrong host, password or
+    file (and a login too powerful to be held read-only) fails here rather than on the first
+    question.
     """
 
     def __init__(self, url: str, *, pool_size: int = 4) -> None:
@@ -197,7 +201,7 @@ def flavor_for(url: str) -> Flavor:
     backend, _, driver = parsed.drivername.partition("+")
     if backend not in _DRIVERS or (driver or None) not in _DRIVERS[backend]:
         raise ValueError(f"Unsupported database URL {_safe(parsed)}. Supported forms: {URL_FORMS}.")
-    if backend == "postgresql":
+    if backend in ("postgresql", "postgres"):
         from connectors.sql_postgres import PostgresFlavor
 
         return PostgresFlavor(parsed)

@@ -35,7 +35,7 @@ def test_duckdb_missing_file(tmp_path: Path) -> None:
         open_connector(f"duckdb:{tmp_path / 'missing.duckdb'}", data_dir=tmp_path)
 
 
-@pytest.mark.parametrize("spec", ["postgres://localhost/db", "sqlite:x.db", "", "demo2"])
+@pytest.mark.parametrize("spec", ["postgresql:localhost/db", "sqlite:x.db", "", "demo2"])
 def test_unknown_spec_lists_the_supported_forms(spec: str, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="Supported forms") as caught:
         open_connector(spec, data_dir=tmp_path)

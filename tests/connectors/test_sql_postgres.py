@@ -207,13 +207,11 @@ def test_unknown_database_or_user_is_unavailable(sample: Sample, part: str) -> N
     assert f"no_such_{part}" in caught.value.engine_message
 
 
-def test_factory_and_explicit_driver(sample: Sample, tmp_path: Path) -> None:
-    for url in (sample.url, sample.url.replace("postgresql://", "postgresql+psycopg://")):
-        connector = (
-            open_connector(url, data_dir=tmp_path)
-            if url.startswith("postgresql:")
-            else SqlConnector(url)
-        )
+def test_factory_alias_and_explicit_driver(sample: Sample, tmp_path: Path) -> None:
+    heroku_style = sample.url.replace("postgresql://", "postgres://")
+    explicit = sample.url.replace("postgresql://", "postgresql+psycopg://")
+    for url in (sample.url, heroku_style, explicit):
+        connector = open_connector(url, data_dir=tmp_path) if url != explicit else SqlConnector(url)
         try:
             assert isinstance(connector, SqlConnector)
             assert connector.run(

@@ -18,6 +18,7 @@ from tests.connectors.sql_fixtures import closed_port
     [
         ("postgresql://u@h/db", "postgresql", "postgres"),
         ("postgresql+psycopg://u@h:5433/db", "postgresql", "postgres"),
+        ("postgres://u@h/db", "postgresql", "postgres"),
         ("mysql://u@h/db", "mysql", "mysql"),
         ("mariadb://u@h/db", "mysql", "mysql"),
         ("mysql+pymysql://u@h/db", "mysql", "mysql"),
@@ -32,7 +33,7 @@ def test_server_urls_map_to_their_flavor(url: str, name: str, dialect: str) -> N
     "url",
     [
         "postgresql+psycopg2://u:s3cret@h/db",
-        "postgres://u:s3cret@h/db",
+        "postgres+psycopg2://u:s3cret@h/db",
         "mysql+mysqldb://u:s3cret@h/db",
         "oracle://u:s3cret@h/db",
         "not a url with s3cret",
