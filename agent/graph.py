@@ -12,6 +12,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from agent.accounting import metered
 from agent.context import AgentDeps
 from agent.nodes.approve import approve
 from agent.nodes.execute import execute
@@ -54,7 +55,7 @@ def build_graph(
     """Compile the question graph over `deps`, persisting threads in `checkpointer`."""
     graph = StateGraph(ThreadState)
     graph.add_node("start", partial(start, deps=deps))
-    graph.add_node("generate", partial(generate, deps=deps))
+    graph.add_node("generate", partial(metered("generate", generate), deps=deps))
     graph.add_node("validate", partial(validate, deps=deps))
     graph.add_node("approve", partial(approve, deps=deps))
     graph.add_node("execute", partial(execute, deps=deps))

@@ -105,6 +105,8 @@ class ThreadState(TypedDict):
     trace: Annotated[list[Step], add_steps]
     #: The current question's result was empty and a relaxed version was proposed (once only).
     relaxed: NotRequired[bool]
+    #: Model calls and tokens of the current question, per node (agent.accounting).
+    usage: NotRequired[QuestionUsage]
 
 
 def reset_for_question() -> dict[str, Any]:
@@ -118,4 +120,5 @@ def reset_for_question() -> dict[str, Any]:
         "decision": None,
         "final": None,
         "relaxed": False,
+        "usage": empty_usage(),
     }

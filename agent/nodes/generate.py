@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
 
 from agent import prompts
 from agent.context import AgentDeps
@@ -52,7 +53,7 @@ def build_messages(state: ThreadState, deps: AgentDeps, context: ModelContext) -
     return messages
 
 
-def generate(state: ThreadState, deps: AgentDeps) -> dict[str, Any]:
+def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
     attempts = state.get("attempts", 0) + 1
     try:
         snapshot = deps.catalog.snapshot()
@@ -64,7 +65,7 @@ def generate(state: ThreadState, deps: AgentDeps) -> dict[str, Any]:
     previous = [t["question"] for t in state.get("turns", [])[-1:]]
     context = deps.context.build(" ".join([*previous, state["question"]]), snapshot)
     try:
-        out = deps.structured_model.invoke(build_messages(state, deps, context))
+        out = deps.structured_model.invoke(build_messages(state, deps, context), config)
     except Exception as exc:  # any provider failure: the user must hear of it in the thread
         return _failed(
             attempts,
