@@ -3,9 +3,10 @@
 Every session starts with `default_transaction_read_only=on` and every run is its own
 `READ ONLY` transaction, rolled back at the end, so INSERT, UPDATE, DDL, `CREATE TEMP TABLE` and
 `nextval()` fail in the engine. A read-only transaction does not stop a superuser (or a member
-of `pg_read_server_files`, `pg_write_server_files`, `pg_execute_server_program`) from
-`COPY ... TO '/file'` or `pg_read_file()`, and no session setting can take those powers away (a
-superuser can `SET ROLE` back from inside a SELECT), so such logins are refused outright.
+of `pg_read_server_files`, `pg_write_server_files`, `pg_execute_server_program`, or a login
+granted EXECUTE on `pg_read_file()`, `lo_export()` and the like) from `COPY ... TO '/file'` or
+reading server files, and no session setting can take those powers away (a superuser can
+`SET ROLE` back from inside a SELECT), so such logins are refused outright.
 Statements go through the extended protocol (`Cursor.stream`), which accepts one statement only.
 """
 
@@ -40,6 +41,17 @@ WHERE pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')
   AND (r.rolsuper OR r.rolname IN
        ('pg_read_server_files', 'pg_write_server_files', 'pg_execute_server_program'))
 ORDER BY r.rolname
+"""
+
+#: Server-file functions revoked from PUBLIC by default that an administrator may GRANT EXECUTE
+#: on one by one: a login holding any of them reads or writes server files without any role.
+_FILE_FUNCTIONS_SQL = """
+SELECT DISTINCT p.proname FROM pg_catalog.pg_proc p
+WHERE p.pronamespace = 'pg_catalog'::pg_catalog.regnamespace
+  AND p.proname IN ('pg_read_file', 'pg_read_binary_file', 'pg_ls_dir', 'pg_stat_file',
+                    'lo_import', 'lo_export')
+  AND pg_catalog.has_function_privilege(p.oid, 'EXECUTE')
+ORDER BY 1
 """
 
 #: Readable tables, views, materialized views and foreign tables outside the system schemas;
@@ -116,6 +128,8 @@ class PostgresFlavor:
         with con.cursor() as cur:
             cur.execute(_PRIVILEGED_SQL)
             roles = [r[0] for r in cur.fetchall()]
+            cur.execute(_FILE_FUNCTIONS_SQL)
+            functions = [r[0] for r in cur.fetchall()]
             cur.execute("SELECT current_user")
             user = cur.fetchone()[0]  # type: ignore[index]
         con.rollback()
@@ -126,6 +140,14 @@ class PostgresFlavor:
                 "read-only transaction.",
                 hint="Connect as a login without those roles, e.g. CREATE ROLE querybot LOGIN "
                 "PASSWORD '...'; GRANT pg_read_all_data TO querybot;",
+            )
+        if functions:
+            raise PermissionDenied(
+                f"Refusing to query PostgreSQL as {user!r}: it may execute "
+                f"{', '.join(functions)}, which read or write server files even in a read-only "
+                "transaction.",
+                hint=f"REVOKE EXECUTE ON FUNCTION {functions[0]}(...) FROM {user}; (for each one "
+                "listed), or connect as a login that was never granted them.",
             )
 
     def begin(self, con: psycopg.Connection, timeout_s: float) -> None:

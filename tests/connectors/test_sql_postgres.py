@@ -163,6 +163,23 @@ def test_logins_that_can_reach_server_files_are_refused(
             server.execute(f"DROP ROLE {login}")
 
 
+@pytest.mark.parametrize("function", ["pg_read_file(text)", "lo_export(oid, text)"])
+def test_logins_granted_a_server_file_function_are_refused(sample: Sample, function: str) -> None:
+    login = f"{sample.extra['name']}_{uuid.uuid4().hex[:6]}"
+    with pg_connect("postgres") as server:
+        server.execute(f"CREATE ROLE {login} LOGIN")
+    try:
+        with pg_connect(sample.extra["name"]) as admin:  # EXECUTE grants are per database
+            admin.execute(f"GRANT EXECUTE ON FUNCTION pg_catalog.{function} TO {login}")
+            with pytest.raises(PermissionDenied, match=function.partition("(")[0]) as caught:
+                SqlConnector(f"postgresql://{login}@{HOST}:{PG_PORT}/{sample.extra['name']}")
+            assert "REVOKE EXECUTE" in caught.value.hint
+            admin.execute(f"REVOKE EXECUTE ON FUNCTION pg_catalog.{function} FROM {login}")
+    finally:
+        with pg_connect("postgres") as server:
+            server.execute(f"DROP ROLE {login}")
+
+
 def test_login_with_pg_read_all_data_is_accepted(sample: Sample) -> None:
     login = f"{sample.extra['name']}_{uuid.uuid4().hex[:6]}"
     with pg_connect("postgres") as server:
