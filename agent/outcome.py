@@ -48,6 +48,10 @@ class Answer:
     bytes_processed: int | None = None
     #: A link to the warehouse's record of the job (BigQuery's console), when there is one.
     job_url: str | None = None
+    #: The approved proposal this ran (names the answer for `Agent.explain`).
+    proposal_id: str = ""
+    #: Up to three follow-up questions (agent/followups.py), when that strategy is on.
+    follow_ups: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

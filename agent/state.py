@@ -15,13 +15,16 @@ from agent.accounting import QuestionUsage, empty_usage
 
 class Step(TypedDict):
     """One thing that happened while answering a question, told in a sentence (agent/explain.py
-    reads these back without a model call). `kind` is stable: question, pasted, model, repair,
+    reads these back without a model call; a renderer may swap `by` in `text` for a mention).
+    `kind` is stable: question, pasted, model, repair,
     unreadable, clarify, checks_failed, gate_fix, proposed, approved, rejected, edited, executed,
     execution_failed, cancelled, empty, relaxed, not_relaxed, failed."""
 
     kind: str
     text: str
     proposal_id: NotRequired[str]
+    #: The person the step names (as given to the agent: a Slack user id, a login), if any.
+    by: NotRequired[str]
 
 
 def add_steps(old: list[Step] | None, new: list[Step] | None) -> list[Step]:

@@ -25,7 +25,10 @@ def approve(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
         # An edit is a new draft: it goes through the gate again and needs its own approval.
         by = str(value.get("by", ""))
         draft = {"kind": "sql", "explanation": f"SQL edited by {by}.", "sql": value["edited_sql"]}
-        return {"draft": draft, "proposal": None, "decision": None, "feedback": []}
+        edited = f"{by} edited the SQL; the edit went through the checks again."
+        pid = proposal["proposal_id"]
+        step = {"kind": "edited", "text": edited, "proposal_id": pid, "by": by}
+        return {"draft": draft, "proposal": None, "decision": None, "feedback": [], "trace": [step]}
     decision = {
         "proposal_id": proposal["proposal_id"],
         "approved": bool(value.get("approved")),
@@ -39,7 +42,15 @@ def approve(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
         actor=decision["by"],
         sql=proposal["sql"],
     )
+    pid = proposal["proposal_id"]
     if not decision["approved"]:
         message = f"Rejected by {decision['by']}; nothing was run."
-        return {"decision": decision, "final": {"kind": "rejected", "message": message}}
-    return {"decision": decision}
+        step = {"kind": "rejected", "text": message, "proposal_id": pid, "by": decision["by"]}
+        return {
+            "decision": decision,
+            "final": {"kind": "rejected", "message": message},
+            "trace": [step],
+        }
+    by = decision["by"]
+    step = {"kind": "approved", "text": f"Approved by {by}.", "proposal_id": pid, "by": by}
+    return {"decision": decision, "trace": [step]}

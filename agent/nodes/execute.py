@@ -41,6 +41,7 @@ def answer_of(state: ThreadState, deps: AgentDeps, result: QueryResult) -> dict[
     proposal, decision = state["proposal"], state["decision"]
     assert proposal is not None and decision is not None
     return {
+        "proposal_id": proposal["proposal_id"],
         "question": proposal["question"],
         "sql": proposal["sql"],
         "explanation": proposal["explanation"],
@@ -85,7 +86,10 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
     approved = deps.audit.approved_sha256(proposal["proposal_id"])
     if not decision["approved"] or approved != sql_sha256(proposal["sql"]):
         message = "This SQL does not match what was approved, so it was not run. Ask again."
-        return {"final": {"kind": "failed", "message": message}}
+        return {
+            "final": {"kind": "failed", "message": message},
+            "trace": [{"kind": "failed", "text": message}],
+        }
     record = partial(
         deps.audit.record,
         thread_of(config),
@@ -109,11 +113,13 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
         by = deps.audit.cancelled_by(proposal["proposal_id"]) or "someone"
         record("execution_cancelled", detail={"cancelled_by": by})
         message = f"Cancelled by {by}; the query was stopped and returned nothing."
-        return {"final": {"kind": "cancelled", "message": message}}
+        step = {"kind": "cancelled", "text": message, "by": by}
+        return {"final": {"kind": "cancelled", "message": message}, "trace": [step]}
     except ConnectorError as exc:
         detail = {"error": exc.message, "type": type(exc).__name__}
         record("execution_failed", detail=detail)
         failures = state.get("exec_failures", 0) + 1
+        error = f"The warehouse returned an error: {exc.message[:300]}"
         if exc.retryable_by_repair and failures < deps.limits.max_attempts:
             draft = {"kind": "sql", "explanation": proposal["explanation"], "sql": proposal["sql"]}
             return {
@@ -123,9 +129,14 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
                 "proposal": None,
                 "decision": None,
                 "feedback": [f"The warehouse returned an error: {exc.engine_message[:1000]}"],
+                "trace": [{"kind": "execution_failed", "text": f"{error}; sent back to the model."}],
             }
         message = f"The query failed: {exc.message}" + (f" {exc.hint}" if exc.hint else "")
-        return {"exec_failures": failures, "final": {"kind": "failed", "message": message}}
+        return {
+            "exec_failures": failures,
+            "final": {"kind": "failed", "message": message},
+            "trace": [{"kind": "execution_failed", "text": f"{error}; gave up."}],
+        }
     detail = {"rows": result.total_rows, "bytes": result.bytes_processed}
     detail["elapsed_s"] = result.elapsed_s
     record("executed", detail=detail)
@@ -133,4 +144,6 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
         learn(state, deps)
     answer = answer_of(state, deps, result)
     summary = f"{result.total_rows} rows"
-    return {"final": {"kind": "answer", "message": summary, "answer": answer}}
+    ran = f"Ran in {result.elapsed_s:.2f} s on {deps.connector.name}: {result.total_rows:,} rows."
+    step = {"kind": "executed", "text": ran, "proposal_id": proposal["proposal_id"]}
+    return {"final": {"kind": "answer", "message": summary, "answer": answer}, "trace": [step]}

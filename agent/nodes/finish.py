@@ -22,5 +22,6 @@ def finish(state: ThreadState) -> dict[str, Any]:
         "explanation": answer.get("explanation") or draft.get("explanation", ""),
         "columns": answer.get("columns", []),
         "total_rows": answer.get("total_rows", 0),
+        "steps": list(state.get("trace") or []),
     }
     return {"turns": [turn]}

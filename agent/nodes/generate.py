@@ -74,6 +74,7 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
             "the model settings.",
         )
     reply: SqlReply | None = out.get("parsed")
+    repair = bool(state.get("feedback"))
     if reply is None:
         problem = (
             f"Your reply was not valid JSON for the required schema: {out.get('parsing_error')}"
@@ -84,18 +85,34 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
                 "The language model kept answering in a form I cannot read, so I have no SQL to "
                 "propose. Try again, or rephrase the question more simply.",
             )
-        return {"attempts": attempts, "draft": None, "feedback": [problem[:1000]]}
+        unreadable = "The model's reply could not be read, so it was asked again."
+        return {
+            "attempts": attempts,
+            "draft": None,
+            "feedback": [problem[:1000]],
+            "trace": [{"kind": "unreadable", "text": unreadable}],
+        }
     if reply.kind == "clarify" or not reply.sql.strip():
+        asked = "The model asked a clarifying question instead of writing SQL."
         return {
             "attempts": attempts,
             "final": {
                 "kind": "clarify",
                 "message": reply.explanation.strip() or "Could you rephrase?",
             },
+            "trace": [{"kind": "clarify", "text": asked}],
         }
     draft = {"kind": "sql", "explanation": reply.explanation.strip(), "sql": reply.sql}
-    return {"attempts": attempts, "draft": draft, "feedback": []}
+    if repair:
+        step = {"kind": "repair", "text": f"The model corrected the SQL (attempt {attempts})."}
+    else:
+        step = {"kind": "model", "text": f"The model wrote the SQL (attempt {attempts})."}
+    return {"attempts": attempts, "draft": draft, "feedback": [], "trace": [step]}
 
 
 def _failed(attempts: int, message: str) -> dict[str, Any]:
-    return {"attempts": attempts, "final": {"kind": "failed", "message": message}}
+    return {
+        "attempts": attempts,
+        "final": {"kind": "failed", "message": message},
+        "trace": [{"kind": "failed", "text": message}],
+    }

@@ -29,6 +29,9 @@ def start(state: ThreadState, deps: AgentDeps) -> dict[str, Any]:
     update = reset_for_question()
     question = (state.get("question") or "").strip()
     limit = deps.limits.max_question_chars
+    user = state.get("user") or "Someone"
+    asked = f"{user} asked: “{question[:300]}”"
+    update["trace"] = [{"kind": "question", "text": asked, "by": user}]
     if not question:
         update["final"] = {
             "kind": "failed",
@@ -48,4 +51,6 @@ def start(state: ThreadState, deps: AgentDeps) -> dict[str, Any]:
             "explanation": "The SQL you pasted, checked and ready to run.",
             "sql": question,
         }
+        pasted = "The question was SQL, so it was checked as written (no model call)."
+        update["trace"].append({"kind": "pasted", "text": pasted})
     return update

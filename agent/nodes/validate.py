@@ -60,7 +60,17 @@ def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
             sql=verdict.sql,
             detail={"question": state["question"][:2000], "tables": proposal["tables"]},
         )
-        return {"proposal": proposal, "feedback": []}
+        steps = []
+        fixes = [*verdict.fixes]
+        if verdict.row_cap_applied:
+            fixes.append(f"row cap added (LIMIT {deps.limits.row_limit})")
+        if fixes:
+            steps.append({"kind": "gate_fix", "text": f"The gate changed it: {'; '.join(fixes)}."})
+        proposed = f"Proposed for approval (reads {', '.join(proposal['tables'])})."
+        steps.append(
+            {"kind": "proposed", "text": proposed, "proposal_id": proposal["proposal_id"]}
+        )
+        return {"proposal": proposal, "feedback": [], "trace": steps}
     deps.audit.record(
         thread_of(config),
         "gate_rejected",
@@ -68,6 +78,7 @@ def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
         sql=draft["sql"],
         detail={"reasons": problems, "codes": codes},
     )
+    refused = {"kind": "checks_failed", "text": "The checks refused it: " + "; ".join(problems)}
     if state.get("attempts", 0) >= deps.limits.max_attempts:
         listed = "\n".join(f"• {p}" for p in problems)
         message = (
@@ -75,5 +86,9 @@ def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
             f"{deps.limits.max_attempts} tries. The last problems:\n{listed}\n"
             "Try rephrasing: name the measure and the period, or the tables you mean."
         )
-        return {"feedback": problems, "final": {"kind": "failed", "message": message}}
-    return {"feedback": problems}
+        return {
+            "feedback": problems,
+            "final": {"kind": "failed", "message": message},
+            "trace": [refused],
+        }
+    return {"feedback": problems, "trace": [refused]}
