@@ -76,6 +76,9 @@ class Settings:
     #: `QUERYBOT_STATE_URL`: a postgresql:// URL for the state replicas share (checkpoints, the
     #: bot's store, the audit log); None keeps them in SQLite files in `data_dir`.
     state_url: str | None = None
+    #: `QUERYBOT_CONFIG`: a TOML file naming several warehouses and the channel mapping
+    #: (bot/config.py); None: one warehouse, `warehouse`.
+    config_file: Path | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -122,6 +125,7 @@ class Settings:
                     c.strip() for c in env.get("QUERYBOT_CHANNELS", "").split(",") if c.strip()
                 ),
                 state_url=_state_url(env.get("QUERYBOT_STATE_URL", "").strip()),
+                config_file=Path(env["QUERYBOT_CONFIG"]) if env.get("QUERYBOT_CONFIG") else None,
                 extra={k: v for k, v in env.items() if k == "GOOGLE_API_KEY"},
             )
         except ValueError as exc:
