@@ -17,7 +17,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command
+from langgraph.types import Command, StateSnapshot
 
 from agent.context import AgentDeps
 from agent.gate import check_sql
@@ -139,7 +139,7 @@ class Agent:
         snapshot = self.graph.get_state(self._config(thread_id))
         if not snapshot.interrupts:
             return None
-        return Proposal(**snapshot.interrupts[0].value)
+        return _proposal(snapshot)
 
     def has_thread(self, thread_id: str) -> bool:
         """Whether `thread_id` has a conversation (so replies there need no mention)."""
@@ -147,12 +147,24 @@ class Agent:
 
     def _outcome(self, config: dict[str, Any]) -> Outcome:
         snapshot = self.graph.get_state(config)
+        usage = snapshot.values.get("usage")
         if snapshot.interrupts:
-            return Outcome(kind="proposal", proposal=Proposal(**snapshot.interrupts[0].value))
+            return Outcome(kind="proposal", proposal=_proposal(snapshot), usage=usage)
         final = snapshot.values.get("final")
         if not final:
             return Outcome(
-                kind="failed", message="The question stopped before an answer; ask again."
+                kind="failed",
+                message="The question stopped before an answer; ask again.",
+                usage=usage,
             )
-        answer = Answer(**final["answer"]) if final["kind"] == "answer" else None
-        return Outcome(kind=final["kind"], message=final["message"], answer=answer)
+        answer = None
+        if final["kind"] == "answer":
+            answer = Answer(**{**final["answer"], "usage": usage})
+        return Outcome(kind=final["kind"], message=final["message"], answer=answer, usage=usage)
+
+
+def _proposal(snapshot: StateSnapshot) -> Proposal:
+    """The proposal a thread waits on, with the question's usage and plan as they are now."""
+    values = snapshot.values
+    fields = {**snapshot.interrupts[0].value, "usage": values.get("usage")}
+    return Proposal(**{"plan": values.get("plan"), **fields})

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agent.accounting import QuestionUsage
+
 OutcomeKind = Literal["proposal", "answer", "clarify", "failed", "rejected", "cancelled"]
 
 
@@ -26,6 +28,10 @@ class Proposal:
     #: What the warehouse said running it will cost (a dry run), when it can tell.
     estimated_bytes: int | None = None
     estimated_cost_usd: float | None = None
+    #: Model calls and tokens spent on the question so far (agent.accounting), a plain dict.
+    usage: QuestionUsage | None = None
+    #: How the model read the question before writing SQL (the plan-first strategy), or None.
+    plan: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,8 @@ class Answer:
     proposal_id: str = ""
     #: Up to three follow-up questions (agent/followups.py), when that strategy is on.
     follow_ups: list[str] = field(default_factory=list)
+    #: Model calls and tokens the question took, repairs included (agent.accounting).
+    usage: QuestionUsage | None = None
 
 
 @dataclass(frozen=True)
@@ -72,3 +80,5 @@ class Outcome:
     message: str = ""
     proposal: Proposal | None = None
     answer: Answer | None = None
+    #: Model calls and tokens of the question (also on `proposal` and `answer`).
+    usage: QuestionUsage | None = None

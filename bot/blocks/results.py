@@ -8,6 +8,7 @@ from typing import Any
 
 from slack_sdk.models.blocks import Block, RawTextObject, TableBlock
 
+from agent.accounting import QuestionUsage
 from agent.outcome import Answer
 from bot.blocks.base import (
     FENCE,
@@ -98,6 +99,17 @@ def _text_table(columns: list[str], rows: list[list[Any]]) -> tuple[list[Block],
     return blocks, fitted
 
 
+def usage_text(usage: QuestionUsage | None) -> str:
+    """The usage for the sources line ("2 model calls, 3.1k tokens"; "~" marks estimates)."""
+    if not usage or not usage["calls"]:
+        return ""
+    calls = usage["calls"]
+    tokens = usage["input_tokens"] + usage["output_tokens"]
+    shown = f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
+    approx = "~" if usage.get("approximate") else ""
+    return f"{calls} model call{'s' if calls != 1 else ''}, {approx}{shown} tokens"
+
+
 def result(answer: Answer, *, display_rows: int, use_table: bool = True) -> Message:
     """The answer to an approved query: summary, first rows, SQL and sources.
 
@@ -137,6 +149,8 @@ def result(answer: Answer, *, display_rows: int, use_table: bool = True) -> Mess
     if answer.job_url:  # built by the connector from the job id, never by the model
         sources.append(f"<{escape(answer.job_url)}|job>")
     sources.append(f"approved by {mention(answer.approved_by)}")
+    if spent := usage_text(answer.usage):
+        sources.append(spent)
     blocks: list[Block] = [section(summary), *table_blocks, *sql_blocks]
     if sql_cut:
         blocks.append(context(f"SQL shortened for display ({len(answer.sql):,} characters)."))
