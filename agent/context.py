@@ -11,6 +11,7 @@ from agent.audit import AuditLog
 from agent.catalog import Catalog, CatalogSnapshot
 from agent.examples import ExampleStore
 from agent.glossary import Glossary
+from agent.model_errors import is_retryable
 from agent.question_context import ContextBuilder, ContextLimits
 from agent.reply import SqlReply
 from connectors.base import Connector
@@ -37,6 +38,10 @@ class Limits:
     profile_values: bool = False
     #: Age after which the catalog is re-read (in the background).
     catalog_ttl_s: float = 3600.0
+    #: Calls per model request when it fails in a way worth retrying (rate limit, quota, 5xx,
+    #: timeout; agent/model_errors.py), and the first wait between them (doubling, jittered).
+    model_attempts: int = 3
+    model_backoff_s: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -85,8 +90,18 @@ class AgentDeps:
             profile=self.limits.profile_values,
             on_refresh=self._on_refresh,
         )
-        # include_raw keeps parse failures (and token usage) instead of raising
-        self.structured_model = self.model.with_structured_output(SqlReply, include_raw=True)
+        # include_raw keeps parse failures (and token usage) instead of raising; a rate limit,
+        # an outage or a timeout is retried a bounded number of times, a bad key never
+        structured = self.model.with_structured_output(SqlReply, include_raw=True)
+        self.structured_model = structured.with_retry(
+            retry_if_exception_type=is_retryable,
+            stop_after_attempt=self.limits.model_attempts,
+            exponential_jitter_params={
+                "initial": self.limits.model_backoff_s,
+                "max": 8 * self.limits.model_backoff_s,
+                "jitter": self.limits.model_backoff_s / 2,
+            },
+        )
 
     def _on_refresh(self, snapshot: CatalogSnapshot) -> None:
         """A new snapshot: retire examples that no longer fit it, build its search index."""

@@ -5,6 +5,12 @@
 model answers, a string is its raw text, and `{"__error__": "503 Service Unavailable"}` makes that
 call fail as a provider outage would), so the whole bot runs without a network. A `"__delay__"`
 key on an object line (seconds) makes that reply arrive that much later, like a slow provider.
+An error line may carry a `"status"` to fail the way a provider does (the LangChain exception
+types langchain-google-genai raises, see agent/model_errors.py): 429 (rate limit or quota),
+401 / 403 (bad key), 5xx (server error), or `"timeout"`.
+
+Real models get a request timeout and no retries of their own: the agent retries what is worth
+retrying, with backoff, in one place for every provider (`AgentDeps.structured_model`).
 """
 
 from __future__ import annotations
@@ -17,6 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.exceptions import (
+    ModelAPIError,
+    ModelAuthenticationError,
+    ModelPermissionDeniedError,
+    ModelRateLimitError,
+    ModelTimeoutError,
+)
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.output_parsers import PydanticOutputParser
@@ -37,12 +50,36 @@ class ScriptedOutage(RuntimeError):
     """A scripted `{"__error__": ...}` line: this call fails, the next line answers again."""
 
 
-def _outage(text: str) -> str | None:
-    """The message of an `{"__error__": message}` reply, else None."""
+#: Seconds a real model may take to answer one request.
+MODEL_TIMEOUT_S = 60.0
+
+#: A scripted error line's `"status"` -> the exception a provider raises for it.
+_FAULTS: dict[int | str, type[Exception]] = {
+    429: ModelRateLimitError,
+    401: ModelAuthenticationError,
+    403: ModelPermissionDeniedError,
+    "timeout": ModelTimeoutError,
+}
+
+
+def _outage(text: str) -> Exception | None:
+    """The exception of an `{"__error__": message[, "status": ...]}` reply, else None."""
     if not text.startswith('{"__error__"'):
         return None
     value = json.loads(text)
-    return str(value["__error__"]) if isinstance(value, dict) and len(value) == 1 else None
+    if not isinstance(value, dict) or not set(value) <= {"__error__", "status"}:
+        return None
+    message, status = str(value["__error__"]), value.get("status")
+    if status is None:
+        return ScriptedOutage(message)
+    if isinstance(status, int) and 500 <= status < 600:
+        return ModelAPIError(f"{status}: {message}")
+    fault = _FAULTS.get(status)
+    if fault is None:
+        raise ModelConfigError(
+            f"unknown scripted error status {status!r} (use 429, 401, 403, 5xx or timeout)"
+        )
+    return fault(f"{status}: {message}")
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -70,6 +107,7 @@ class ScriptedChatModel(BaseChatModel):
                 raise ModelConfigError(f"{path}:{number}: __delay__ must be seconds (>= 0)")
             delays.append(float(delay))
             replies.append(value if isinstance(value, str) else json.dumps(value))
+            _outage(replies[-1])  # an unknown error status fails here, not mid-run
         return cls(replies=replies, delays=delays)
 
     @property
@@ -103,7 +141,7 @@ class ScriptedChatModel(BaseChatModel):
         if delay:
             time.sleep(delay)
         if (error := _outage(text)) is not None:
-            raise ScriptedOutage(error)
+            raise error
         prompt_chars = sum(len(str(m.content)) for m in messages)
         usage = {
             "input_tokens": prompt_chars // 4,
@@ -149,8 +187,10 @@ def load_model(spec: str) -> BaseChatModel:
         return ScriptedChatModel.from_jsonl(path)
     from langchain.chat_models import init_chat_model
 
+    # Gemini: a bounded request, and no SDK retries (`max_retries=1` means one attempt there).
+    options = {"timeout": MODEL_TIMEOUT_S, "max_retries": 1} if provider == "google_genai" else {}
     try:
-        return init_chat_model(spec, temperature=0)
+        return init_chat_model(spec, temperature=0, **options)
     except ImportError as exc:
         raise ModelConfigError(
             f"The package for model provider {provider!r} is not installed ({exc}). "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -10,10 +11,13 @@ from langchain_core.runnables import RunnableConfig
 
 from agent import prompts
 from agent.context import AgentDeps
+from agent.model_errors import is_retryable, user_message
 from agent.question_context import ModelContext
 from agent.reply import SqlReply
 from agent.state import ThreadState, Turn
 from connectors.base import ConnectorError
+
+log = logging.getLogger(__name__)
 
 
 def history_text(turns: list[Turn]) -> str:
@@ -67,12 +71,10 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
     try:
         out = deps.structured_model.invoke(build_messages(state, deps, context), config)
     except Exception as exc:  # any provider failure: the user must hear of it in the thread
-        return _failed(
-            attempts,
-            f"The language model did not answer ({type(exc).__name__}: {str(exc)[:200]}). "
-            "Nothing was run. Try again in a minute; if it keeps failing, ask an admin to check "
-            "the model settings.",
-        )
+        # structured_model already retried what was worth retrying (agent/model_errors.py)
+        calls = deps.limits.model_attempts if is_retryable(exc) else 1
+        log.warning("The model failed after %d call(s): %r", calls, exc)
+        return _failed(attempts, user_message(exc, attempts=calls))
     reply: SqlReply | None = out.get("parsed")
     repair = bool(state.get("feedback"))
     if reply is None:
