@@ -51,10 +51,22 @@ class Strategies:
     `relax_empty`: a result with no rows, or only NULLs, is followed by a loosened version of the
     query (agent/relax.py, no model call) that needs its own approval. `follow_ups`: an answer
     carries up to three suggested follow-up questions (agent/followups.py, no model call).
+
+    Model-side strategies (agent/strategies.py parses `QUERYBOT_STRATEGIES`; the README's
+    "Answer-quality strategies" gives their costs): `plan` (a plan with grounded filter values
+    before the SQL: one call), `self_check` (a second call judges the accepted SQL),
+    `candidates` (N drafts at once, ranked by agreement: N calls instead of one), `variations`
+    (paraphrases widen table retrieval: one call, only when the warehouse is too big to show
+    whole), `remember_failures` (past errors become "avoid" hints: no call).
     """
 
     relax_empty: bool = True
     follow_ups: bool = True
+    plan: bool = False
+    self_check: bool = False
+    candidates: int = 1
+    variations: int = 0
+    remember_failures: bool = True
 
 
 def thread_of(config: RunnableConfig) -> str:

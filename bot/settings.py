@@ -8,6 +8,8 @@ from pathlib import Path
 
 from dotenv import load_dotenv
 
+from agent.context import Strategies
+from agent.strategies import StrategiesError, parse_strategies
 from bot.approvals import ApproverRule
 
 DEFAULT_MODEL = "google_genai:gemini-2.5-flash"
@@ -79,6 +81,10 @@ class Settings:
     #: `QUERYBOT_CONFIG`: a TOML file naming several warehouses and the channel mapping
     #: (bot/config.py); None: one warehouse, `warehouse`.
     config_file: Path | None = None
+    #: `QUERYBOT_STRATEGIES` as given (parsed by agent.strategies.parse_strategies).
+    strategies: str = ""
+    #: `QUERYBOT_CHECK_MODEL`: a cheaper model for the self-check strategy (default: the model).
+    check_model: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -125,6 +131,8 @@ class Settings:
                     c.strip() for c in env.get("QUERYBOT_CHANNELS", "").split(",") if c.strip()
                 ),
                 state_url=_state_url(env.get("QUERYBOT_STATE_URL", "").strip()),
+                strategies=env.get("QUERYBOT_STRATEGIES", "").strip(),
+                check_model=env.get("QUERYBOT_CHECK_MODEL", "").strip() or None,
                 config_file=Path(env["QUERYBOT_CONFIG"]) if env.get("QUERYBOT_CONFIG") else None,
                 extra={k: v for k, v in env.items() if k == "GOOGLE_API_KEY"},
             )
@@ -137,9 +145,16 @@ class Settings:
         except ValueError as exc:
             raise SettingsError(str(exc)) from exc
 
+    def parsed_strategies(self) -> Strategies:
+        try:
+            return parse_strategies(self.strategies)
+        except StrategiesError as exc:
+            raise SettingsError(f"QUERYBOT_STRATEGIES: {exc}") from exc
+
     def model_secrets(self) -> list[str]:
         """The secrets the configured model provider needs."""
-        return ["GOOGLE_API_KEY"] if self.model.startswith("google_genai:") else []
+        models = [self.model, self.check_model or ""]
+        return ["GOOGLE_API_KEY"] if any(m.startswith("google_genai:") for m in models) else []
 
     def require(self, *names: str) -> None:
         """Raise SettingsError naming every missing secret and where to find it."""

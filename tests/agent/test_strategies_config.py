@@ -1,0 +1,53 @@
+"""`QUERYBOT_STRATEGIES`: names switch steps on over the default, `-name` off, `none` all off."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.context import Strategies
+from agent.strategies import StrategiesError, describe, parse_strategies
+from bot.settings import Settings, SettingsError
+
+
+def test_the_default_and_additions() -> None:
+    assert parse_strategies("") == parse_strategies("default") == Strategies()
+    both = parse_strategies("plan, self_check,candidates:4")
+    assert (both.plan, both.self_check, both.candidates, both.variations) == (True, True, 4, 0)
+    assert both.relax_empty and both.remember_failures  # the default stays on
+    assert parse_strategies("candidates").candidates == 3
+    assert parse_strategies("variations").variations == 2
+    assert describe(both) == "plan,self_check,candidates:4,remember_failures"
+
+
+def test_none_and_switching_off() -> None:
+    off = parse_strategies("none")
+    assert not (off.relax_empty or off.follow_ups or off.remember_failures or off.plan)
+    assert off.candidates == 1 and describe(off) == "none"
+    assert describe(parse_strategies("none,plan")) == "plan"
+    no_follow = parse_strategies("-follow_ups")
+    assert not no_follow.follow_ups and no_follow.relax_empty
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("plam", "Unknown strategy 'plam'"),
+        ("candidates:x", "must be a number"),
+        ("candidates:20", "must be 1 to 8"),
+        ("plan:2", "plan takes no count"),
+    ],
+)
+def test_bad_settings_say_what_is_accepted(text: str, says: str) -> None:
+    with pytest.raises(StrategiesError, match=says):
+        parse_strategies(text)
+    settings = Settings.from_env({"QUERYBOT_STRATEGIES": text}, dotenv=False)
+    with pytest.raises(SettingsError, match="QUERYBOT_STRATEGIES"):
+        settings.parsed_strategies()
+
+
+def test_settings_read_the_strategies_and_check_model() -> None:
+    env = {"QUERYBOT_STRATEGIES": "self_check", "QUERYBOT_CHECK_MODEL": "google_genai:small"}
+    settings = Settings.from_env({**env, "QUERYBOT_MODEL": "scripted:x"}, dotenv=False)
+    assert settings.parsed_strategies().self_check
+    assert settings.check_model == "google_genai:small"
+    assert settings.model_secrets() == ["GOOGLE_API_KEY"]
