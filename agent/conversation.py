@@ -20,6 +20,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot
 
 from agent.context import AgentDeps
+from agent.explain import Explanation, explain
 from agent.gate import check_sql
 from agent.graph import build_graph
 from agent.outcome import Answer, Outcome, Proposal
@@ -141,6 +142,13 @@ class Agent:
             return None
         return _proposal(snapshot)
 
+    def explain(self, thread_id: str, proposal_id: str | None = None) -> Explanation | None:
+        """How the question behind `proposal_id` (default: the thread's latest) was answered,
+        from the thread's recorded steps: no model call. None when the thread has no such
+        question."""
+        values = self.graph.get_state(self._config(thread_id)).values
+        return explain(values.get("turns") or [], values.get("trace") or [], proposal_id)
+
     def has_thread(self, thread_id: str) -> bool:
         """Whether `thread_id` has a conversation (so replies there need no mention)."""
         return bool(self.graph.get_state(self._config(thread_id)).values)
@@ -149,7 +157,19 @@ class Agent:
         snapshot = self.graph.get_state(config)
         usage = snapshot.values.get("usage")
         if snapshot.interrupts:
-            return Outcome(kind="proposal", proposal=_proposal(snapshot), usage=usage)
+            proposal = _proposal(snapshot)
+            relax = snapshot.values.get("relax")
+            if relax and relax["proposal_id"] == proposal.proposal_id:
+                # an empty result, shown above the loosened proposal that follows it
+                empty = Answer(**{**relax["answer"], "usage": usage})
+                return Outcome(
+                    kind="proposal",
+                    message=relax["message"],
+                    proposal=proposal,
+                    answer=empty,
+                    usage=usage,
+                )
+            return Outcome(kind="proposal", proposal=proposal, usage=usage)
         final = snapshot.values.get("final")
         if not final:
             return Outcome(

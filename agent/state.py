@@ -106,8 +106,10 @@ class ThreadState(TypedDict):
     final: NotRequired[Final | None]
     #: What happened so far for the current question (see `Step`).
     trace: Annotated[list[Step], add_steps]
-    #: The current question's result was empty and a relaxed version was proposed (once only).
+    #: The current question's empty result was looked at for loosening (once a question).
     relaxed: NotRequired[bool]
+    #: The empty answer and the loosened proposal that followed it (agent/nodes/relax.py).
+    relax: NotRequired[dict[str, Any] | None]
     #: Model calls and tokens of the current question, per node (agent.accounting).
     usage: NotRequired[QuestionUsage]
 
@@ -123,5 +125,6 @@ def reset_for_question() -> dict[str, Any]:
         "decision": None,
         "final": None,
         "relaxed": False,
+        "relax": None,
         "usage": empty_usage(),
     }

@@ -129,7 +129,7 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
                 "proposal": None,
                 "decision": None,
                 "feedback": [f"The warehouse returned an error: {exc.engine_message[:1000]}"],
-                "trace": [{"kind": "execution_failed", "text": f"{error}; sent back to the model."}],
+                "trace": [{"kind": "execution_failed", "text": f"{error}; sent to be corrected."}],
             }
         message = f"The query failed: {exc.message}" + (f" {exc.hint}" if exc.hint else "")
         return {
@@ -144,6 +144,7 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
         learn(state, deps)
     answer = answer_of(state, deps, result)
     summary = f"{result.total_rows} rows"
-    ran = f"Ran in {result.elapsed_s:.2f} s on {deps.connector.name}: {result.total_rows:,} rows."
+    rows = f"{result.total_rows:,} row{'' if result.total_rows == 1 else 's'}"
+    ran = f"Ran in {result.elapsed_s:.2f} s on {deps.connector.name}: {rows}."
     step = {"kind": "executed", "text": ran, "proposal_id": proposal["proposal_id"]}
     return {"final": {"kind": "answer", "message": summary, "answer": answer}, "trace": [step]}

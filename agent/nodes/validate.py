@@ -67,9 +67,7 @@ def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
         if fixes:
             steps.append({"kind": "gate_fix", "text": f"The gate changed it: {'; '.join(fixes)}."})
         proposed = f"Proposed for approval (reads {', '.join(proposal['tables'])})."
-        steps.append(
-            {"kind": "proposed", "text": proposed, "proposal_id": proposal["proposal_id"]}
-        )
+        steps.append({"kind": "proposed", "text": proposed, "proposal_id": proposal["proposal_id"]})
         return {"proposal": proposal, "feedback": [], "trace": steps}
     deps.audit.record(
         thread_of(config),

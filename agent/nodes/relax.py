@@ -1,0 +1,75 @@
+"""After an empty result (no rows, or only NULLs): propose a loosened query (agent/relax.py, no
+model call) that goes through the same checks as any draft and needs its own approval.
+
+Once per question: a relaxed query that comes back empty too is the answer. When nothing can be
+loosened, or the loosened query fails the checks, the empty answer stands and the trace says why.
+The empty answer is kept in `relax` so the bot can show it above the new proposal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from agent.context import AgentDeps
+from agent.nodes.validate import validate
+from agent.relax import relax as loosen
+from agent.state import ThreadState
+from connectors.base import ConnectorError
+
+
+def relax(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
+    final, proposal = state["final"], state["proposal"]
+    assert final is not None and proposal is not None
+    answer = final["answer"]
+    why = "returned no rows" if answer["total_rows"] == 0 else "returned only empty (NULL) values"
+    steps: list[dict[str, Any]] = [{"kind": "empty", "text": f"The query {why}."}]
+    try:
+        loosened = loosen(answer["sql"], deps.catalog.snapshot(), answer["tables"])
+    except ConnectorError:
+        loosened = None
+    if loosened is None:
+        text = "No filter could be loosened (case of text values, a date window), so it stands."
+        steps.append({"kind": "not_relaxed", "text": text})
+        return {"relaxed": True, "trace": steps}
+    changes = loosened.describe()
+    draft = {
+        "kind": "sql",
+        "explanation": f"{proposal['explanation']} Relaxed: {changes}.".strip(),
+        "sql": loosened.sql,
+    }
+    checked = validate({**state, "draft": draft, "attempts": 0}, config, deps)
+    if not checked.get("proposal"):
+        text = (
+            f"The loosened query ({changes}) did not pass the checks, so the empty result stands."
+        )
+        steps += [*checked.get("trace", []), {"kind": "not_relaxed", "text": text}]
+        return {"relaxed": True, "trace": steps}
+    steps.append({"kind": "relaxed", "text": f"Loosened it: {changes}; it needs its own approval."})
+    message = (
+        f"The query {why}, so I loosened it: {changes}. "
+        "The loosened version below needs its own approval."
+    )
+    empty_turn = {
+        "question": state["question"][:2000],
+        "outcome": "answer",
+        "sql": answer["sql"],
+        "explanation": answer["explanation"],
+        "columns": answer["columns"],
+        "total_rows": answer["total_rows"],
+    }
+    return {
+        "relaxed": True,
+        "relax": {
+            "answer": answer,
+            "proposal_id": checked["proposal"]["proposal_id"],
+            "message": message,
+        },
+        "draft": draft,
+        "proposal": checked["proposal"],
+        "decision": None,
+        "final": None,
+        "turns": [empty_turn],
+        "trace": [*steps, *checked["trace"]],
+    }

@@ -1,0 +1,26 @@
+"""After an answer with rows: attach up to three follow-up questions (agent/followups.py, no
+model call). A failure here costs the suggestions, never the answer."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from agent.context import AgentDeps
+from agent.followups import suggest as follow_ups
+from agent.state import ThreadState
+
+log = logging.getLogger(__name__)
+
+
+def suggest(state: ThreadState, deps: AgentDeps) -> dict[str, Any]:
+    final = state["final"]
+    assert final is not None
+    try:
+        questions = follow_ups(final["answer"], deps.catalog.snapshot())
+    except Exception:  # suggestions are a nicety: the answer must still be shown
+        log.exception("could not suggest follow-ups")
+        return {}
+    if not questions:
+        return {}
+    return {"final": {**final, "answer": {**final["answer"], "follow_ups": questions}}}
