@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from socketserver import ThreadingMixIn
 from types import FrameType
-from typing import TYPE_CHECKING
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from slack_bolt import App
@@ -19,13 +19,11 @@ from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from bot import listeners
 from bot.approvals import Approvers
 from bot.channels import ChannelRules
+from bot.routing import RoutedChannelRules, Router
 from bot.settings import Settings
 from bot.store import Store
-from bot.threads import Conversations
+from bot.threads import Conversations, ThreadAgent
 from bot.work import Work
-
-if TYPE_CHECKING:
-    from agent.conversation import Agent
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +38,11 @@ def build_client(settings: Settings) -> WebClient:
     return client
 
 
-def build_app(settings: Settings, agent: Agent, store: Store) -> App:
+def build_app(settings: Settings, agent: ThreadAgent, store: Store) -> App:
     """The Bolt app with every listener registered. Calls `auth.test` to check the token.
+
+    `agent` is normally a `Router` (bot/routing.py): channels no warehouse answers are refused
+    politely, and the Home tab lists the tables of every warehouse.
 
     HTTP requests are verified with `settings.slack_signing_secret`; Socket Mode requests are
     not signed, so the secret may be empty there.
@@ -52,10 +53,13 @@ def build_app(settings: Settings, agent: Agent, store: Store) -> App:
         client, agent, store, Work(settings.workers), display_rows=settings.display_rows
     )
     approvers = Approvers(settings.approver_rule(), client)
-    channels = ChannelRules(client, settings.channels)
-
-    def tables() -> list[tuple[str, str]]:
-        return [(t.name, t.description) for t in agent.deps.catalog.tables]
+    tables: Callable[[], list[tuple[str, str]]]
+    if isinstance(agent, Router):
+        channels: ChannelRules = RoutedChannelRules(client, agent.config, settings.channels)
+        tables = agent.tables
+    else:
+        channels = ChannelRules(client, settings.channels)
+        tables = list
 
     listeners.register(app, conversations, store, approvers, channels, tables)
     return app

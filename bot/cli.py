@@ -7,12 +7,17 @@ import getpass
 import logging
 import sys
 import uuid
+from typing import TYPE_CHECKING
 
 from agent.models import ModelConfigError
 from agent.postgres import StateDatabaseError
+from bot.config import WarehouseError
 from bot.settings import Settings, SettingsError
 from bot.terminal import outcome_text
 from connectors.base import ConnectorError
+
+if TYPE_CHECKING:
+    from agent.conversation import Agent
 
 log = logging.getLogger("querybot")
 
@@ -21,12 +26,14 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     slack = "SLACK_SIGNING_SECRET" if args.http else "SLACK_APP_TOKEN"
     settings.require("SLACK_BOT_TOKEN", slack, *settings.model_secrets())
     from bot.app import build_app, serve_http, serve_socket_mode
+    from bot.routing import Router
     from bot.store import open_store
-    from bot.wiring import build_agent
+    from bot.wiring import Deployment
 
-    agent = build_agent(settings)
-    app = build_app(settings, agent, open_store(settings))
+    deployment = Deployment(settings)
     try:
+        router = Router(deployment.open_warehouses(), deployment.config)
+        app = build_app(settings, router, open_store(settings))
         if args.http:
             log.info("querybot listening on http://0.0.0.0:%d/slack/events", args.port)
             serve_http(app, args.port)
@@ -34,16 +41,22 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             log.info("querybot connecting to Slack in Socket Mode")
             serve_socket_mode(app, settings.slack_app_token)
     finally:
-        # A catalog refresh runs in a daemon thread inside DuckDB; one still running when the
-        # interpreter shuts down aborts the process ("exception not rethrown"). Let it end.
-        agent.deps.catalog.wait_idle(timeout_s=30)
+        deployment.close()  # waits for catalog refreshes, closes every warehouse
     return 0
 
 
 def _ask(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.wiring import build_agent
+    from bot.wiring import Deployment
 
-    agent = build_agent(settings)
+    deployment = Deployment(settings)
+    try:
+        agent = deployment.open_warehouse(deployment.config.pick(args.warehouse))
+        return _converse(agent, args, settings)
+    finally:
+        deployment.close()
+
+
+def _converse(agent: Agent, args: argparse.Namespace, settings: Settings) -> int:
     thread_id = args.thread or f"cli:{uuid.uuid4().hex}"
     user = getpass.getuser()
     outcome = agent.ask(thread_id, args.question, user=user)
@@ -79,6 +92,9 @@ def parser() -> argparse.ArgumentParser:
     ask.add_argument("question")
     ask.add_argument("--thread", help="continue an earlier terminal conversation")
     ask.add_argument("--yes", action="store_true", help="approve every proposal without asking")
+    ask.add_argument(
+        "--warehouse", metavar="NAME", help="a warehouse of QUERYBOT_CONFIG (default: its default)"
+    )
     sub.add_parser(
         "gate", help="check one SQL text from stdin (see querybot gate --help)", add_help=False
     )
@@ -109,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args, settings)
     except (SettingsError, ModelConfigError, StateDatabaseError) as exc:
         print(str(exc), file=sys.stderr)
+    except WarehouseError as exc:  # names the warehouse itself
+        print(f"{exc.message} {exc.hint}".strip(), file=sys.stderr)
     except ConnectorError as exc:
         print(f"The warehouse cannot be used: {exc.message} {exc.hint}".strip(), file=sys.stderr)
     except ValueError as exc:  # e.g. an unsupported QUERYBOT_WAREHOUSE

@@ -1,6 +1,21 @@
-"""Build the agent a process needs from its settings (shared by the bot and the terminal)."""
+"""Build the agents a process needs from its settings (shared by the bot and the terminal).
+
+A `Deployment` holds what every agent of the process shares: the model, the limits, the audit
+log and the LangGraph checkpointer (thread ids are unique per Slack thread, so one checkpointer
+serves every warehouse). It builds one Agent per configured warehouse (`open_warehouses`), and
+an Agent over any other connector on request (`agent_for`, e.g. a thread's own sandbox).
+"""
 
 from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agent.audit import AuditLog, PostgresAuditLog
 from agent.context import AgentDeps, Limits
@@ -8,55 +23,163 @@ from agent.conversation import Agent, postgres_checkpointer, sqlite_checkpointer
 from agent.examples import ExampleStore
 from agent.glossary import Glossary, GlossaryError
 from agent.models import load_model
+from bot.config import DeploymentConfig, Warehouse, WarehouseError, deployment_config
 from bot.settings import Settings, SettingsError
 from connectors import open_connector
+from connectors.base import Connector, ConnectorError
+
+log = logging.getLogger(__name__)
 
 
-def build_agent(settings: Settings) -> Agent:
-    """Open the warehouse, load the model and the thread store. Raises on bad settings.
+class Deployment:
+    """The shared parts of every agent in one process, and the agents built on them.
 
-    Errors raised (SettingsError, ModelConfigError, ConnectorError, ValueError) carry messages
-    written for the person starting the bot.
+    Building it checks the settings, loads the model and opens the thread store; it opens no
+    warehouse. Errors raised (SettingsError, ModelConfigError, StateDatabaseError) carry
+    messages written for the person starting the bot.
     """
-    settings.require(*settings.model_secrets())
-    if settings.profile_values not in {"auto", "on", "off"}:
-        raise SettingsError(
-            f"QUERYBOT_PROFILE_VALUES={settings.profile_values!r}: use auto, on or off."
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        config: DeploymentConfig | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        settings.require(*settings.model_secrets())
+        if settings.profile_values not in {"auto", "on", "off"}:
+            raise SettingsError(
+                f"QUERYBOT_PROFILE_VALUES={settings.profile_values!r}: use auto, on or off."
+            )
+        self.settings = settings
+        self.config = config or deployment_config(settings, os.environ if env is None else env)
+        try:
+            self.glossary = Glossary.load(settings.glossary) if settings.glossary else None
+        except GlossaryError as exc:
+            raise SettingsError(f"QUERYBOT_GLOSSARY: {exc}") from exc
+        self.model: BaseChatModel = load_model(settings.model)
+        self.limits = Limits(
+            row_limit=settings.row_limit,
+            # the answer keeps the whole capped result, so the CSV in the thread holds all of it
+            answer_rows=settings.row_limit,
+            query_timeout_s=settings.query_timeout_s,
+            max_attempts=settings.max_repairs,
         )
-    try:
-        glossary = Glossary.load(settings.glossary) if settings.glossary else None
-    except GlossaryError as exc:
-        raise SettingsError(f"QUERYBOT_GLOSSARY: {exc}") from exc
-    model = load_model(settings.model)
-    connector = open_connector(settings.warehouse, data_dir=settings.data_dir)
-    profile = settings.profile_values == "on" or (
-        settings.profile_values == "auto" and connector.name != "bigquery"
-    )
-    limits = Limits(
-        row_limit=settings.row_limit,
-        # the answer keeps the whole capped result, so the CSV in the thread holds all of it
-        answer_rows=settings.row_limit,
-        query_timeout_s=settings.query_timeout_s,
-        max_attempts=settings.max_repairs,
-        profile_values=profile,
-    )
-    deps = AgentDeps(
-        connector=connector,
-        model=model,
-        limits=limits,
-        audit=(
+        self.audit: AuditLog | PostgresAuditLog = (
             PostgresAuditLog(settings.state_url)
             if settings.state_url
             else AuditLog(settings.audit_db)
-        ),
-        examples=ExampleStore(settings.examples_db),
-        glossary=glossary,
-    )
-    if settings.state_url:
-        # Every worker may hold a checkpointer connection at once; one more for set-up.
-        checkpointer = postgres_checkpointer(
-            settings.state_url, max_connections=settings.workers + 1
         )
-    else:
-        checkpointer = sqlite_checkpointer(settings.state_db)
-    return Agent(deps, checkpointer)
+        self.checkpointer: BaseCheckpointSaver
+        if settings.state_url:
+            # Every worker may hold a checkpointer connection at once; one more for set-up.
+            self.checkpointer = postgres_checkpointer(
+                settings.state_url, max_connections=settings.workers + 1
+            )
+        else:
+            self.checkpointer = sqlite_checkpointer(settings.state_db)
+        #: Agents of the configured warehouses opened so far, by name.
+        self.agents: dict[str, Agent] = {}
+
+    def agent_for(
+        self,
+        connector: Connector,
+        *,
+        name: str,
+        limits: Limits | None = None,
+        examples: ExampleStore | None = None,
+    ) -> Agent:
+        """An Agent over `connector` sharing this deployment's model, audit log and
+        checkpointer. `name` is for logs; `limits` default to the deployment's (value profiling
+        on except for BigQuery, as QUERYBOT_PROFILE_VALUES says); `examples` default to an
+        in-memory store (nothing learnt outlives the process). The caller closes `connector`.
+        """
+        chosen = limits or self.limits
+        profile = self.settings.profile_values == "on" or (
+            self.settings.profile_values == "auto" and connector.name != "bigquery"
+        )
+        deps = AgentDeps(
+            connector=connector,
+            model=self.model,
+            limits=replace(chosen, profile_values=profile),
+            audit=self.audit,
+            examples=examples or ExampleStore(),
+            glossary=self.glossary,
+        )
+        log.info("Agent %r over %s ready", name, connector.name)
+        return Agent(deps, self.checkpointer)
+
+    def open_warehouse(self, warehouse: Warehouse) -> Agent:
+        """The Agent of a configured warehouse, opened once. Raises WarehouseError naming it."""
+        if warehouse.name in self.agents:
+            return self.agents[warehouse.name]
+        connector = open_configured(warehouse, self.config, self.settings)
+        row_limit = warehouse.row_limit or self.limits.row_limit
+        limits = replace(
+            self.limits,
+            row_limit=row_limit,
+            answer_rows=row_limit,
+            query_timeout_s=warehouse.query_timeout_s or self.limits.query_timeout_s,
+        )
+        agent = self.agent_for(
+            connector,
+            name=warehouse.name,
+            limits=limits,
+            examples=ExampleStore(self.examples_path(warehouse.name)),
+        )
+        self.agents[warehouse.name] = agent
+        return agent
+
+    def open_warehouses(self) -> dict[str, Agent]:
+        """Open every configured warehouse (closing those opened when one fails)."""
+        try:
+            for warehouse in self.config.warehouses.values():
+                self.open_warehouse(warehouse)
+        except BaseException:
+            self.close()
+            raise
+        return dict(self.agents)
+
+    def examples_path(self, name: str) -> Path:
+        """Each warehouse learns its own examples (they name its tables); without a config
+        file the one warehouse keeps `examples.sqlite`, as before."""
+        if self.config.path is None:
+            return self.settings.examples_db
+        return self.settings.data_dir / f"examples-{name}.sqlite"
+
+    def close(self) -> None:
+        """Let background catalog refreshes end, then close every warehouse it opened.
+
+        A refresh still running in DuckDB when the interpreter shuts down aborts the process
+        ("exception not rethrown"), so each is waited for first.
+        """
+        agents, self.agents = self.agents, {}
+        for name, agent in agents.items():
+            agent.deps.catalog.wait_idle(timeout_s=30)
+            try:
+                agent.deps.connector.close()
+            except Exception:
+                log.exception("Closing warehouse %r failed", name)
+
+
+def open_configured(
+    warehouse: Warehouse, config: DeploymentConfig, settings: Settings
+) -> Connector:
+    """Open a configured warehouse's connector. Raises WarehouseError (or SettingsError for a
+    spec no connector takes) naming the warehouse, and the config file when there is one."""
+    where = (
+        f"Warehouse {warehouse.name!r} ({config.path})"
+        if config.path
+        else f"QUERYBOT_WAREHOUSE={warehouse.shown_spec!r}"
+    )
+    try:
+        return open_connector(warehouse.spec, data_dir=settings.data_dir)
+    except ConnectorError as exc:
+        raise WarehouseError(
+            f"{where} cannot be used: {exc.message}",
+            hint=exc.hint or "Run `querybot doctor` for details.",
+            engine_message=exc.engine_message,
+        ) from exc
+    except ValueError as exc:
+        key = f"warehouses.{warehouse.name}.spec: " if config.path else ""
+        raise SettingsError(f"{where}: {key}{exc}") from exc
