@@ -6,10 +6,12 @@ from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
+from pydantic import BaseModel
 
 from agent.audit import AuditLog
 from agent.catalog import Catalog, CatalogSnapshot
 from agent.examples import ExampleStore
+from agent.failures import FailureStore
 from agent.glossary import Glossary
 from agent.model_errors import is_retryable
 from agent.question_context import ContextBuilder, ContextLimits
@@ -87,6 +89,10 @@ class AgentDeps:
     glossary: Glossary | None = None
     context_limits: ContextLimits = field(default_factory=ContextLimits)
     strategies: Strategies = field(default_factory=Strategies)
+    #: The model of the self-check strategy (`QUERYBOT_CHECK_MODEL`); None: `model`.
+    check_model: BaseChatModel | None = None
+    #: SQL errors and gate rejections remembered per warehouse (the remember-failures strategy).
+    failures: FailureStore = field(default_factory=FailureStore)
     catalog: Catalog = field(init=False)
     context: ContextBuilder = field(init=False)
 
@@ -102,10 +108,14 @@ class AgentDeps:
             profile=self.limits.profile_values,
             on_refresh=self._on_refresh,
         )
+        self.structured_model = self.structured(SqlReply)
+
+    def structured(self, schema: type[BaseModel], model: BaseChatModel | None = None) -> Runnable:
+        """`model` (default: the main one) answering as `schema`, with the retry policy."""
         # include_raw keeps parse failures (and token usage) instead of raising; a rate limit,
         # an outage or a timeout is retried a bounded number of times, a bad key never
-        structured = self.model.with_structured_output(SqlReply, include_raw=True)
-        self.structured_model = structured.with_retry(
+        structured = (model or self.model).with_structured_output(schema, include_raw=True)
+        return structured.with_retry(
             retry_if_exception_type=is_retryable,
             stop_after_attempt=self.limits.model_attempts,
             exponential_jitter_params={

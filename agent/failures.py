@@ -1,0 +1,86 @@
+"""Remembered failures: SQL the gate rejected or the warehouse refused, per connector.
+
+The remember-failures strategy gives the model, before it writes SQL, the problems met earlier in
+the same thread and those that recur across threads on the same connector (seen in at least two
+threads), as "avoid" hints: a misspelt column or a function the engine lacks is then not tried
+again and again. Only the problem text is kept and shown (no result rows); each is cut to one
+line of at most 300 characters.
+
+One SQLite table; `:memory:` by default, a file path in production.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+import threading
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS failures (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    connector TEXT NOT NULL,
+    thread TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    problem TEXT NOT NULL,
+    sql TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS failures_by_connector ON failures (connector, problem);
+"""
+
+#: Characters of one remembered problem.
+PROBLEM_CHARS = 300
+
+
+def _one_line(problem: str) -> str:
+    line = " ".join(problem.strip().splitlines()[0].split()) if problem.strip() else ""
+    return line[:PROBLEM_CHARS]
+
+
+class FailureStore:
+    """Thread-safe store of failures, keyed by connector (the warehouse they happened on)."""
+
+    def __init__(self, path: Path | str = ":memory:") -> None:
+        if isinstance(path, Path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._lock = threading.Lock()
+        with self._lock:
+            self._conn.executescript(SCHEMA)
+
+    def record(self, connector: str, thread: str, kind: str, problems: list[str], sql: str) -> None:
+        """Remember `problems` (gate reasons or an engine error: `kind`) met by `sql`."""
+        at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        rows = [
+            (connector, thread, kind, line, sql[:2000], at)
+            for line in dict.fromkeys(_one_line(p) for p in problems)
+            if line
+        ]
+        with self._lock:
+            self._conn.executemany(
+                "INSERT INTO failures (connector, thread, kind, problem, sql, at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+
+    def hints(self, connector: str, thread: str, limit: int = 5) -> list[str]:
+        """Problems to avoid: this thread's latest, then those recurring in other threads
+        (at least two), most frequent first; at most `limit`, each once."""
+        with self._lock:
+            mine = self._conn.execute(
+                "SELECT problem FROM failures WHERE connector = ? AND thread = ?"
+                " ORDER BY id DESC LIMIT ?",
+                (connector, thread, limit),
+            ).fetchall()
+            recurring = self._conn.execute(
+                "SELECT problem FROM failures WHERE connector = ? GROUP BY problem"
+                " HAVING count(DISTINCT thread) >= 2 ORDER BY count(*) DESC, max(id) DESC LIMIT ?",
+                (connector, limit),
+            ).fetchall()
+        found = dict.fromkeys(p for (p,) in [*mine, *recurring])
+        return list(found)[:limit]
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
