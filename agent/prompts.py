@@ -56,3 +56,41 @@ DIALECT_NAMES = {
     "mysql": "MySQL",
     "sqlite": "SQLite",
 }
+
+# --- answer-quality strategies (agent/context.py Strategies) ---------------------------------
+
+PLAN = """Before any SQL is written, read the question above as a short plan: the fields (columns \
+or measures) the answer shows, the filters (each on one column, as table.column, with its operator \
+and, for text, the value exactly as the question means it), the grouping and the ordering. Give \
+kind "clarify" with your question in "explanation" when the question is ambiguous or the tables \
+cannot answer it. Do not write SQL."""
+
+#: The plan as given to the SQL step (and shown in the thread).
+PLAN_FOR_SQL = """How the question was read (follow this plan):
+{plan}"""
+
+#: A plan filter value that does not occur, with the closest real one used instead.
+PLAN_CORRECTION = "- {column}: '{asked}' does not occur; use '{used}' (a real value)."
+
+AVOID = """Mistakes already made on this warehouse (do not repeat them):
+{problems}"""
+
+CHECK = """Check this SQL against the question{plan_note}. It already passed the syntax, schema \
+and safety checks; judge only its meaning: the required filters (values and periods), the \
+aggregation, the grouping, the ordering, and the columns the question asks for. Set valid to \
+false only for a real mismatch, with feedback that says what to change.
+
+Question: {question}
+{plan}
+SQL:
+{sql}"""
+
+VARIATIONS = """Rephrase this question about the data in {count} different ways, using the \
+words a database might use for the same things (synonyms for entities and measures). Do not \
+answer it.
+
+Question: {question}"""
+
+#: A note on drafts 2..N of the candidates strategy, so they are written independently.
+CANDIDATE = """(Draft {number} of {total}: write your own query for the question, however \
+the others are written.)"""
