@@ -54,6 +54,8 @@ class Draft(TypedDict):
     kind: Literal["sql", "clarify"]
     explanation: str
     sql: str
+    #: Written by the model (the self-check strategy judges only the model's SQL).
+    by_model: NotRequired[bool]
 
 
 class ProposalState(TypedDict):
@@ -112,6 +114,15 @@ class ThreadState(TypedDict):
     relax: NotRequired[dict[str, Any] | None]
     #: Model calls and tokens of the current question, per node (agent.accounting).
     usage: NotRequired[QuestionUsage]
+    # answer-quality strategies (agent/context.py Strategies)
+    #: Paraphrases of the question that widen table retrieval; None: not asked yet.
+    variations: NotRequired[list[str] | None]
+    #: The plan (fields, filters with grounded values, grouping, ordering); None: none made.
+    plan: NotRequired[dict[str, Any] | None]
+    #: The accepted SQL waits for the self-check before approval.
+    needs_check: NotRequired[bool]
+    #: Notes for the person approving (e.g. "2 of 3 drafts agreed"), added to the warnings.
+    notes: NotRequired[list[str]]
 
 
 def reset_for_question() -> dict[str, Any]:
@@ -127,4 +138,8 @@ def reset_for_question() -> dict[str, Any]:
         "relaxed": False,
         "relax": None,
         "usage": empty_usage(),
+        "variations": None,
+        "plan": None,
+        "needs_check": False,
+        "notes": [],
     }
