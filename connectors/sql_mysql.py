@@ -156,6 +156,10 @@ class MySQLFlavor:
 
     def end(self, con: Connection) -> None:
         con.rollback()
+        # `GET_LOCK()` locks belong to the session and outlive the rollback: a pooled
+        # connection keeping one would block other sessions long after the run.
+        with con.cursor() as cur:
+            cur.execute("DO RELEASE_ALL_LOCKS()")
 
     def read_tables(self, con: Connection) -> list[TableInfo]:
         args = (self.url.database, _SYSTEM_SCHEMAS)

@@ -186,6 +186,9 @@ class PostgresFlavor:
         return stop
 
     def end(self, con: psycopg.Connection) -> None:
+        # Session-level advisory locks outlive the rollback: a pooled connection keeping one
+        # would block other sessions long after the run.
+        con.execute("SELECT pg_catalog.pg_advisory_unlock_all()")
         con.rollback()
 
     def read_tables(self, con: psycopg.Connection) -> list[TableInfo]:

@@ -127,6 +127,19 @@ def test_session_changes_do_not_outlive_their_run(sample: Sample, first: str) ->
         connector.close()
 
 
+def test_named_locks_do_not_outlive_their_run(sample: Sample) -> None:
+    lock = sample.extra["name"]
+    connector = SqlConnector(sample.url, pool_size=1)
+    try:
+        assert connector.run(f"SELECT GET_LOCK('{lock}', 1)", max_rows=1, timeout_s=5).rows == [
+            (1,)
+        ]
+        held = connector.run(f"SELECT IS_USED_LOCK('{lock}')", max_rows=1, timeout_s=5)
+        assert held.rows == [(None,)]
+    finally:
+        connector.close()
+
+
 # -- logins ------------------------------------------------------------------------------------
 
 

@@ -130,6 +130,20 @@ def test_session_changes_do_not_outlive_their_run(sample: Sample, first: str) ->
         connector.close()
 
 
+def test_advisory_locks_do_not_outlive_their_run(sample: Sample) -> None:
+    connector = SqlConnector(sample.url, pool_size=1)
+    try:
+        connector.run("SELECT pg_advisory_lock(42)", max_rows=1, timeout_s=5)
+        held = connector.run(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()",
+            max_rows=1,
+            timeout_s=5,
+        )
+        assert held.rows == [(0,)]
+    finally:
+        connector.close()
+
+
 # -- logins ------------------------------------------------------------------------------------
 
 
