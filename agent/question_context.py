@@ -9,6 +9,7 @@ a token), which is what the budget needs.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from langchain_core.messages.utils import count_tokens_approximately
@@ -134,7 +135,10 @@ class ContextBuilder:
             self._warm = (snapshot, index, full)
         return index, full
 
-    def build(self, question: str, snapshot: CatalogSnapshot) -> ModelContext:
+    def build(
+        self, question: str, snapshot: CatalogSnapshot, *, also: Sequence[str] = ()
+    ) -> ModelContext:
+        """The context for `question`; `also` (paraphrases) only widens the table search."""
         index, full = self.warm(snapshot)
         terms = self.glossary.matching(question) if self.glossary else []
         examples = self.examples.similar(question, self.limits.examples) if self.examples else []
@@ -146,7 +150,7 @@ class ContextBuilder:
             boost = [t for term in terms for t in term.tables]
             boost += [t for e in examples for t in e.tables]
             ranked = index.rank(
-                question,
+                " ".join([question, *also]),
                 top=self.limits.top_tables,
                 limit=self.limits.max_tables,
                 boost=boost,
