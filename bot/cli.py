@@ -98,6 +98,8 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "gate", help="check one SQL text from stdin (see querybot gate --help)", add_help=False
     )
+    doctor = sub.add_parser("doctor", help="check every configured warehouse, the model, Slack")
+    doctor.add_argument("--warehouse", metavar="NAME", help="check only this warehouse")
     from bot.eval_command import add_arguments
 
     add_arguments(sub.add_parser("eval", help="measure answer quality on a golden set"))
@@ -118,6 +120,12 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings.from_env()
         if args.command == "ask":
             return _ask(args, settings)
+        if args.command == "doctor":
+            import os
+
+            from bot.doctor import run as run_doctor
+
+            return run_doctor(settings, os.environ, only=args.warehouse)
         if args.command == "eval":
             from bot.eval_command import run as run_eval
 

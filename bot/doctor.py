@@ -1,0 +1,282 @@
+"""`querybot doctor`: check a deployment before (or while) running it, in plain words.
+
+For each configured warehouse: it opens (host reachable, credentials accepted, login not too
+powerful), its tables are visible, a harmless write sent straight to the connector (bypassing
+the gate) is refused by the engine, and a one-row sample query passes the gate and runs. Then
+the model setting and the Slack secrets are checked for presence and form only: the doctor calls
+neither the model provider nor Slack, and says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from sqlglot import exp
+
+from agent.gate import GateSchema, check_sql
+from agent.models import ModelConfigError, load_model
+from bot.config import DeploymentConfig, Warehouse, deployment_config
+from bot.settings import Settings, SettingsError
+from bot.wiring import open_configured
+from connectors.base import Connector, ConnectorError, PermissionDenied, QueryFailed, TableInfo
+
+#: The table the read-only check tries to create (and drops again if the engine let it).
+PROBE_TABLE = "querybot_doctor_probe"
+PROBE_WRITE = f"CREATE TABLE {PROBE_TABLE} (x INT)"
+PROBE_DROP = f"DROP TABLE {PROBE_TABLE}"
+#: Seconds each warehouse check may take.
+CHECK_TIMEOUT_S = 30.0
+
+Status = Literal["ok", "fail", "note"]
+_MARK: dict[Status, str] = {"ok": "✓", "fail": "✗", "note": "·"}
+_PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@\s]*@")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One finding: ok, fail (with what to do) or a note (something not checked, or context)."""
+
+    status: Status
+    text: str
+
+
+@dataclass
+class Section:
+    title: str
+    lines: list[Line] = field(default_factory=list)
+
+    def ok(self, text: str) -> None:
+        self.lines.append(Line("ok", text))
+
+    def fail(self, text: str) -> None:
+        self.lines.append(Line("fail", text))
+
+    def note(self, text: str) -> None:
+        self.lines.append(Line("note", text))
+
+
+Opener = Callable[[Warehouse], Connector]
+
+
+def hide_password(spec: str) -> str:
+    """`postgresql://u:secret@h/db` -> `postgresql://u:***@h/db` (a `${VAR}` stays visible)."""
+    return _PASSWORD.sub(_mask, spec)
+
+
+def _mask(match: re.Match[str]) -> str:
+    secret = match.group(0)[len(match.group(1)) : -1]
+    return match.group(1) + (secret if secret.startswith("${") else "***") + "@"
+
+
+def _error(exc: ConnectorError) -> str:
+    return " ".join(part for part in (exc.message, exc.hint) if part)
+
+
+def check_warehouse(
+    warehouse: Warehouse, open_warehouse: Opener, *, timeout_s: float = CHECK_TIMEOUT_S
+) -> Section:
+    """Open `warehouse`, list its tables, probe a write and run a sample query."""
+    section = Section(f"warehouse {warehouse.name} ({hide_password(warehouse.shown_spec)})")
+    try:
+        connector = open_warehouse(warehouse)
+    except (ConnectorError, SettingsError) as exc:
+        text = _error(exc) if isinstance(exc, ConnectorError) else str(exc)
+        section.fail(f"does not open: {text}")
+        section.note("not checked: tables, read-only, sample query (it must open first)")
+        return section
+    try:
+        section.ok(f"opens ({connector.name}, {connector.dialect} SQL)")
+        tables = _tables(connector, section)
+        _read_only(connector, section, timeout_s)
+        if tables:
+            _sample(connector, tables, section, timeout_s)
+    finally:
+        connector.close()
+    return section
+
+
+def _tables(connector: Connector, section: Section) -> list[TableInfo]:
+    try:
+        tables = connector.list_tables()
+    except ConnectorError as exc:
+        section.fail(f"cannot list its tables: {_error(exc)}")
+        return []
+    if not tables:
+        section.fail(
+            "no table is visible to this login, so there is nothing to ask about: grant it "
+            "SELECT on the tables people should query (or check the database/dataset name)."
+        )
+    else:
+        names = ", ".join(t.name for t in tables[:3]) + (", ..." if len(tables) > 3 else "")
+        section.ok(f"{len(tables)} table{'s' if len(tables) != 1 else ''} visible ({names})")
+    return tables
+
+
+def _read_only(connector: Connector, section: Section, timeout_s: float) -> None:
+    """Send a write straight to the connector: the engine (not the gate) must refuse it."""
+    try:
+        connector.run(PROBE_WRITE, max_rows=1, timeout_s=timeout_s)
+    except (PermissionDenied, QueryFailed) as exc:
+        engine = exc.engine_message.strip().splitlines()[0] if exc.engine_message else exc.message
+        section.ok(f"read-only: a test write ({PROBE_WRITE}) was refused ({engine})")
+        return
+    except ConnectorError as exc:
+        section.fail(f"read-only: could not check, the test write failed otherwise: {_error(exc)}")
+        return
+    section.fail(
+        f"NOT READ-ONLY: the test write {PROBE_WRITE!r} SUCCEEDED. The bot's login can change "
+        "this warehouse: give querybot a login with read access only (SELECT grants, no "
+        "CREATE/INSERT/UPDATE/DELETE) before running it."
+    )
+    try:
+        connector.run(PROBE_DROP, max_rows=1, timeout_s=timeout_s)
+        section.note(f"the probe table {PROBE_TABLE} was dropped again")
+    except ConnectorError as exc:
+        section.fail(
+            f"could not drop the probe table {PROBE_TABLE}: {_error(exc)}; drop it by hand"
+        )
+
+
+def sample_sql(table: TableInfo, dialect: str) -> str:
+    """One column of `table`, written in `dialect` (the gate adds the row cap)."""
+    target = exp.to_table(table.name, dialect=dialect)
+    column = table.columns[0].name if table.columns else "*"
+    select = exp.select(exp.column(column, quoted=True) if column != "*" else exp.Star())
+    return select.from_(target).sql(dialect=dialect)
+
+
+def _sample(
+    connector: Connector, tables: list[TableInfo], section: Section, timeout_s: float
+) -> None:
+    table = tables[0]
+    try:
+        sql = sample_sql(table, connector.dialect)
+    except Exception as exc:  # sqlglot cannot write the name: say so, it is not fatal
+        section.fail(f"sample query: cannot write a query on {table.name}: {exc}")
+        return
+    verdict = check_sql(sql, GateSchema.from_tables(tables, connector.dialect), row_limit=1)
+    if not verdict.ok:
+        reasons = "; ".join(r.message for r in verdict.reasons)
+        section.fail(f"sample query: the gate refused {sql!r}: {reasons}")
+        return
+    try:
+        result = connector.run(verdict.sql, max_rows=1, timeout_s=timeout_s)
+    except ConnectorError as exc:
+        section.fail(f"sample query {verdict.sql!r} failed: {_error(exc)}")
+        return
+    rows = len(result.rows)
+    section.ok(
+        f"sample query passed the gate and ran: {verdict.sql} -> {rows} row{'s' * (rows != 1)} "
+        f"in {result.elapsed_s:.2f} s"
+    )
+
+
+def check_model(settings: Settings) -> Section:
+    section = Section(f"model ({settings.model})")
+    missing = [n for n in settings.model_secrets() if not settings.extra.get(n)]
+    if missing:
+        section.fail(f"{', '.join(missing)} is not set: set it in .env or the environment.")
+        return section
+    try:
+        load_model(settings.model)
+    except ModelConfigError as exc:
+        section.fail(str(exc))
+        return section
+    keys = f" with {', '.join(settings.model_secrets())} set" if settings.model_secrets() else ""
+    section.ok(f"QUERYBOT_MODEL builds{keys}")
+    section.note("not checked: whether the provider accepts the key (the doctor calls no model)")
+    return section
+
+
+def check_slack(settings: Settings) -> Section:
+    section = Section("slack")
+    token = settings.slack_bot_token
+    if not token:
+        section.fail("SLACK_BOT_TOKEN is not set: Slack app > OAuth & Permissions (xoxb-...).")
+    elif not token.startswith("xoxb-"):
+        section.fail("SLACK_BOT_TOKEN does not start with xoxb-: use the Bot User OAuth Token.")
+    else:
+        section.ok("SLACK_BOT_TOKEN is set (xoxb-...)")
+    app, secret = settings.slack_app_token, settings.slack_signing_secret
+    if app and not app.startswith("xapp-"):
+        section.fail("SLACK_APP_TOKEN does not start with xapp-: use an App-Level Token.")
+    elif app:
+        section.ok("SLACK_APP_TOKEN is set (xapp-...): `querybot run` can use Socket Mode")
+    if secret:
+        section.ok("SLACK_SIGNING_SECRET is set: `querybot run --http` can verify requests")
+    if not app and not secret:
+        section.fail(
+            "neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (--http) is set: "
+            "set the one for how you run the bot."
+        )
+    section.note("not checked: whether Slack accepts these (the doctor does not call Slack)")
+    return section
+
+
+def check_config(config: DeploymentConfig) -> Section:
+    """What the deployment is: its warehouses and where each channel's questions go."""
+    source = f"config file {config.path}" if config.path else "QUERYBOT_WAREHOUSE, no config file"
+    section = Section(f"deployment: {source}")
+    count = len(config.warehouses)
+    section.ok(f"{count} warehouse{'s' * (count != 1)}: {', '.join(config.warehouses)}")
+    for channel, name in sorted(config.channels.items()):
+        section.note(f"channel {channel} -> {name}")
+    if config.default:
+        section.note(f"other channels and direct messages -> {config.default}")
+    else:
+        section.note("other channels and direct messages: politely refused (no default)")
+    return section
+
+
+def diagnose(
+    settings: Settings,
+    env: Mapping[str, str],
+    *,
+    only: str | None = None,
+    opener: Opener | None = None,
+) -> list[Section]:
+    """Every check, in order. `only` limits the warehouses to one; `opener` opens a warehouse
+    (default: as the bot does)."""
+    try:
+        config = deployment_config(settings, env)
+        warehouses = [config.pick(only)] if only else list(config.warehouses.values())
+    except SettingsError as exc:
+        broken = Section("deployment")
+        broken.fail(str(exc))
+        return [broken, check_model(settings), check_slack(settings)]
+
+    def default_opener(warehouse: Warehouse) -> Connector:
+        return open_configured(warehouse, config, settings)
+
+    timeout = min(settings.query_timeout_s, CHECK_TIMEOUT_S)
+    sections = [check_config(config)]
+    sections += [
+        check_warehouse(w, opener or default_opener, timeout_s=timeout) for w in warehouses
+    ]
+    return [*sections, check_model(settings), check_slack(settings)]
+
+
+def render(sections: list[Section]) -> str:
+    out: list[str] = []
+    for section in sections:
+        out.append(section.title)
+        out += [f"  {_MARK[line.status]} {line.text}" for line in section.lines]
+    failures = sum(line.status == "fail" for s in sections for line in s.lines)
+    out.append("")
+    out.append(
+        f"{failures} problem{'s' * (failures != 1)} found (marked ✗); fix them and run "
+        "`querybot doctor` again."
+        if failures
+        else "Everything checked is fine."
+    )
+    return "\n".join(out)
+
+
+def run(settings: Settings, env: Mapping[str, str], *, only: str | None = None) -> int:
+    """Print the report; 0 when nothing failed, 1 otherwise."""
+    sections = diagnose(settings, env, only=only)
+    print(render(sections))
+    return 1 if any(line.status == "fail" for s in sections for line in s.lines) else 0
