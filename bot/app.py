@@ -62,11 +62,15 @@ def build_app(settings: Settings, agent: ThreadAgent, store: Store) -> App:
         tables = list
 
     listeners.register(app, conversations, store, approvers, channels, tables)
+    conversations.recover()  # threads a crashed process left mid-way hear what happened
     return app
 
 
 class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
+    # socketserver's listen backlog is 5: a burst of events (many people asking at once) had
+    # connections reset before they were accepted (bench/load_report.py, issue 9).
+    request_queue_size = 128
 
 
 class _LoggingHandler(WSGIRequestHandler):
