@@ -62,7 +62,6 @@ def build_app(settings: Settings, agent: ThreadAgent, store: Store) -> App:
         tables = list
 
     listeners.register(app, conversations, store, approvers, channels, tables)
-    conversations.recover()  # threads a crashed process left mid-way hear what happened
     return app
 
 

@@ -20,10 +20,11 @@ from typing import Protocol
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from agent.explain import Explanation
 from agent.outcome import Answer, Outcome
 from bot import blocks
 from bot.attachments import Attachment, chart_file, csv_file
-from bot.blocks import Message
+from bot.blocks import Message, escape
 from bot.progress import Progress
 from bot.store import ProposalRecord, Status, Store
 from bot.work import Work
@@ -93,6 +94,8 @@ class SlackThread:
     def from_id(cls, thread_id: str) -> SlackThread:
         team, channel, ts = thread_id.split(":")
         return cls(team=team, channel=channel, ts=ts)
+
+    def explain(self, thread_id: str, proposal_id: str | None = None) -> Explanation | None: ...
 
 
 class Conversations:
@@ -183,6 +186,34 @@ class Conversations:
         except Exception:
             log.exception("Answering a question in %s failed", thread.id)
             self._fail(thread, placeholder, ASK_FAILED)
+        finally:
+            self.store.end_question(thread.channel, placeholder)
+
+    def _recover_question(self, question: QuestionRecord) -> None:
+        thread = SlackThread.from_id(question.thread_id)
+        record = self.store.proposal_at(question.channel, question.message_ts)
+        try:
+            if record is None:
+                self._update(
+                    question.channel, question.message_ts, blocks.failure(RESTARTED_ASKING)
+                )
+            elif record.status is Status.PENDING:
+                # recorded before the restart, maybe never drawn: show it, its buttons work
+                message = blocks.proposal(record.proposal, requested_by=record.requested_by)
+                self._update(question.channel, question.message_ts, message)
+        except SlackApiError:
+            log.exception("Could not tell %s about the restart", thread.id)
+
+    def _recover_proposal(self, record: ProposalRecord) -> None:
+        thread = SlackThread.from_id(record.thread_id)
+        if record.approved is False:
+            return  # a rejection runs nothing; its card already says who rejected it
+        if record.approved:
+            self._redraw(record, f"{blocks.approved_by(record.decided_by or '')} · {INTERRUPTED}")
+            self._fail(thread, None, RESTARTED_RUNNING)
+        else:
+            self._redraw(record, INTERRUPTED)
+            self._fail(thread, None, RESTARTED_EDITING)
 
     def _decide(self, record: ProposalRecord, approved: bool, user: str) -> None:
         thread = SlackThread.from_id(record.thread_id)
@@ -224,9 +255,12 @@ class Conversations:
             return
         try:
             if outcome.kind == "proposal":
+                if outcome.answer:  # an empty result, then the loosened query (agent relax)
+                    self._post_result(thread, outcome.answer)
                 placeholder = self._post(thread, blocks.working())
+                note = escape(outcome.message) if outcome.answer else REPAIRED
                 self._show(
-                    outcome, thread, placeholder, requested_by=record.requested_by, note=REPAIRED
+                    outcome, thread, placeholder, requested_by=record.requested_by, note=note
                 )
             elif outcome.kind == "cancelled":
                 self._post(thread, blocks.cancelled(canceller))
@@ -262,6 +296,18 @@ class Conversations:
             )
         except SlackApiError:
             log.exception("Could not tell %s that proposal %s was not running", user, pid)
+
+    def _explain(self, record: ProposalRecord, user: str) -> None:
+        account = self.agent.explain(record.thread_id, record.proposal_id)
+        message = blocks.explanation(account) if account else blocks.unknown_explanation()
+        thread = SlackThread.from_id(record.thread_id)
+        self.client.chat_postEphemeral(
+            channel=record.channel,
+            user=user,
+            thread_ts=thread.ts or None,
+            text=message.text,
+            blocks=message.blocks,
+        )
 
     def _edit(self, record: ProposalRecord, sql: str, user: str) -> None:
         thread = SlackThread.from_id(record.thread_id)

@@ -8,6 +8,8 @@ a message. The builders live in modules by subject; this package names them in o
 """
 
 from bot.blocks.base import FALLBACK_TEXT, Message, code_pieces, cut, escape, escaped, mention
+from bot.blocks.explain import EXPLAIN_ACTION, explanation, unknown_explanation
+from bot.blocks.followups import FOLLOW_UP_PREFIX, asked, follow_up_of
 from bot.blocks.messages import (
     APPROVE_ACTION,
     CANCEL_ACTION,
@@ -40,11 +42,14 @@ __all__ = [
     "CELL_TEXT",
     "EDIT_ACTION",
     "EXAMPLE",
+    "EXPLAIN_ACTION",
     "FALLBACK_TEXT",
+    "FOLLOW_UP_PREFIX",
     "REJECT_ACTION",
     "SUPERSEDED",
     "Message",
     "approved_by",
+    "asked",
     "cancelled",
     "cancelled_by",
     "cell_text",
@@ -56,7 +61,9 @@ __all__ = [
     "edited_by",
     "escape",
     "escaped",
+    "explanation",
     "failure",
+    "follow_up_of",
     "help_message",
     "mention",
     "proposal",
@@ -65,6 +72,7 @@ __all__ = [
     "result",
     "running",
     "running_card",
+    "unknown_explanation",
     "working",
     "writing",
 ]

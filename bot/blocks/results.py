@@ -6,10 +6,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from slack_sdk.models.blocks import Block, RawTextObject, TableBlock
+from slack_sdk.models.blocks import ActionsBlock, Block, RawTextObject, TableBlock
 
 from agent.accounting import QuestionUsage
 from agent.outcome import Answer
+from agent.relax import is_empty
 from bot.blocks.base import (
     FENCE,
     SECTION_TEXT,
@@ -28,11 +29,15 @@ from bot.blocks.base import (
     section,
     size,
 )
+from bot.blocks.explain import explain_button
+from bot.blocks.followups import follow_up_buttons
 
 #: Characters kept of one table cell.
 CELL_TEXT = 200
 #: Sections a monospaced result table may take when the table block does not fit.
 TEXT_TABLE_SECTIONS = 4
+EMPTY = "The query returned no rows: nothing matched its filters."
+ALL_NULL = "Every value in the result is empty (NULL): nothing matched its filters."
 
 
 def cell_text(value: Any) -> str:
@@ -133,6 +138,8 @@ def result(answer: Answer, *, display_rows: int, use_table: bool = True) -> Mess
         summary += f" (first {shown:,} shown)"
     if answer.capped:
         summary += " — the query hit the row cap, so more rows may exist"
+    if is_empty(answer.columns, answer.rows, answer.total_rows):
+        summary += f"\n:mag: {EMPTY if answer.total_rows == 0 else ALL_NULL}"
     explanation = answer.explanation.strip()
     if explanation:
         summary += f"\n{escaped(explanation, SECTION_TEXT - len(summary) - 1)}"
@@ -155,4 +162,7 @@ def result(answer: Answer, *, display_rows: int, use_table: bool = True) -> Mess
     if sql_cut:
         blocks.append(context(f"SQL shortened for display ({len(answer.sql):,} characters)."))
     blocks.append(context(" · ".join(sources)))
+    if answer.proposal_id:
+        buttons = follow_up_buttons(answer.proposal_id, answer.follow_ups)
+        blocks.append(ActionsBlock(elements=[*buttons, explain_button(answer.proposal_id)]))
     return finish(f"{answer.total_rows:,}{more} rows: {explanation}", blocks)

@@ -1,5 +1,7 @@
 """Approve / Reject clicks: ack, claim the proposal atomically, then carry out the decision; Cancel
-clicks on a running card: ack, check who clicked, then stop the query.
+clicks on a running card: ack, check who clicked, then stop the query. On an answer: "How did you
+get this?" (an ephemeral account of the steps) and the follow-up buttons (asked in the thread as
+the person who clicked).
 
 Only the click that moves the proposal out of PENDING does anything; every other click (a double
 click, a second person, a click on a superseded or edited proposal) gets an ephemeral note. A click
@@ -8,6 +10,7 @@ by someone the approval policy does not allow gets an ephemeral note and claims 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from slack_bolt import Ack, App
@@ -35,11 +38,17 @@ def already_decided(record: ProposalRecord | None) -> str:
     return f"This proposal was already {verb} by {editor}."
 
 
-def clicked_record(store: Store, body: dict[str, Any]) -> ProposalRecord | None:
-    """The proposal a button names, if it is known and was posted in the clicked channel."""
+def clicked_record(
+    store: Store, body: dict[str, Any], proposal_id: str | None = None
+) -> ProposalRecord | None:
+    """The proposal a button names (its value, or `proposal_id`), if it is known and was posted
+    in the clicked channel."""
     channel = (body.get("channel") or {}).get("id", "")
-    record = store.proposal(body["actions"][0].get("value", ""))
+    record = store.proposal(proposal_id or body["actions"][0].get("value", ""))
     return record if record is not None and record.channel == channel else None
+
+
+UNKNOWN_ANSWER = "I do not know this answer any more. Ask the question again."
 
 
 def tell(client: WebClient, body: dict[str, Any], record: ProposalRecord | None, text: str) -> None:
@@ -101,3 +110,28 @@ def register(
             tell(client, body, record, refusal)
             return
         conversations.cancel(record, user=user)
+
+    def answer_record(body: dict[str, Any], client: WebClient, pid: str) -> ProposalRecord | None:
+        """The answered proposal a button on an answer names, if the bot may act on it here;
+        else tell the person who clicked why not."""
+        record = clicked_record(store, body, pid)
+        refusal = UNKNOWN_ANSWER if record is None else channels.refusal(record.channel)
+        if refusal:
+            tell(client, body, record, refusal)
+            return None
+        return record
+
+    @app.action(blocks.EXPLAIN_ACTION)
+    def on_explain(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+        ack()
+        record = answer_record(body, client, body["actions"][0].get("value", ""))
+        if record is not None:
+            conversations.explain(record, user=body["user"]["id"])
+
+    @app.action(re.compile(rf"^{re.escape(blocks.FOLLOW_UP_PREFIX)}\d+$"))
+    def on_follow_up(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+        ack()
+        pid, question = blocks.follow_up_of(body["actions"][0].get("value", "")) or ("", "")
+        record = answer_record(body, client, pid)
+        if record is not None:
+            conversations.suggested(record, question, user=body["user"]["id"])
