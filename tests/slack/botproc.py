@@ -135,6 +135,12 @@ class BotProcess:
             self._proc.wait()
             raise AssertionError(f"querybot ignored SIGTERM:\n{self.log()}") from None
 
+    def kill(self) -> None:
+        """SIGKILL (`kill -9`, a crash, a lost machine): nothing runs after this."""
+        assert self._proc is not None
+        self._proc.kill()
+        self._proc.wait()
+
     def __enter__(self) -> BotProcess:
         return self.start()
 
