@@ -161,8 +161,8 @@ def result(answer: Answer, *, display_rows: int, use_table: bool = True) -> Mess
     blocks: list[Block] = [section(summary), *table_blocks, *sql_blocks]
     if sql_cut:
         blocks.append(context(f"SQL shortened for display ({len(answer.sql):,} characters)."))
-    blocks.append(context(" · ".join(sources)))
     if answer.proposal_id:
         buttons = follow_up_buttons(answer.proposal_id, answer.follow_ups)
         blocks.append(ActionsBlock(elements=[*buttons, explain_button(answer.proposal_id)]))
+    blocks.append(context(" · ".join(sources)))  # the footer stays last
     return finish(f"{answer.total_rows:,}{more} rows: {explanation}", blocks)
