@@ -2,8 +2,12 @@
 and after an answer: relax (an empty result: a loosened proposal, back to approve) or suggest
 (follow-up questions), each when its strategy is on.
 
-Nodes decide; the routing functions below only read what the nodes decided.
-"""
+Before the first draft, when their strategies are on: vary (paraphrases for the table search),
+plan (a grounded plan), candidates (N drafts ranked by agreement, instead of generate's one);
+after validate accepts the model's SQL: check (a second model call, back to generate when it
+finds a problem).
+
+Nodes decide; the routing functions below only read what the nodes decided."""
 
 from __future__ import annotations
 
@@ -17,27 +21,52 @@ from langgraph.graph.state import CompiledStateGraph
 from agent.accounting import metered
 from agent.context import AgentDeps, Strategies
 from agent.nodes.approve import approve
+from agent.nodes.candidates import candidates
+from agent.nodes.check import check
 from agent.nodes.execute import execute
 from agent.nodes.finish import finish
 from agent.nodes.generate import generate
+from agent.nodes.plan import plan
 from agent.nodes.relax import relax
 from agent.nodes.start import start
 from agent.nodes.suggest import suggest
 from agent.nodes.validate import validate
+from agent.nodes.vary import vary
 from agent.relax import is_empty
 from agent.state import ThreadState
 
+Step = Literal["finish", "validate", "generate", "vary", "plan", "candidates"]
 
-def after_draft(state: ThreadState) -> Literal["finish", "validate", "generate"]:
-    """After start (pasted SQL is a draft) and after generate (no draft: unreadable reply)."""
+
+def model_step(state: ThreadState, strategies: Strategies) -> Step:
+    """The next step towards a first draft: the strategies' steps that have not run yet
+    (variations, then plan), then N candidates on the first attempt, else generate."""
+    if strategies.variations and state.get("variations") is None:
+        return "vary"
+    if strategies.plan and state.get("plan") is None:
+        return "plan"
+    if strategies.candidates > 1 and not state.get("attempts"):
+        return "candidates"
+    return "generate"
+
+
+def after_draft(state: ThreadState, strategies: Strategies) -> Step:
+    """After start (pasted SQL is a draft), the strategy steps, candidates and generate (no
+    draft: unreadable reply, asked again)."""
     if state.get("final"):
         return "finish"
-    return "validate" if state.get("draft") else "generate"
+    return "validate" if state.get("draft") else model_step(state, strategies)
 
 
-def after_validate(state: ThreadState) -> Literal["finish", "approve", "generate"]:
+def after_validate(state: ThreadState) -> Literal["finish", "approve", "generate", "check"]:
     if state.get("final"):
         return "finish"
+    if state.get("proposal"):
+        return "check" if state.get("needs_check") else "approve"
+    return "generate"
+
+
+def after_check(state: ThreadState) -> Literal["approve", "generate"]:
     return "approve" if state.get("proposal") else "generate"
 
 
@@ -75,6 +104,10 @@ def build_graph(
     graph = StateGraph(ThreadState)
     graph.add_node("start", partial(start, deps=deps))
     graph.add_node("generate", partial(metered("generate", generate), deps=deps))
+    graph.add_node("vary", partial(metered("vary", vary), deps=deps))
+    graph.add_node("plan", partial(metered("plan", plan), deps=deps))
+    graph.add_node("candidates", partial(metered("candidates", candidates), deps=deps))
+    graph.add_node("check", partial(metered("check", check), deps=deps))
     graph.add_node("validate", partial(validate, deps=deps))
     graph.add_node("approve", partial(approve, deps=deps))
     graph.add_node("execute", partial(execute, deps=deps))
@@ -82,9 +115,11 @@ def build_graph(
     graph.add_node("suggest", partial(suggest, deps=deps))
     graph.add_node("finish", finish)
     graph.add_edge(START, "start")
-    graph.add_conditional_edges("start", after_draft)
-    graph.add_conditional_edges("generate", after_draft)
+    to_draft = partial(after_draft, strategies=deps.strategies)
+    for node in ("start", "vary", "plan", "candidates", "generate"):
+        graph.add_conditional_edges(node, to_draft)
     graph.add_conditional_edges("validate", after_validate)
+    graph.add_conditional_edges("check", after_check)
     graph.add_conditional_edges("approve", after_approve)
     graph.add_conditional_edges("execute", partial(after_execute, strategies=deps.strategies))
     graph.add_conditional_edges("relax", after_relax)

@@ -118,6 +118,11 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
     except ConnectorError as exc:
         detail = {"error": exc.message, "type": type(exc).__name__}
         record("execution_failed", detail=detail)
+        if deps.strategies.remember_failures and exc.retryable_by_repair:
+            problem = f"The warehouse refused: {exc.engine_message[:300]}"
+            deps.failures.record(
+                deps.connector.name, thread_of(config), "engine", [problem], proposal["sql"]
+            )
         failures = state.get("exec_failures", 0) + 1
         error = f"The warehouse returned an error: {exc.message[:300]}"
         if exc.retryable_by_repair and failures < deps.limits.max_attempts:

@@ -10,8 +10,10 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
 from agent import prompts
-from agent.context import AgentDeps
+from agent.catalog import CatalogSnapshot
+from agent.context import AgentDeps, thread_of
 from agent.model_errors import is_retryable, user_message
+from agent.planning import plan_text
 from agent.question_context import ModelContext
 from agent.reply import SqlReply
 from agent.state import ThreadState, Turn
@@ -35,7 +37,19 @@ def history_text(turns: list[Turn]) -> str:
     return "\n".join(lines)
 
 
-def build_messages(state: ThreadState, deps: AgentDeps, context: ModelContext) -> list[BaseMessage]:
+def model_context(state: ThreadState, deps: AgentDeps, snapshot: CatalogSnapshot) -> ModelContext:
+    """What the model is shown: a follow-up ("and by month?") searches with the question it
+    follows, and paraphrases (the variations strategy) widen the table search."""
+    previous = [t["question"] for t in state.get("turns", [])[-1:]]
+    question = " ".join([*previous, state["question"]])
+    return deps.context.build(question, snapshot, also=state.get("variations") or ())
+
+
+def build_messages(
+    state: ThreadState, deps: AgentDeps, context: ModelContext, config: RunnableConfig
+) -> list[BaseMessage]:
+    """The SQL step's messages: rules and context, history, the question, then the plan and
+    mistakes to avoid when those strategies are on, and the problems of a draft under repair."""
     system = prompts.SYSTEM.format(
         engine=deps.connector.name,
         dialect=prompts.DIALECT_NAMES.get(deps.connector.dialect, deps.connector.dialect),
@@ -48,6 +62,13 @@ def build_messages(state: ThreadState, deps: AgentDeps, context: ModelContext) -
     if turns:
         messages.append(HumanMessage(prompts.HISTORY.format(turns=history_text(turns))))
     messages.append(HumanMessage(state["question"]))
+    if state.get("plan"):
+        messages.append(HumanMessage(plan_text(state["plan"])))
+    if deps.strategies.remember_failures:
+        avoid = deps.failures.hints(deps.connector.name, thread_of(config))
+        if avoid:
+            problems = "\n".join(f"- {p}" for p in avoid)
+            messages.append(HumanMessage(prompts.AVOID.format(problems=problems)))
     feedback = state.get("feedback") or []
     if feedback:
         draft = state.get("draft")
@@ -65,11 +86,9 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
         return _failed(
             attempts, f"I could not read the warehouse's tables: {exc.message} {exc.hint}"
         )
-    # a follow-up ("and by month?") searches with the question it follows
-    previous = [t["question"] for t in state.get("turns", [])[-1:]]
-    context = deps.context.build(" ".join([*previous, state["question"]]), snapshot)
+    context = model_context(state, deps, snapshot)
     try:
-        out = deps.structured_model.invoke(build_messages(state, deps, context), config)
+        out = deps.structured_model.invoke(build_messages(state, deps, context, config), config)
     except Exception as exc:  # any provider failure: the user must hear of it in the thread
         # structured_model already retried what was worth retrying (agent/model_errors.py)
         calls = deps.limits.model_attempts if is_retryable(exc) else 1
@@ -104,7 +123,12 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
             },
             "trace": [{"kind": "clarify", "text": asked}],
         }
-    draft = {"kind": "sql", "explanation": reply.explanation.strip(), "sql": reply.sql}
+    draft = {
+        "kind": "sql",
+        "explanation": reply.explanation.strip(),
+        "sql": reply.sql,
+        "by_model": True,
+    }
     if repair:
         step = {"kind": "repair", "text": f"The model corrected the SQL (attempt {attempts})."}
     else:

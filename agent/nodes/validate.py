@@ -48,7 +48,11 @@ def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
             "explanation": draft["explanation"],
             "tables": list(verdict.tables),
             "sql_sha256": sql_sha256(verdict.sql),
-            "warnings": [*verdict.warnings, *(estimate.warnings if estimate else ())],
+            "warnings": [
+                *state.get("notes", []),
+                *verdict.warnings,
+                *(estimate.warnings if estimate else ()),
+            ],
             "estimated_bytes": estimate.bytes_processed if estimate else None,
             "estimated_cost_usd": estimate.cost_usd if estimate else None,
         }
@@ -68,7 +72,9 @@ def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
             steps.append({"kind": "gate_fix", "text": f"The gate changed it: {'; '.join(fixes)}."})
         proposed = f"Proposed for approval (reads {', '.join(proposal['tables'])})."
         steps.append({"kind": "proposed", "text": proposed, "proposal_id": proposal["proposal_id"]})
-        return {"proposal": proposal, "feedback": [], "trace": steps}
+        # the self-check strategy judges the model's SQL, not a person's
+        check = deps.strategies.self_check and bool(draft.get("by_model"))
+        return {"proposal": proposal, "feedback": [], "trace": steps, "needs_check": check}
     deps.audit.record(
         thread_of(config),
         "gate_rejected",
@@ -76,6 +82,10 @@ def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
         sql=draft["sql"],
         detail={"reasons": problems, "codes": codes},
     )
+    if deps.strategies.remember_failures:
+        deps.failures.record(
+            deps.connector.name, thread_of(config), "rejected", problems, draft["sql"]
+        )
     refused = {"kind": "checks_failed", "text": "The checks refused it: " + "; ".join(problems)}
     if state.get("attempts", 0) >= deps.limits.max_attempts:
         listed = "\n".join(f"• {p}" for p in problems)

@@ -1,0 +1,80 @@
+"""Self-check (strategy `self_check`): after the gate accepts the model's SQL, a second model
+call (`QUERYBOT_CHECK_MODEL`, else the same model) judges its meaning against the question and
+the plan. Invalid: the feedback goes to the repair step, within the question's attempt budget.
+
+The check is advice, never a gate: when it cannot run, or the budget is spent, the proposal goes
+to the person with the reviewer's doubt among its warnings, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel, Field
+
+from agent import prompts
+from agent.catalog import table_key
+from agent.context import AgentDeps, thread_of
+from agent.planning import plan_text
+from agent.question_context import table_text
+from agent.state import ThreadState
+
+log = logging.getLogger(__name__)
+
+
+class CheckReply(BaseModel):
+    valid: bool = Field(description="True when the SQL answers the question as asked.")
+    feedback: str = Field(default="", description="When not valid: what to change, briefly.")
+
+
+def check(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
+    proposal = state["proposal"]
+    assert proposal is not None
+    plan = state.get("plan")
+    try:
+        snapshot = deps.catalog.snapshot()
+        read = {table_key(t) for t in proposal["tables"]}
+        tables = [t for key, t in snapshot.by_key.items() if key in read]
+        schema = "\n\n".join(table_text(t, snapshot, deps.context.limits) for t in tables)
+        human = prompts.CHECK.format(
+            plan_note=" and the plan" if plan else "",
+            question=state["question"],
+            plan=plan_text(plan) + "\n" if plan else "",
+            sql=proposal["sql"],
+        )
+        messages = [SystemMessage(f"Tables the SQL reads:\n{schema}"), HumanMessage(human)]
+        out = deps.structured(CheckReply, deps.check_model).invoke(messages, config)
+        reply: CheckReply | None = out.get("parsed")
+    except Exception as exc:  # advice only: a failed check never costs the person the proposal
+        log.warning("the self-check failed: %r", exc)
+        reply = None
+    if reply is None:
+        return {"needs_check": False, "trace": [_step("The self-check could not run.")]}
+    if reply.valid:
+        return {"needs_check": False, "trace": [_step("A second model call checked the SQL.")]}
+    doubt = reply.feedback.strip()[:1000] or "it does not answer the question as asked"
+    deps.audit.record(
+        thread_of(config),
+        "self_check_failed",
+        proposal_id=proposal["proposal_id"],
+        actor=state.get("user", ""),
+        sql=proposal["sql"],
+        detail={"feedback": doubt},
+    )
+    if state.get("attempts", 0) >= deps.limits.max_attempts:
+        warning = f"A second check doubted this query: {doubt}"
+        kept = {**proposal, "warnings": [*proposal["warnings"], warning]}
+        return {"needs_check": False, "proposal": kept, "trace": [_step(warning)]}
+    return {
+        "needs_check": False,
+        "proposal": None,
+        "feedback": [f"A review of your SQL against the question found: {doubt}"],
+        "trace": [_step(f"A second check found a problem, so the SQL was rewritten: {doubt}")],
+    }
+
+
+def _step(text: str) -> dict[str, str]:
+    return {"kind": "self_check", "text": text}

@@ -1,0 +1,40 @@
+"""Question variations (strategy `variations:N`): N paraphrases of the question, in one model
+call, used only to widen the table search of a warehouse too big to be shown whole. A warehouse
+shown whole needs no search, so it costs no call. Never blocks: a failure means no paraphrases.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel, Field
+
+from agent import prompts
+from agent.context import AgentDeps
+from agent.state import ThreadState
+
+log = logging.getLogger(__name__)
+
+
+class Variations(BaseModel):
+    questions: list[str] = Field(description="The question rephrased, one per item.")
+
+
+def vary(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
+    count = deps.strategies.variations
+    try:
+        index, _ = deps.context.warm(deps.catalog.snapshot())
+        if index is None:  # the whole schema is shown: nothing to widen
+            return {"variations": []}
+        human = prompts.VARIATIONS.format(count=count, question=state["question"])
+        out = deps.structured(Variations).invoke([HumanMessage(human)], config)
+    except Exception as exc:  # the SQL step meets (and reports) model and warehouse faults too
+        log.warning("no variations: %r", exc)
+        return {"variations": []}
+    reply: Variations | None = out.get("parsed")
+    found = [q.strip()[:500] for q in (reply.questions if reply else []) if q.strip()][:count]
+    text = f"The question was rephrased {len(found)} way(s) to search for tables."
+    return {"variations": found, "trace": [{"kind": "variations", "text": text}]}
