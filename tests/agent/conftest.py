@@ -12,7 +12,7 @@ import duckdb
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.context import AgentDeps, Limits
+from agent.context import AgentDeps, Limits, Strategies
 from agent.conversation import Agent
 from agent.models import ScriptedChatModel
 from connectors.base import RunContext
@@ -65,12 +65,21 @@ def make_agent(shop_path: Path) -> MakeAgent:
     connectors: list[Spy] = []
 
     def make(
-        replies: list[str], *, checkpointer: Any = None, limits: Limits | None = None
+        replies: list[str],
+        *,
+        checkpointer: Any = None,
+        limits: Limits | None = None,
+        strategies: Strategies | None = None,
     ) -> tuple[Agent, ScriptedChatModel, Spy]:
         model = ScriptedChatModel(replies=replies)
         connector = Spy(shop_path)
         connectors.append(connector)
-        deps = AgentDeps(connector=connector, model=model, limits=limits or Limits())
+        deps = AgentDeps(
+            connector=connector,
+            model=model,
+            limits=limits or Limits(),
+            strategies=strategies or Strategies(),
+        )
         return Agent(deps, checkpointer or InMemorySaver()), model, connector
 
     yield make
