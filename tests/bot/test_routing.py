@@ -1,0 +1,188 @@
+"""Routing: one process, one Agent per configured warehouse (the real agents over the demo
+DuckDB file and a SQLite file, a scripted model), each thread answered by its channel's warehouse;
+the override asked first; channels no warehouse answers refused politely."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from slack_sdk import WebClient
+
+from agent.conversation import Agent
+from bot.config import DeploymentConfig, load_config
+from bot.routing import RoutedChannelRules, Router
+from bot.settings import Settings
+from bot.wiring import Deployment
+from connectors.base import ConnectorError
+from connectors.demo import ensure_demo
+from connectors.duckdb import DuckDBConnector
+
+DEMO_SQL = "SELECT COUNT(*) AS regions FROM demo.main.regions"
+SURVEY_SQL = "SELECT answer, COUNT(*) AS n FROM surveys GROUP BY answer ORDER BY answer"
+
+
+@pytest.fixture(scope="module")
+def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return ensure_demo(tmp_path_factory.mktemp("demo"))
+
+
+def survey_file(folder: Path) -> Path:
+    path = folder / "survey.db"
+    with closing(sqlite3.connect(path)) as con, con:
+        con.execute("CREATE TABLE surveys (id INTEGER PRIMARY KEY, answer TEXT NOT NULL)")
+        con.executemany("INSERT INTO surveys (answer) VALUES (?)", [("yes",), ("no",), ("yes",)])
+    return path
+
+
+def settings_for(tmp_path: Path, replies: list[str], config: Path | None = None) -> Settings:
+    script = tmp_path / "script.jsonl"
+    lines = [json.dumps({"kind": "sql", "explanation": "Counts.", "sql": s}) for s in replies]
+    script.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    env = {"QUERYBOT_MODEL": f"scripted:{script}", "QUERYBOT_DATA_DIR": str(tmp_path / "data")}
+    if config:
+        env["QUERYBOT_CONFIG"] = str(config)
+    return Settings.from_env(env, dotenv=False)
+
+
+def two_warehouses(tmp_path: Path, demo_file: Path, *, default: bool) -> Path:
+    survey = survey_file(tmp_path)
+    path = tmp_path / "querybot.toml"
+    path.write_text(
+        ('default = "shop"\n' if default else "")
+        + f'[warehouses.shop]\nspec = "duckdb:{demo_file}"\ndescription = "the demo shop"\n'
+        + f'[warehouses.survey]\nspec = "sqlite:///{survey}"\nrow_limit = 2\n'
+        + '[channels]\nC0SURVEY01 = "survey"\nC0SHOP0001 = "shop"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.fixture
+def deployment(tmp_path: Path, demo_file: Path) -> Iterator[Deployment]:
+    config = two_warehouses(tmp_path, demo_file, default=True)
+    built = Deployment(settings_for(tmp_path, [SURVEY_SQL, DEMO_SQL, DEMO_SQL], config))
+    yield built
+    built.close()
+
+
+def test_each_channel_asks_its_own_warehouse(deployment: Deployment) -> None:
+    router = Router(deployment.open_warehouses(), deployment.config)
+    survey_thread, shop_thread = "T1:C0SURVEY01:1.0", "T1:C0ELSEWHERE:2.0"
+
+    outcome = router.ask(survey_thread, "answers?", user="U1")
+    assert outcome.kind == "proposal" and outcome.proposal
+    assert outcome.proposal.tables == ["main.surveys"]
+    answer = router.decide(survey_thread, outcome.proposal.proposal_id, approved=True, user="U2")
+    assert answer.kind == "answer" and answer.answer
+    assert answer.answer.connector == "sqlite"
+    assert answer.answer.rows == [["no", 1], ["yes", 2]]
+    assert "LIMIT 2" in answer.answer.sql  # the survey warehouse's own row limit
+
+    # an unmapped channel goes to the default (the shop)
+    outcome = router.ask(shop_thread, "how many regions?", user="U1")
+    assert outcome.kind == "proposal" and outcome.proposal
+    assert outcome.proposal.tables == ["demo.main.regions"]
+    assert router.has_thread(shop_thread) and router.has_thread(survey_thread)
+    assert not router.has_thread("T1:C0SHOP0001:9.0")
+    assert router.agent_for(survey_thread) is deployment.agents["survey"]
+    assert router.agent_for(shop_thread) is deployment.agents["shop"]
+
+    # one model, one audit log, one checkpointer; each warehouse its own examples and limits
+    shop, survey = deployment.agents["shop"].deps, deployment.agents["survey"].deps
+    assert shop.model is survey.model is deployment.model
+    assert shop.audit is survey.audit is deployment.audit
+    assert shop.examples is not survey.examples
+    assert (shop.limits.row_limit, survey.limits.row_limit) == (1000, 2)
+    events = {e["event"] for e in deployment.audit.events(survey_thread)}
+    assert {"proposed", "approved", "executed"} <= events
+
+
+def test_the_override_is_asked_first(tmp_path: Path, demo_file: Path) -> None:
+    config = two_warehouses(tmp_path, demo_file, default=True)
+    deployment = Deployment(settings_for(tmp_path, [DEMO_SQL], config))
+    # a per-thread agent over another connector, as the files-in-thread sandbox builds one
+    connector = DuckDBConnector(ensure_demo(tmp_path / "sandbox"))
+    special = deployment.agent_for(connector, name="sandbox")
+    assert special.deps.model is deployment.model and special.deps.audit is deployment.audit
+    asked: list[str] = []
+
+    def override(thread_id: str) -> Agent | None:
+        asked.append(thread_id)
+        return special if thread_id.endswith(":7.0") else None
+
+    try:
+        router = Router(deployment.open_warehouses(), deployment.config, override=override)
+        # the channel maps to the SQLite survey, but the override's DuckDB agent answers
+        outcome = router.ask("T1:C0SURVEY01:7.0", "how many regions?", user="U1")
+        assert outcome.kind == "proposal" and outcome.proposal
+        assert outcome.proposal.tables == ["demo.main.regions"]
+        assert asked == ["T1:C0SURVEY01:7.0"]
+        assert router.agent_for("T1:C0SURVEY01:7.0") is special
+        assert router.agent_for("T1:C0SURVEY01:8.0") is deployment.agents["survey"]
+        proposal_id = outcome.proposal.proposal_id
+        answer = router.decide("T1:C0SURVEY01:7.0", proposal_id, approved=True, user="U2")
+        assert answer.answer and answer.answer.connector == "duckdb"
+    finally:
+        special.deps.catalog.wait_idle(timeout_s=30)
+        connector.close()
+        deployment.close()
+
+
+def test_without_a_default_an_unmapped_channel_gets_a_polite_note(
+    tmp_path: Path, demo_file: Path
+) -> None:
+    config = two_warehouses(tmp_path, demo_file, default=False)
+    deployment = Deployment(settings_for(tmp_path, [], config))
+    try:
+        router = Router(deployment.open_warehouses(), deployment.config)
+        thread = "T1:C0RANDOM01:1.0"
+        outcome = router.ask(thread, "revenue?", user="U1")
+        assert outcome.kind == "failed"
+        assert "not connected to a warehouse" in outcome.message
+        assert "#C0SHOP0001 for shop (the demo shop)" in outcome.message
+        assert "#C0SURVEY01 for survey" in outcome.message
+        assert router.decide(thread, "p1", approved=True, user="U1").kind == "failed"
+        assert router.edit(thread, "p1", "SELECT 1", user="U1").kind == "failed"
+        assert router.cancel(thread, "p1", user="U1") is False
+        assert router.has_thread(thread) is False and router.agent_for(thread) is None
+
+        # the listeners refuse there (and in direct messages) before any work, with links
+        rules = RoutedChannelRules(WebClient(token="xoxb-unused"), deployment.config)
+        refusal = rules.refusal("C0RANDOM01", ext_shared=False)
+        assert refusal and "<#C0SHOP0001> for shop" in refusal
+        assert rules.refusal("D0DIRECT01", ext_shared=False) == refusal
+        assert rules.refusal("C0SURVEY01", ext_shared=False) is None
+        assert rules.refusal("C0SURVEY01", ext_shared=True) is not None  # Slack Connect still
+    finally:
+        deployment.close()
+
+
+def test_home_tab_lists_every_warehouse_tables(deployment: Deployment) -> None:
+    router = Router(deployment.open_warehouses(), deployment.config)
+    names = [name for name, _ in router.tables()]
+    assert "survey: main.surveys" in names
+    assert "shop: demo.main.regions" in names
+
+
+def test_close_closes_every_warehouse(tmp_path: Path, demo_file: Path) -> None:
+    config = two_warehouses(tmp_path, demo_file, default=True)
+    deployment = Deployment(settings_for(tmp_path, [], config))
+    connectors = [a.deps.connector for a in deployment.open_warehouses().values()]
+    deployment.close()
+    assert deployment.agents == {}
+    for connector in connectors:
+        with pytest.raises(ConnectorError):
+            connector.run("SELECT 1", max_rows=1, timeout_s=5)
+
+
+def test_a_router_needs_an_agent_for_each_mapped_warehouse(tmp_path: Path) -> None:
+    path = tmp_path / "q.toml"
+    path.write_text('[warehouses.a]\nspec = "demo"\n[channels]\nC0AAAAAAA1 = "a"\n')
+    config: DeploymentConfig = load_config(path, {})
+    with pytest.raises(ValueError, match="No agent for the warehouse"):
+        Router({}, config)
