@@ -14,7 +14,10 @@ from slack_bolt import App
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk import WebClient
-from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+from slack_sdk.http_retry.builtin_handlers import (
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
 
 from bot import listeners
 from bot.approvals import Approvers
@@ -29,12 +32,16 @@ log = logging.getLogger(__name__)
 
 
 def build_client(settings: Settings) -> WebClient:
-    """The bot's WebClient: `SLACK_API_URL` when set, and retries on HTTP 429 (Retry-After)."""
+    """The bot's WebClient: `SLACK_API_URL` when set, and retries on HTTP 429 (after Slack's
+    Retry-After) and on HTTP 500 / 503 (slack_sdk's handlers; a connection error is retried
+    by default). Edits are safe to repeat; a repeated post after a 500 may show twice, which
+    beats an answer lost."""
     options = {}
     if settings.slack_api_url:
         options["base_url"] = settings.slack_api_url.rstrip("/") + "/"
     client = WebClient(token=settings.slack_bot_token, **options)
     client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=2))
+    client.retry_handlers.append(ServerErrorRetryHandler(max_retry_count=2))
     return client
 
 
@@ -62,6 +69,7 @@ def build_app(settings: Settings, agent: ThreadAgent, store: Store) -> App:
         tables = list
 
     listeners.register(app, conversations, store, approvers, channels, tables)
+    conversations.recover()  # threads a crashed process left mid-way hear what happened
     return app
 
 

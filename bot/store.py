@@ -8,6 +8,10 @@ knows, so a click still works after a restart. Two rules hold it together:
 - `claim()` moves a proposal PENDING -> RUNNING in one conditional UPDATE, so of two clicks (two
   threads, two processes) exactly one wins and runs anything. An edit claims the same way
   (`claim_edit`), so an approval and an edit of one proposal never both go ahead.
+- Work in progress names the process doing it (`instance_id`; each process holds a lock on its
+  id while it lives: `flock` on a file for SQLite, an advisory lock for PostgreSQL). After a
+  crash (`kill -9`, a lost machine), `abandoned()` hands the questions and claimed proposals of
+  processes that are gone to whoever asks first, once, so each thread can be told what happened.
 
 The SQL is plain (ON CONFLICT, RETURNING, `?` placeholders), so both back ends share it:
 `SqliteStore` (one process, or replicas sharing a disk) and `PostgresStore` (replicas on several
@@ -16,10 +20,12 @@ machines); `open_store` picks one from the settings.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import sqlite3
 import threading
 import time
+import uuid
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
 from enum import StrEnum
@@ -57,9 +63,21 @@ CREATE TABLE IF NOT EXISTS bot_proposals (
 );
 CREATE INDEX IF NOT EXISTS bot_proposals_thread ON bot_proposals (thread_id, status);
 CREATE INDEX IF NOT EXISTS bot_proposals_requester ON bot_proposals (requested_by, created_at);
+CREATE TABLE IF NOT EXISTS bot_questions (
+    channel TEXT NOT NULL,
+    message_ts TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    PRIMARY KEY (channel, message_ts)
+);
 """
 #: Columns added after the first release, for stores created before them.
-_ADDED = {"edited_by": "ALTER TABLE bot_proposals ADD COLUMN edited_by TEXT"}
+_ADDED = {
+    "edited_by": "ALTER TABLE bot_proposals ADD COLUMN edited_by TEXT",
+    "claimed_by": "ALTER TABLE bot_proposals ADD COLUMN claimed_by TEXT",
+}
 
 _COLUMNS = (
     "proposal_id, thread_id, channel, message_ts, sql_sha256, requested_by, status, approved,"
@@ -98,6 +116,16 @@ class ProposalRecord:
 
 
 @dataclass(frozen=True)
+class QuestionRecord:
+    """A question being worked on: its "Working on it…" message, who asked, which process."""
+
+    thread_id: str
+    channel: str
+    message_ts: str
+    user: str
+
+
+@dataclass(frozen=True)
 class Claim:
     """The result of a click: `won` when this click moved the proposal out of PENDING."""
 
@@ -107,10 +135,18 @@ class Claim:
 
 
 class Store(ABC):
-    """The bot's state behind one interface; subclasses only say how a statement runs."""
+    """The bot's state behind one interface; subclasses say how a statement runs and how a
+    process proves it is alive."""
+
+    #: This process's id in the store (set by subclasses, which hold its liveness lock).
+    instance_id: str
 
     @abstractmethod
     def close(self) -> None: ...
+
+    @abstractmethod
+    def _alive(self, instance_id: str) -> bool:
+        """Whether the process `instance_id` (another one) still holds its liveness lock."""
 
     @abstractmethod
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -169,10 +205,18 @@ class Store(ABC):
     def claim(self, proposal_id: str, *, approved: bool, user: str) -> Claim:
         """Move a PENDING proposal to RUNNING for `user`'s decision; at most one caller wins."""
         rows = self._rows(
-            "UPDATE bot_proposals SET status = ?, approved = ?, decided_by = ?, updated_at = ?"
-            " WHERE proposal_id = ? AND status = ?"
+            "UPDATE bot_proposals SET status = ?, approved = ?, decided_by = ?, claimed_by = ?,"
+            " updated_at = ? WHERE proposal_id = ? AND status = ?"
             f" RETURNING {_COLUMNS}",
-            (Status.RUNNING, int(approved), user, time.time(), proposal_id, Status.PENDING),
+            (
+                Status.RUNNING,
+                int(approved),
+                user,
+                self.instance_id,
+                time.time(),
+                proposal_id,
+                Status.PENDING,
+            ),
         )
         if rows:
             return Claim(won=True, record=_record(rows[0]))
@@ -181,10 +225,10 @@ class Store(ABC):
     def claim_edit(self, proposal_id: str, *, user: str) -> Claim:
         """Move a PENDING proposal to RUNNING for `user`'s edit; at most one caller wins."""
         rows = self._rows(
-            "UPDATE bot_proposals SET status = ?, approved = NULL, decided_by = ?, updated_at = ?"
-            " WHERE proposal_id = ? AND status = ?"
+            "UPDATE bot_proposals SET status = ?, approved = NULL, decided_by = ?, claimed_by = ?,"
+            " updated_at = ? WHERE proposal_id = ? AND status = ?"
             f" RETURNING {_COLUMNS}",
-            (Status.RUNNING, user, time.time(), proposal_id, Status.PENDING),
+            (Status.RUNNING, user, self.instance_id, time.time(), proposal_id, Status.PENDING),
         )
         if rows:
             return Claim(won=True, record=_record(rows[0]))
@@ -221,6 +265,61 @@ class Store(ABC):
             (Status.DONE, time.time(), proposal_id),
         )
 
+    def proposal_at(self, channel: str, message_ts: str) -> ProposalRecord | None:
+        """The proposal shown in the message `message_ts` of `channel`, if one was recorded."""
+        rows = self._rows(
+            f"SELECT {_COLUMNS} FROM bot_proposals WHERE channel = ? AND message_ts = ?"
+            " ORDER BY created_at DESC LIMIT 1",
+            (channel, message_ts),
+        )
+        return _record(rows[0]) if rows else None
+
+    def start_question(self, thread_id: str, channel: str, message_ts: str, user: str) -> None:
+        """A question is being worked on in the message `message_ts` ("Working on it…")."""
+        self._rows(
+            "INSERT INTO bot_questions (channel, message_ts, thread_id, user_id, owner, started_at)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (channel, message_ts) DO NOTHING",
+            (channel, message_ts, thread_id, user, self.instance_id, time.time()),
+        )
+
+    def end_question(self, channel: str, message_ts: str) -> None:
+        """The question in `message_ts` got its answer, proposal or failure."""
+        self._rows(
+            "DELETE FROM bot_questions WHERE channel = ? AND message_ts = ? AND owner = ?",
+            (channel, message_ts, self.instance_id),
+        )
+
+    def abandoned(self) -> tuple[list[QuestionRecord], list[ProposalRecord]]:
+        """Questions and claimed (RUNNING) proposals whose process is gone, each taken over by
+        this call alone: the questions are forgotten and the proposals marked DONE, so of two
+        processes starting together only one tells a thread what happened."""
+        owners = {
+            owner
+            for (owner,) in self._rows(
+                "SELECT DISTINCT owner FROM bot_questions UNION"
+                " SELECT DISTINCT COALESCE(claimed_by, '') FROM bot_proposals WHERE status = ?",
+                (Status.RUNNING,),
+            )
+        }
+        dead = [o for o in owners if o != self.instance_id and not (o and self._alive(o))]
+        questions: list[QuestionRecord] = []
+        proposals: list[ProposalRecord] = []
+        for owner in dead:
+            for channel, ts, thread_id, user in self._rows(
+                "DELETE FROM bot_questions WHERE owner = ?"
+                " RETURNING channel, message_ts, thread_id, user_id",
+                (owner,),
+            ):
+                questions.append(QuestionRecord(thread_id, channel, ts, user))
+            rows = self._rows(
+                "UPDATE bot_proposals SET status = ?, updated_at = ?"
+                " WHERE status = ? AND COALESCE(claimed_by, '') = ?"
+                f" RETURNING {_COLUMNS}",
+                (Status.DONE, time.time(), Status.RUNNING, owner),
+            )
+            proposals += [_record(row) for row in rows]
+        return questions, proposals
+
     def supersede_pending(self, thread_id: str) -> list[ProposalRecord]:
         """Mark the thread's PENDING proposals SUPERSEDED (a new question replaces them)."""
         rows = self._rows(
@@ -233,10 +332,19 @@ class Store(ABC):
 
 
 class SqliteStore(Store):
-    """SQLite-backed store, safe to share between threads (one connection behind a lock)."""
+    """SQLite-backed store, safe to share between threads (one connection behind a lock).
+
+    Each process holds an exclusive `flock` on `<store>.instances/<instance id>` while it lives;
+    the kernel drops it when the process dies, however it dies.
+    """
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._instances = path.with_name(path.name + ".instances")
+        self._instances.mkdir(exist_ok=True)
+        self.instance_id = uuid.uuid4().hex
+        self._liveness = (self._instances / self.instance_id).open("w")
+        fcntl.flock(self._liveness, fcntl.LOCK_EX | fcntl.LOCK_NB)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
@@ -252,6 +360,22 @@ class SqliteStore(Store):
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+        (self._instances / self.instance_id).unlink(missing_ok=True)
+        self._liveness.close()
+
+    def _alive(self, instance_id: str) -> bool:
+        lock_file = self._instances / instance_id
+        try:
+            handle = lock_file.open("r")
+        except FileNotFoundError:
+            return False
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            lock_file.unlink(missing_ok=True)  # the process is gone: tidy its file
+            return False
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         # Fetch everything under the lock (RETURNING included: a write commits only once its

@@ -8,8 +8,10 @@ nothing, so exactly one click wins across replicas.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
+import psycopg
 from psycopg.rows import tuple_row
 
 from agent.postgres import open_pool, setup_lock
@@ -38,19 +40,53 @@ CREATE TABLE IF NOT EXISTS bot_proposals (
 );
 CREATE INDEX IF NOT EXISTS bot_proposals_thread ON bot_proposals (thread_id, status);
 CREATE INDEX IF NOT EXISTS bot_proposals_requester ON bot_proposals (requested_by, created_at);
+ALTER TABLE bot_proposals ADD COLUMN IF NOT EXISTS claimed_by TEXT;
+CREATE TABLE IF NOT EXISTS bot_questions (
+    channel TEXT NOT NULL,
+    message_ts TEXT NOT NULL,
+    thread_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    started_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (channel, message_ts)
+);
 """
 
 
+def _liveness_key(instance_id: str) -> str:
+    return f"querybot.instance.{instance_id}"
+
+
 class PostgresStore(Store):
-    """PostgreSQL-backed store (a small connection pool), safe to share between threads."""
+    """PostgreSQL-backed store (a small connection pool), safe to share between threads.
+
+    A connection of its own holds a session advisory lock on this process's instance id while
+    the process lives; PostgreSQL releases it when that connection ends, however the process died.
+    """
 
     def __init__(self, url: str, *, max_connections: int = 4) -> None:
         self._pool = open_pool(url, max_size=max_connections)
         with setup_lock(self._pool, "querybot.bot_store"), self._pool.connection() as conn:
             conn.execute(_SCHEMA, prepare=False)  # several statements: no prepare
+        self.instance_id = uuid.uuid4().hex
+        self._liveness = psycopg.connect(url, autocommit=True)
+        self._liveness.execute(
+            "SELECT pg_advisory_lock(hashtext(%s))", (_liveness_key(self.instance_id),)
+        )
 
     def close(self) -> None:
         self._pool.close()
+        self._liveness.close()
+
+    def _alive(self, instance_id: str) -> bool:
+        key = _liveness_key(instance_id)
+        with self._pool.connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (key,))
+            row = cursor.fetchone()
+            if row is None or not row[0]:
+                return True
+            cursor.execute("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
+            return False
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._pool.connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:

@@ -26,7 +26,7 @@ from bot import blocks
 from bot.attachments import Attachment, chart_file, csv_file
 from bot.blocks import Message, escape
 from bot.progress import Progress
-from bot.store import ProposalRecord, Status, Store
+from bot.store import ProposalRecord, QuestionRecord, Status, Store
 from bot.work import Work
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,20 @@ REPAIRED = (
     "The approved query failed when it ran, so I corrected it. The new version needs its own "
     "approval."
 )
+RESTARTED_ASKING = (
+    "querybot restarted while it was working on this question, so there is no answer and "
+    "nothing was run. Ask the question again."
+)
+RESTARTED_RUNNING = (
+    "querybot restarted while this query ran; it may not have finished, and no result was "
+    "posted. Nothing was re-run. Ask again for a fresh proposal."
+)
+RESTARTED_EDITING = (
+    "querybot restarted while it checked an edit of this proposal; nothing was run. Ask again "
+    "for a fresh proposal."
+)
+#: Added to a card whose decision a restart interrupted.
+INTERRUPTED = ":warning: interrupted by a restart"
 
 
 class ThreadAgent(Protocol):
@@ -75,6 +89,8 @@ class ThreadAgent(Protocol):
 
     def has_thread(self, thread_id: str) -> bool: ...
 
+    def explain(self, thread_id: str, proposal_id: str | None = None) -> Explanation | None: ...
+
 
 @dataclass(frozen=True)
 class SlackThread:
@@ -94,8 +110,6 @@ class SlackThread:
     def from_id(cls, thread_id: str) -> SlackThread:
         team, channel, ts = thread_id.split(":")
         return cls(team=team, channel=channel, ts=ts)
-
-    def explain(self, thread_id: str, proposal_id: str | None = None) -> Explanation | None: ...
 
 
 class Conversations:
@@ -134,6 +148,7 @@ class Conversations:
     def question(self, thread: SlackThread, text: str, *, user: str) -> None:
         """A mention: show "Working on it…" at once, then answer in the worker pool."""
         placeholder = self._post(thread, blocks.working())
+        self.store.start_question(thread.id, thread.channel, placeholder, user)
         self.work.submit(thread.id, lambda: self._ask(thread, text, user, placeholder))
 
     def follow_up(self, thread: SlackThread, text: str, *, user: str) -> None:
@@ -150,6 +165,19 @@ class Conversations:
         except SlackApiError:
             log.exception("Could not mark proposal %s as decided", record.proposal_id)
         self.work.submit(record.thread_id, lambda: self._decide(record, approved, user))
+
+    def suggested(self, record: ProposalRecord, text: str, *, user: str) -> None:
+        """A follow-up button under an answer: say in the thread who asked what, then ask it
+        there as that person, like any question."""
+        thread = SlackThread.from_id(record.thread_id)
+        self._post(thread, blocks.asked(user, text))
+        self.question(thread, text, user=user)
+
+    def explain(self, record: ProposalRecord, *, user: str) -> None:
+        """The "How did you get this?" click: the answer's steps, only to the person who clicked (others
+        may click too; the thread stays a record of questions and answers). A state read, so it
+        runs beside the thread's queue rather than behind a long query."""
+        self.work.submit(f"{record.thread_id}:explain", lambda: self._explain(record, user))
 
     def cancel(self, record: ProposalRecord, *, user: str) -> None:
         """A Cancel click on a running card: stop the query from a thread of its own (the
@@ -169,7 +197,21 @@ class Conversations:
         if not self.agent.has_thread(thread.id):
             return
         placeholder = self._post(thread, blocks.working())
+        self.store.start_question(thread.id, thread.channel, placeholder, user)
         self._ask(thread, text, user, placeholder)
+
+    def recover(self) -> None:
+        """At start-up: tell each thread that a process which is gone (`kill -9`, a crash) left
+        mid-way what happened. Nothing is run again: a question shows its proposal if it got
+        that far, else says to ask again; a query that was running says it may not have
+        finished. Runs in the worker pool, in order with each thread's later work."""
+        questions, proposals = self.store.abandoned()
+        for question in questions:
+            log.warning("Question in %s was interrupted by a restart", question.thread_id)
+            self.work.submit(question.thread_id, lambda q=question: self._recover_question(q))
+        for record in proposals:
+            log.warning("Proposal %s was interrupted by a restart", record.proposal_id)
+            self.work.submit(record.thread_id, lambda r=record: self._recover_proposal(r))
 
     def _ask(self, thread: SlackThread, text: str, user: str, placeholder: str) -> None:
         log.info("Question in %s from %s (%d characters)", thread.id, user, len(text))

@@ -1,0 +1,136 @@
+"""End to end, `kill -9` of the bot at each step of a thread, then a restart on the same data:
+every thread either continues or is told what happened, and the audit log shows that no query
+ran twice or without a recorded approval.
+
+The kill points are made deterministic by waiting on what the bot has visibly done (its log, the
+stand-in's recorded messages, the audit log) while the step is held open by a slow scripted
+model reply or a slow query.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import slack_flow as flow
+import slack_payloads as payloads
+from botproc import BotProcess, audit_events, data_dir_with, sql_reply, write_script
+from slack_flow import has_text
+from slack_payloads import ALICE, BOB
+from standin import SlackStandin
+
+from bot.blocks import APPROVE_ACTION
+from bot.threads import INTERRUPTED, RESTARTED_ASKING, RESTARTED_RUNNING
+
+COUNT_CUSTOMERS = "SELECT COUNT(*) AS customers FROM demo.main.customers"
+#: About a billion rows per region pair: a minute or more here, so it is still running when killed.
+SLOW = (
+    "SELECT COUNT(*) AS n FROM demo.main.orders AS a CROSS JOIN demo.main.order_items AS b"
+    " CROSS JOIN demo.main.regions AS r WHERE (a.order_id * 7 + b.quantity + r.region_id) % 13 = 0"
+)
+
+
+def bot_for(slack: SlackStandin, demo_db: Path, tmp_path: Path, replies: list) -> BotProcess:
+    script = write_script(tmp_path / "script.jsonl", replies)
+    return BotProcess(
+        slack=slack, data_dir=data_dir_with(tmp_path / "data", demo_db), script=script
+    )
+
+
+def executions(bot: BotProcess, proposal_id: str) -> list[str]:
+    return [e["event"] for e in audit_events(bot, proposal_id=proposal_id)]
+
+
+def test_killed_while_the_model_thinks(slack: SlackStandin, demo_db: Path, tmp_path: Path) -> None:
+    slow_reply = {**sql_reply(COUNT_CUSTOMERS, "Counts."), "__delay__": 120}
+    bot = bot_for(slack, demo_db, tmp_path, [slow_reply])
+    with bot:
+        body = payloads.mention(payloads.new_channel(), "how many customers?")
+        bot.send_event(body)
+        thread = flow.Thread(body["event"]["channel"], body["event"]["ts"])
+        flow.wait_message(slack, thread, has_text("Working on it"), "the placeholder")
+        bot.wait_log(r"Question in \S+ from")  # the worker took it: the model is thinking
+        bot.kill()
+
+        write_script(bot.script, [sql_reply(COUNT_CUSTOMERS, "Counts.")])
+        bot.start()
+        told = flow.wait_message(slack, thread, has_text(RESTARTED_ASKING), "the restart note")
+        assert told.action_values() == {}
+        # Slack redelivering the original event is still ignored: nothing is asked twice
+        bot.send_event(body, retry=1)
+        bot.wait_log(f"Ignoring a repeated delivery of event {body['event_id']}")
+
+        flow.ask(bot, "how many customers?", thread=thread)
+        proposal = flow.proposal(slack, thread)
+        flow.click(bot, proposal, approve=True)
+        flow.result(slack, thread)
+        pid = proposal.action_values()[APPROVE_ACTION]
+        assert executions(bot, pid) == ["proposed", "approved", "executed"]
+        assert [e["event"] for e in audit_events(bot, event="executed")] == ["executed"]
+    print(bot.log()[-5000:])  # shown when the test failed
+
+
+def test_killed_after_the_proposal_was_posted(
+    slack: SlackStandin, demo_db: Path, tmp_path: Path
+) -> None:
+    bot = bot_for(slack, demo_db, tmp_path, [sql_reply(COUNT_CUSTOMERS, "Counts.")])
+    with bot:
+        body = payloads.mention(payloads.new_channel(), "how many customers?")
+        bot.send_event(body)
+        thread = flow.Thread(body["event"]["channel"], body["event"]["ts"])
+        proposal = flow.proposal(slack, thread)
+        bot.kill()
+
+        bot.start()
+        bot.send_event(body, retry=1)  # Slack's retry after the outage: not asked again
+        bot.wait_log(f"Ignoring a repeated delivery of event {body['event_id']}")
+        flow.click(bot, proposal, approve=True)  # the same card: the thread continues
+        flow.result(slack, thread)
+        flow.click(bot, proposal, approve=True, user=ALICE)  # a late second click
+        slack.wait_for(lambda: slack.ephemerals_for(thread.channel, ALICE), what="the note")
+        pid = proposal.action_values()[APPROVE_ACTION]
+        assert executions(bot, pid) == ["proposed", "approved", "executed"]
+        assert not [
+            m for m in slack.thread(thread.channel, thread.ts) if RESTARTED_ASKING in m.all_text()
+        ]
+    print(bot.log()[-5000:])
+
+
+def test_killed_while_the_approved_query_runs(
+    slack: SlackStandin, demo_db: Path, tmp_path: Path
+) -> None:
+    bot = bot_for(
+        slack,
+        demo_db,
+        tmp_path,
+        [sql_reply(SLOW, "Counts pairs."), sql_reply(COUNT_CUSTOMERS, "Counts.")],
+    )
+    with bot:
+        thread = flow.ask(bot, "count the pairs")
+        proposal = flow.proposal(slack, thread)
+        pid = proposal.action_values()[APPROVE_ACTION]
+        flow.click(bot, proposal, approve=True)
+        slack.wait_for(lambda: executions(bot, pid) == ["proposed", "approved"], what="approval")
+        # the card says "Running…" only once the query has run for a while
+        flow.wait_message(slack, thread, has_text("Running"), "the running card", timeout=60)
+        bot.kill()
+
+        write_script(bot.script, [sql_reply(COUNT_CUSTOMERS, "Counts.")])
+        bot.start()
+        note = flow.wait_message(slack, thread, has_text(RESTARTED_RUNNING), "the restart note")
+        assert note.action_values() == {}
+        card = flow.wait_message(
+            slack, thread, lambda m: m.ts == proposal.ts and INTERRUPTED in m.all_text(), "card"
+        )
+        assert f"Approved by <@{BOB}>" in card.all_text() and card.action_values() == {}
+        # a stale click on the old card claims nothing
+        flow.click(bot, proposal, approve=True, user=ALICE)
+        slack.wait_for(lambda: slack.ephemerals_for(thread.channel, ALICE), what="the note")
+
+        flow.ask(bot, "how many customers then?", thread=thread)  # the thread goes on
+        fresh = flow.proposal(slack, thread, skip=1)
+        flow.click(bot, fresh, approve=True)
+        flow.result(slack, thread)
+        assert executions(bot, pid) == ["proposed", "approved"]  # never run again
+        ran = [e["proposal_id"] for e in audit_events(bot, event="executed")]
+        assert ran == [fresh.action_values()[APPROVE_ACTION]]
+    print(bot.log()[-5000:])
