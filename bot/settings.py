@@ -85,6 +85,12 @@ class Settings:
     strategies: str = ""
     #: `QUERYBOT_CHECK_MODEL`: a cheaper model for the self-check strategy (default: the model).
     check_model: str | None = None
+    #: Files shared in a thread (connectors/sandbox.py): the largest file taken, rows and tables
+    #: a thread's sandbox may hold, and how long an unused sandbox is kept.
+    file_max_mb: float = 50.0
+    file_max_rows: int = 5_000_000
+    file_max_tables: int = 20
+    file_idle_s: float = 86400.0
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -96,6 +102,10 @@ class Settings:
     def examples_db(self) -> Path:
         """Verified question -> SQL examples learnt from approved runs."""
         return self.data_dir / "examples.sqlite"
+
+    @property
+    def file_max_bytes(self) -> int:
+        return int(self.file_max_mb * 1024 * 1024)
 
     @property
     def audit_db(self) -> Path:
@@ -134,6 +144,10 @@ class Settings:
                 strategies=env.get("QUERYBOT_STRATEGIES", "").strip(),
                 check_model=env.get("QUERYBOT_CHECK_MODEL", "").strip() or None,
                 config_file=Path(env["QUERYBOT_CONFIG"]) if env.get("QUERYBOT_CONFIG") else None,
+                file_max_mb=float(env.get("QUERYBOT_FILE_MAX_MB") or 50),
+                file_max_rows=int(env.get("QUERYBOT_FILE_MAX_ROWS") or 5_000_000),
+                file_max_tables=int(env.get("QUERYBOT_FILE_MAX_TABLES") or 20),
+                file_idle_s=float(env.get("QUERYBOT_FILE_IDLE_S") or 86400),
                 extra={k: v for k, v in env.items() if k == "GOOGLE_API_KEY"},
             )
         except ValueError as exc:
