@@ -123,11 +123,9 @@ def candidates(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> d
         }
     notes = []
     if agreeing < len(drafts) and not best.problems:
-        notes.append(
-            f"{agreeing} of {len(drafts)} drafts agreed on this query; the others differed."
-            if agreeing > 1
-            else f"The {len(drafts)} drafts all differed; this one passed the checks."
-        )
+        failed = sum(bool(d.problems) for d in drafts)
+        note = f"{agreeing} of {len(drafts)} drafts agreed on this query"
+        notes.append(note + (f"; {failed} failed the checks." if failed else "."))
     draft = {
         "kind": "sql",
         "explanation": best.reply.explanation.strip(),
