@@ -1,4 +1,5 @@
-""" "How did you get this?": the steps taken for one question, read back from the thread's state.
+"""The "How did you get this?" account: the steps taken for one question, read back from the
+thread's state.
 
 Every node appends a sentence to the question's trace as it works (`agent.state.Step`): the model
 wrote or corrected the SQL, the checks refused a draft and why, the gate changed it (row cap,

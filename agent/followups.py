@@ -133,7 +133,7 @@ def _time_series(answer: dict[str, Any]) -> bool:
 
 
 def _top_value(answer: dict[str, Any], grouped: set[str], tree: exp.Expression) -> str | None:
-    """ "Drill into" the first row's first value, for a grouped result of several rows."""
+    """A "Drill into" question on the first row's first value, for a grouped result of rows."""
     rows, columns = answer["rows"], answer["columns"]
     if answer["total_rows"] < 2 or not rows or not columns or not grouped:
         return None

@@ -174,9 +174,9 @@ class Conversations:
         self.question(thread, text, user=user)
 
     def explain(self, record: ProposalRecord, *, user: str) -> None:
-        """The "How did you get this?" click: the answer's steps, only to the person who clicked (others
-        may click too; the thread stays a record of questions and answers). A state read, so it
-        runs beside the thread's queue rather than behind a long query."""
+        """A "How did you get this?" click: the answer's steps, to the person who clicked only
+        (others may click too; the thread stays a record of questions and answers). A state
+        read, so it runs beside the thread's queue rather than behind a long query."""
         self.work.submit(f"{record.thread_id}:explain", lambda: self._explain(record, user))
 
     def cancel(self, record: ProposalRecord, *, user: str) -> None:

@@ -1,4 +1,4 @@
-""" "How did you get this?": the button on an answer and the account it opens (agent/explain.py
+"""The "How did you get this?" button on an answer and the account it opens (agent/explain.py
 builds the steps from the thread's state; this module only renders them)."""
 
 from __future__ import annotations
