@@ -6,6 +6,7 @@ from __future__ import annotations
 from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement
 
 from agent.outcome import Proposal
+from agent.planning import plan_lines
 from bot.blocks.base import (
     CONTEXT_TEXT,
     SECTION_TEXT,
@@ -60,6 +61,9 @@ def _proposal_body(prop: Proposal, requested_by: str, note: str) -> list[Block]:
         blocks.append(context(note))
     explanation = prop.explanation.strip() or "Proposed query"
     blocks.append(section(f"*{escaped(explanation, SECTION_TEXT - 2)}*"))
+    if prop.plan and (lines := plan_lines(prop.plan)):
+        read = "\n".join(f"• {line}" for line in lines)
+        blocks.append(section("*How I read your question*\n" + escaped(read, SECTION_TEXT - 40)))
     sql_blocks, sql_cut = code_sections(prop.sql, SQL_SECTIONS)
     blocks += sql_blocks
     if sql_cut:

@@ -17,6 +17,7 @@ from agent.models import ScriptedChatModel
 from agent.nodes.candidates import normalised
 from agent.question_context import ContextLimits
 from agent.strategies import parse_strategies
+from bot.blocks.messages import proposal as proposal_message
 from tests.agent.conftest import Spy, reply
 
 NORTH = "SELECT SUM(amount) AS total FROM sales WHERE region = 'North'"
@@ -164,6 +165,10 @@ def test_a_plan_value_not_in_the_data_is_corrected_before_the_sql(make: Make) ->
         {"column": "sales.region", "operator": "=", "value": "North", "asked": "north"}
     ]
     assert outcome.proposal.usage and outcome.proposal.usage["nodes"]["plan"]["calls"] == 1
+    # the thread shows the plan with the proposal
+    shown = json.dumps(proposal_message(outcome.proposal, requested_by="U1").blocks)
+    assert "*How I read your question*" in shown
+    assert "Filter: sales.region = 'North' (you wrote 'north', which does not occur)" in shown
 
 
 def test_a_plan_value_with_nothing_close_asks_before_any_sql(make: Make) -> None:
