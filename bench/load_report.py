@@ -1,0 +1,358 @@
+"""Load benchmark: the real bot process (`querybot run --http`) on the demo warehouse, driven the
+way Slack drives it (signed requests) against the Web API stand-in, with a scripted model.
+
+    uv run python -m bench.load_report [--questions 100] [--threads 50] [--delay 2]
+        [--workers 8,50] [--cold-runs 3] [--json PATH]
+    uv run python -m bench.load_report --short      # CI: one bot, 6 questions, then 8 at once
+
+- overhead: one question at a time, the model answering at once. From the signed `app_mention`
+  leaving the client to the stand-in answering the chat.update that shows the proposal, and from
+  the Approve click to the chat.postMessage of the result: median and p95.
+- concurrency: THREADS questions at once in as many threads, each model call taking DELAY
+  seconds, for each worker pool size in WORKERS (QUERYBOT_WORKERS): every proposal posted, the
+  wall time from the first mention to the last proposal against the ideal, each request's ack
+  time, then every proposal approved at once; the bot's peak resident memory (VmHWM).
+- cold start: process start to the first signed `url_verification` answered (polled every
+  0.1 s), with the demo warehouse already built and without; then the first question's proposal.
+
+Times come from one clock (time.monotonic in this process, which runs the stand-in too).
+The exit status is 1 on a functional problem only: a question without its proposal or result,
+or a request not acknowledged with 200 within Slack's 3 seconds. Timings never fail it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agent.evaluation.golden import load_golden
+from agent.evaluation.report import percentile
+from bench.load_slack import (
+    ACK_LIMIT_S,
+    SECRET,
+    BotProcess,
+    Sent,
+    TimedStandin,
+    all_at_once,
+    approve,
+    ask,
+    is_proposal,
+    is_result,
+    payloads,
+    peak_rss_mib,
+    shown_at,
+)
+from connectors.demo import ensure_demo
+
+GOLDEN = Path(__file__).resolve().parents[1] / "evals" / "demo.yaml"
+
+
+def questions() -> list[tuple[str, str]]:
+    """(question, gold SQL) of the demo golden set's answerable first questions: realistic
+    questions whose scripted reply the gate accepts as it is (one model call each)."""
+    golden = load_golden(GOLDEN)
+    return [
+        (q.question, q.gold[0])
+        for q in golden.questions
+        if q.expect == "answer" and not q.follow_up_of
+    ]
+
+
+def sql_line(sql: str, delay: float = 0) -> dict[str, Any]:
+    line: dict[str, Any] = {"kind": "sql", "explanation": "Answers the question.", "sql": sql}
+    if delay:
+        line["__delay__"] = delay
+    return line
+
+
+def ms(seconds: float) -> float:
+    return round(seconds * 1000, 1)
+
+
+def spread_ms(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {"n": 0}
+    return {
+        "n": len(values),
+        "median_ms": ms(statistics.median(values)),
+        "p95_ms": ms(percentile(values, 0.95)),
+        "max_ms": ms(max(values)),
+    }
+
+
+class Run:
+    """One bot process on its own stand-in and data directory; collects functional problems."""
+
+    def __init__(
+        self,
+        work: Path,
+        demo: Path | None,
+        script: list[dict[str, Any]],
+        env: dict[str, str] | None = None,
+    ) -> None:
+        work.mkdir(parents=True)
+        if demo is not None:
+            shutil.copy(demo, work / demo.name)
+        path = work / "script.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in script), encoding="utf-8")
+        self.slack = TimedStandin()
+        self.bot = VerifiedBot(slack=self.slack, data_dir=work, script=path, env=env)
+        self.channel = payloads.new_channel()
+        self.problems: list[str] = []
+
+    def start(self) -> float:
+        """Start the stand-in and the bot; seconds until the bot answered url_verification."""
+        self.slack.start()
+        started = time.monotonic()
+        self.bot.start(timeout=120)
+        return time.monotonic() - started
+
+    def stop(self) -> None:
+        try:
+            self.bot.stop()
+        finally:
+            self.slack.stop()
+        self.problems += [
+            f"Slack would refuse {c.method}: {c.answer.get('error')}" for c in self.slack.refused
+        ]
+
+    def check_acks(self, what: str, sent: Sequence[Sent]) -> None:
+        late = [s for s in sent if not s.acked]
+        if late:
+            worst = max(late, key=lambda s: s.ack_s)
+            self.problems.append(
+                f"{len(late)} of {len(sent)} {what} not acked with 200 within {ACK_LIMIT_S:g} s "
+                f"(e.g. status {worst.status} after {worst.ack_s:.2f} s)"
+            )
+
+    def wait(self, roots: list[str], check: Any, what: str, timeout: float) -> dict[str, Any]:
+        found = self.slack.wait_threads(self.channel, roots, check, timeout=timeout)
+        if len(found) < len(roots):
+            self.problems.append(
+                f"{len(roots) - len(found)} of {len(roots)} questions got no {what}"
+            )
+        return found
+
+
+class VerifiedBot(BotProcess):
+    """Ready when a signed `url_verification` is answered with its challenge (as Slack checks a
+    Request URL), not merely when the port accepts connections."""
+
+    def _ready(self, connections_before: int) -> bool:
+        from slack_payloads import signed_headers
+
+        body = json.dumps({"token": "x", "challenge": "ready?", "type": "url_verification"})
+        try:
+            status, text = self.post(body, "application/json", signed_headers(SECRET, body))
+        except OSError:
+            return False
+        return status == 200 and "ready?" in text
+
+    @property
+    def pid(self) -> int:
+        assert self._proc is not None
+        return self._proc.pid
+
+
+def asked(count: int, delay: float = 0) -> tuple[list[str], list[dict[str, Any]]]:
+    """`count` questions of the golden set (again from the top when more are wanted) and the
+    scripted model's replies to them, each taking `delay` seconds."""
+    picked = [questions()[i % len(questions())] for i in range(count)]
+    return [q for q, _ in picked], [sql_line(sql, delay) for _, sql in picked]
+
+
+def overhead(run: Run, asked: list[str], warmup: int) -> dict[str, Any]:
+    """Ask one question at a time, approve its proposal, wait for the result."""
+    proposal_s: list[float] = []
+    result_s: list[float] = []
+    sent: list[Sent] = []
+    for i, question in enumerate(asked):
+        root, mention = ask(run.bot, run.channel, question)
+        proposal = run.wait([root], is_proposal, "proposal", 30).get(root)
+        if proposal is None:
+            continue
+        click = approve(run.bot, proposal)
+        result = run.wait([root], is_result, "result", 30).get(root)
+        sent += [mention, click]
+        if result is None or i < warmup:
+            continue
+        proposal_s.append(shown_at(run.slack, proposal, is_proposal) - mention.at)
+        result_s.append(shown_at(run.slack, result, is_result) - click.at)
+    run.check_acks("requests", sent)
+    return {
+        "questions": len(asked) - warmup,
+        "warmup": warmup,
+        "mention_to_proposal": spread_ms(proposal_s),
+        "approve_to_result": spread_ms(result_s),
+        "ack": spread_ms([s.ack_s for s in sent]),
+    }
+
+
+def concurrency(run: Run, asked: list[str], delay: float, workers: int) -> dict[str, Any]:
+    """Ask every question at once, each in its own thread, then approve every proposal at once.
+    Each scripted reply takes `delay` seconds; the bot has `workers` workers."""
+    threads = len(asked)
+    idle_rss = peak_rss_mib(run.bot.pid)[1]
+    mentions = all_at_once([lambda q=q: ask(run.bot, run.channel, q) for q in asked])
+    sent = dict(mentions)
+    first = min(s.at for s in sent.values())
+    pool_bound = delay * math.ceil(threads / min(workers, threads))
+    proposals = run.wait(list(sent), is_proposal, "proposal", 60 + 2 * pool_bound)
+    shown = {root: shown_at(run.slack, p, is_proposal) for root, p in proposals.items()}
+    clicks = all_at_once([lambda p=p: approve(run.bot, p) for p in proposals.values()])
+    click_first = min((c.at for c in clicks), default=time.monotonic())
+    results = run.wait(list(proposals), is_result, "result", 60)
+    results_at = [shown_at(run.slack, r, is_result) for r in results.values()]
+    run.check_acks("mentions", list(sent.values()))
+    run.check_acks("Approve clicks", clicks)
+    peak_rss, _ = peak_rss_mib(run.bot.pid)
+    wall = max(shown.values()) - first if shown else math.nan
+    return {
+        "threads": threads,
+        "model_delay_s": delay,
+        "workers": workers,
+        "proposals": len(proposals),
+        "results": len(results),
+        "proposals_wall_s": round(wall, 2),
+        "ideal_model_bound_s": delay,
+        "ideal_pool_bound_s": pool_bound,
+        "wall_over_model_bound": round(wall / delay, 2),
+        "mention_to_proposal": spread_ms([shown[r] - sent[r].at for r in shown]),
+        "mention_ack": spread_ms([s.ack_s for s in sent.values()]),
+        "approvals_wall_s": round(max(results_at) - click_first, 2) if results_at else None,
+        "click_ack": spread_ms([c.ack_s for c in clicks]),
+        "rss_idle_mib": round(idle_rss, 1),
+        "rss_peak_mib": round(peak_rss, 1),
+    }
+
+
+def cold_start(work: Path, demo: Path | None) -> tuple[dict[str, Any], list[str]]:
+    """Start a bot; then its first question, from the mention to the proposal."""
+    question, sql = questions()[0]
+    run = Run(work, demo, [sql_line(sql)])
+    try:
+        ready = run.start()
+        root, mention = ask(run.bot, run.channel, question)
+        proposal = run.wait([root], is_proposal, "proposal", 60).get(root)
+        first = shown_at(run.slack, proposal, is_proposal) - mention.at if proposal else math.nan
+        run.check_acks("requests", [mention])
+    finally:
+        run.stop()
+    return {"ready_s": round(ready, 2), "first_proposal_ms": ms(first)}, run.problems
+
+
+def full(args: argparse.Namespace, root: Path, demo: Path) -> tuple[dict[str, Any], list[str]]:
+    """Each measurement on a bot process of its own."""
+    out: dict[str, Any] = {"cold_start": {}, "concurrency": []}
+    problems: list[str] = []
+    for prebuilt in (True, False):
+        runs = []
+        for i in range(args.cold_runs):
+            name = f"cold-{'built' if prebuilt else 'fresh'}-{i}"
+            figures, found = cold_start(root / name, demo if prebuilt else None)
+            runs.append(figures)
+            problems += found
+        out["cold_start"]["demo built" if prebuilt else "demo not built"] = runs
+    questions_, script = asked(args.warmup + args.questions)
+    run = Run(root / "overhead", demo, script)
+    try:
+        run.start()
+        out["overhead"] = overhead(run, questions_, args.warmup)
+    finally:
+        run.stop()
+        problems += run.problems
+    for workers in args.workers:
+        questions_, script = asked(args.threads, args.delay)
+        run = Run(root / f"concurrency-{workers}", demo, script, {"QUERYBOT_WORKERS": str(workers)})
+        try:
+            run.start()
+            out["concurrency"].append(concurrency(run, questions_, args.delay, workers))
+        finally:
+            run.stop()
+            problems += run.problems
+    return out, problems
+
+
+def short(root: Path, demo: Path) -> tuple[dict[str, Any], list[str]]:
+    """CI: one bot process (8 workers) for a few questions one by one, then 8 at once."""
+    one_by_one, script = asked(6)
+    at_once, slow = asked(8, delay=0.5)
+    run = Run(root / "short", demo, script + slow, {"QUERYBOT_WORKERS": "8"})
+    try:
+        ready = run.start()
+        out = {
+            "cold_start": {"demo built": [{"ready_s": round(ready, 2)}]},
+            "overhead": overhead(run, one_by_one, warmup=1),
+            "concurrency": [concurrency(run, at_once, 0.5, 8)],
+        }
+    finally:
+        run.stop()
+    return out, run.problems
+
+
+def render(out: dict[str, Any]) -> str:
+    lines = []
+    for case, runs in out["cold_start"].items():
+        ready = ", ".join(f"{r['ready_s']:.2f}" for r in runs)
+        line = f"cold start ({case}): ready in {ready} s"
+        if "first_proposal_ms" in runs[0]:
+            first = ", ".join(f"{r['first_proposal_ms']:.0f}" for r in runs)
+            line += f"; first question's proposal {first} ms"
+        lines.append(line)
+    o = out["overhead"]
+    for key in ("mention_to_proposal", "approve_to_result", "ack"):
+        f = o[key]
+        if f["n"]:
+            lines.append(
+                f"overhead {key}: median {f['median_ms']} ms, p95 {f['p95_ms']} ms, "
+                f"max {f['max_ms']} ms (n={f['n']})"
+            )
+    for c in out["concurrency"]:
+        lines.append(
+            f"concurrency {c['threads']} threads, model {c['model_delay_s']:g} s, "
+            f"{c['workers']} workers: {c['proposals']} proposals, {c['results']} results; "
+            f"proposals wall {c['proposals_wall_s']} s (model bound {c['ideal_model_bound_s']:g} s"
+            f", x{c['wall_over_model_bound']}; pool bound {c['ideal_pool_bound_s']:g} s); "
+            f"approvals wall {c['approvals_wall_s']} s; "
+            f"mention ack median {c['mention_ack'].get('median_ms')} ms max "
+            f"{c['mention_ack'].get('max_ms')} ms; click ack median "
+            f"{c['click_ack'].get('median_ms')} ms max {c['click_ack'].get('max_ms')} ms; "
+            f"RSS idle {c['rss_idle_mib']} MiB, peak {c['rss_peak_mib']} MiB"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--short", action="store_true", help="CI: few questions, fails on drops only")
+    p.add_argument("--questions", type=int, default=100)
+    p.add_argument("--warmup", type=int, default=3, help="first questions left out of overhead")
+    p.add_argument("--threads", type=int, default=50)
+    p.add_argument("--delay", type=float, default=2.0, help="seconds per model call")
+    p.add_argument("--workers", default="8,50", help="QUERYBOT_WORKERS values to try")
+    p.add_argument("--cold-runs", type=int, default=3)
+    p.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    args = p.parse_args(argv)
+    args.workers = [int(w) for w in str(args.workers).split(",")]
+    with tempfile.TemporaryDirectory(prefix="querybot-load-") as tmp:
+        root = Path(tmp)
+        demo = ensure_demo(root / "demo")
+        out, problems = short(root, demo) if args.short else full(args, root, demo)
+    print(render(out))
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2), encoding="utf-8")
+    for problem in problems:
+        print(f"PROBLEM: {problem}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
