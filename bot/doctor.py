@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from agent.gate import GateSchema, check_sql
 from agent.models import ModelConfigError, load_model
-from bot.config import DeploymentConfig, Warehouse, deployment_config
+from bot.config import DeploymentConfig, Warehouse, WarehouseError, deployment_config
 from bot.settings import Settings, SettingsError
 from bot.wiring import open_configured
 from connectors.base import Connector, ConnectorError, PermissionDenied, QueryFailed, TableInfo
@@ -72,7 +72,10 @@ def _mask(match: re.Match[str]) -> str:
 
 
 def _error(exc: ConnectorError) -> str:
-    return " ".join(part for part in (exc.message, exc.hint) if part)
+    message = exc.message.strip()
+    if exc.hint and not message.endswith((".", "!", "?", ":")):
+        message += "."
+    return " ".join(part for part in (message, exc.hint.strip()) if part)
 
 
 def check_warehouse(
@@ -83,6 +86,8 @@ def check_warehouse(
     try:
         connector = open_warehouse(warehouse)
     except (ConnectorError, SettingsError) as exc:
+        if isinstance(exc, WarehouseError) and isinstance(exc.__cause__, ConnectorError):
+            exc = exc.__cause__  # the section already names the warehouse
         text = _error(exc) if isinstance(exc, ConnectorError) else str(exc)
         section.fail(f"does not open: {text}")
         section.note("not checked: tables, read-only, sample query (it must open first)")

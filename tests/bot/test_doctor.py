@@ -1,0 +1,279 @@
+"""`querybot doctor` against real warehouses: the demo DuckDB file, a SQLite file, PostgreSQL and
+MariaDB on this machine (logins that hold every write grant on their database, so only the
+engine's read-only transaction refuses the probe), a port nothing listens on, logins too
+powerful to be held read-only, and a connector that really writes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from bot.cli import main
+from bot.config import Warehouse
+from bot.doctor import PROBE_TABLE, check_warehouse, hide_password, render
+from connectors.base import QueryResult, RunContext, TableInfo
+from connectors.demo import ensure_demo
+from tests.connectors.sql_fixtures import (
+    HOST,
+    MYSQL_PORT,
+    PG_PORT,
+    Sample,
+    closed_port,
+    mysql_sample,
+    port_open,
+    postgres_sample,
+    require,
+    sqlite_sample,
+)
+
+
+@pytest.fixture(scope="module")
+def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return ensure_demo(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture(scope="module")
+def pg() -> Iterator[Sample]:
+    with postgres_sample() as sample:
+        yield sample
+
+
+@pytest.fixture(scope="module")
+def maria() -> Iterator[Sample]:
+    with mysql_sample() as sample:
+        yield sample
+
+
+@pytest.fixture
+def lite(tmp_path: Path) -> Iterator[Sample]:
+    folder = tmp_path / "lite"
+    folder.mkdir()
+    with sqlite_sample(folder) as sample:
+        yield sample
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A deployment's environment: scripted model, Slack secrets; the config file is written
+    by each test."""
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps({"kind": "clarify", "message": "?"}) + "\n")
+    monkeypatch.chdir(tmp_path)  # no .env from the project
+    for name in ("QUERYBOT_WAREHOUSE", "SLACK_APP_TOKEN", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("QUERYBOT_MODEL", f"scripted:{script}")
+    monkeypatch.setenv("QUERYBOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "secret")
+    config = tmp_path / "querybot.toml"
+    monkeypatch.setenv("QUERYBOT_CONFIG", str(config))
+    return config
+
+
+def doctor(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(["doctor", *args])
+    return code, capsys.readouterr().out
+
+
+def section(out: str, title: str) -> str:
+    """The lines of one section of the report."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith("  ")), None)
+    return "\n".join(lines[start:end])
+
+
+def test_every_real_warehouse_passes_and_is_left_unchanged(
+    env: Path,
+    demo_file: Path,
+    lite: Sample,
+    pg: Sample,
+    maria: Sample,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PG_URL", pg.url)
+    env.write_text(
+        'default = "shop"\n'
+        f'[warehouses.shop]\nspec = "duckdb:{demo_file}"\n'
+        f'[warehouses.lite]\nspec = "{lite.url}"\n'
+        '[warehouses.pg]\nspec = "${PG_URL}"\n'
+        f'[warehouses.maria]\nspec = "{maria.url}"\n'
+        '[channels]\nC0PG000001 = "pg"\n'
+    )
+    before = [s.fingerprint() for s in (lite, pg, maria)]
+    code, out = doctor(capsys)
+    assert code == 0, out
+    assert f"deployment: config file {env}" in out
+    assert "· channel C0PG000001 -> pg" in out
+    assert "· other channels and direct messages -> shop" in out
+    for name, engine in [("shop", "duckdb"), ("lite", "sqlite"), ("pg", "postgresql")]:
+        part = section(out, f"warehouse {name} ")
+        assert f"✓ opens ({engine}" in part
+        assert "✓ read-only: a test write (CREATE TABLE querybot_doctor_probe (x INT)) was " in part
+        assert "✓ sample query passed the gate and ran: SELECT" in part and "-> 1 row" in part
+    assert "✓ 7 tables visible" in section(out, "warehouse shop ")
+    assert "read-only transaction" in section(out, "warehouse pg ")
+    assert "(${PG_URL})" in out and pg.url not in out  # the expanded secret is never shown
+    maria_part = section(out, "warehouse maria ")
+    assert "✓ opens (mysql" in maria_part and "READ ONLY transaction" in maria_part
+    assert "✓ 4 tables visible" in maria_part  # departments, employees, salaries and a view
+    assert "✓ QUERYBOT_MODEL builds" in out and "the doctor calls no model" in out
+    assert "✓ SLACK_BOT_TOKEN is set" in out and "the doctor does not call Slack" in out
+    assert "Everything checked is fine." in out
+    assert [s.fingerprint() for s in (lite, pg, maria)] == before
+
+
+def test_failures_say_what_to_do_and_exit_non_zero(
+    env: Path, demo_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dead = closed_port()
+    env.write_text(
+        f'[warehouses.shop]\nspec = "duckdb:{demo_file}"\n'
+        f'[warehouses.dead]\nspec = "postgresql://querybot:hunter2@{HOST}:{dead}/x"\n'
+        '[warehouses.gone]\nspec = "sqlite:///nowhere/at/all.db"\n'
+        '[warehouses.odd]\nspec = "oracle://x"\n'
+    )
+    monkeypatch.delenv("SLACK_SIGNING_SECRET")
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxp-user-token")
+    code, out = doctor(capsys)
+    assert code == 1
+    assert "✓ opens (duckdb" in section(out, "warehouse shop ")
+    dead_part = section(out, "warehouse dead ")
+    assert f"(postgresql://querybot:***@{HOST}:{dead}/x)" in dead_part and "hunter2" not in out
+    assert "✗ does not open:" in dead_part
+    assert "· not checked: tables, read-only, sample query" in dead_part
+    assert "✗ does not open:" in section(out, "warehouse gone ")
+    assert "Unknown warehouse 'oracle://x'" in section(out, "warehouse odd ")
+    assert "✗ SLACK_BOT_TOKEN does not start with xoxb-" in out
+    assert "✗ neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (--http)" in out
+    assert "5 problems found (marked ✗)" in out, out
+
+
+def test_logins_too_powerful_are_refused_at_open(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No connector here lets its login write: PostgreSQL superusers and MariaDB's root (ALL
+    PRIVILEGES) are refused when the connector opens, which the doctor reports as a failure."""
+    require(port_open(PG_PORT), "PostgreSQL is not reachable")
+    require(port_open(MYSQL_PORT), "MariaDB is not reachable")
+    env.write_text(
+        f'[warehouses.pgroot]\nspec = "postgresql://postgres@{HOST}:{PG_PORT}/postgres"\n'
+        f'[warehouses.mariaroot]\nspec = "mysql://root@{HOST}:{MYSQL_PORT}/test"\n'
+    )
+    code, out = doctor(capsys)
+    assert code == 1
+    assert "✗ does not open:" in section(out, "warehouse pgroot ")
+    assert "Refusing to query PostgreSQL as 'postgres'" in section(out, "warehouse pgroot ")
+    mariaroot = section(out, "warehouse mariaroot ")
+    assert "✗ does not open: Refusing to query MySQL as 'root" in mariaroot
+
+
+def test_only_one_warehouse(env: Path, demo_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    env.write_text(
+        f'[warehouses.shop]\nspec = "duckdb:{demo_file}"\n'
+        '[warehouses.other]\nspec = "sqlite:///nowhere.db"\n'
+    )
+    code, out = doctor(capsys, "--warehouse", "shop")
+    assert code == 0, out
+    assert "warehouse other" not in out
+    code, out = doctor(capsys, "--warehouse", "nope")
+    assert code == 1 and "There is no warehouse named 'nope'" in out
+
+
+def test_a_broken_config_file_is_one_failure_line(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env.write_text('[warehouses.a]\nspec = "postgresql://u:${NOT_SET_ANYWHERE}@h/db"\n')
+    code, out = doctor(capsys)
+    assert code == 1
+    assert f"✗ {env}: warehouses.a.spec: ${{NOT_SET_ANYWHERE}} is used but" in out
+    assert "Traceback" not in out
+
+
+def test_without_a_config_file_the_single_warehouse_is_checked(
+    env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("QUERYBOT_CONFIG")
+    monkeypatch.setenv("QUERYBOT_MODEL", "google_genai:gemini-2.5-flash")
+    code, out = doctor(capsys)  # QUERYBOT_WAREHOUSE unset: the demo, built in the data dir
+    assert code == 1  # no GOOGLE_API_KEY
+    assert "deployment: QUERYBOT_WAREHOUSE, no config file" in out
+    assert "✓ opens (duckdb" in section(out, "warehouse main (demo)")
+    assert "✗ GOOGLE_API_KEY is not set" in out
+
+
+# -- a connector that does write ------------------------------------------------------------------
+
+
+@dataclass
+class WritableDuckDB:
+    """A connector that does not hold its connection read-only (none of the shipped ones is
+    like this): what the doctor must shout about."""
+
+    path: Path
+    name: str = "duckdb"
+    dialect: str = "duckdb"
+
+    def __post_init__(self) -> None:
+        self.con = duckdb.connect(str(self.path))
+
+    def list_tables(self) -> list[TableInfo]:
+        rows = self.con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+        return [TableInfo(name=row[0], columns=()) for row in rows]
+
+    def describe(self, table: str) -> TableInfo:
+        raise NotImplementedError
+
+    def estimate(self, sql: str) -> None:
+        return None
+
+    def run(
+        self, sql: str, *, max_rows: int, timeout_s: float, context: RunContext | None = None
+    ) -> QueryResult:
+        cursor = self.con.execute(sql)
+        rows: list[tuple[Any, ...]] = cursor.fetchall() if cursor.description else []
+        columns = [d[0] for d in cursor.description or []]
+        return QueryResult(columns, rows[:max_rows], len(rows), 0.0)
+
+    def cancel(self, job_key: str) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def test_a_connector_that_writes_is_a_loud_failure_and_the_probe_is_dropped(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "writable.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE TABLE t (x INT)")
+        con.execute("INSERT INTO t VALUES (1)")
+    warehouse = Warehouse("loose", f"duckdb:{path}", f"duckdb:{path}")
+    result = check_warehouse(warehouse, lambda w: WritableDuckDB(path))
+    out = render([result])
+    assert (
+        "✗ NOT READ-ONLY: the test write 'CREATE TABLE querybot_doctor_probe (x INT)' SUCCEEDED"
+        in out
+    )
+    assert "give querybot a login with read access only" in out
+    assert f"· the probe table {PROBE_TABLE} was dropped again" in out
+    assert "✓ sample query passed the gate and ran: SELECT * FROM t LIMIT 1 -> 1 row" in out
+    assert "1 problem found" in out
+    with duckdb.connect(str(path), read_only=True) as con:
+        tables = con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+    assert tables == [("t",)]
+
+
+def test_passwords_are_hidden_but_variables_stay() -> None:
+    assert hide_password("postgresql://u:secret@h:5/db") == "postgresql://u:***@h:5/db"
+    assert hide_password("mysql://u:${PW}@h/db") == "mysql://u:${PW}@h/db"
+    assert hide_password("postgresql://u@h/db") == "postgresql://u@h/db"
+    assert hide_password("bigquery:proj/ds") == "bigquery:proj/ds"
