@@ -78,6 +78,23 @@ class SocketModeStandin:
     def wait_connected(self, timeout: float = 30) -> None:
         self._wait(lambda: self._connection is not None, timeout, "the app to connect")
 
+    def drop(self) -> None:
+        """Close the app's WebSocket from Slack's side (a network blip, a Slack restart)."""
+        with self._lock:
+            connection = self._connection
+            self._connection = None
+        if connection is None:
+            raise AssertionError("no Socket Mode connection to drop")
+        connection.close()
+
+    def wait_connections(self, count: int, timeout: float = 60) -> None:
+        """Wait until the app has connected `count` times in all (a reconnect counts)."""
+        self._wait(
+            lambda: self.connections >= count and self._connection is not None,
+            timeout,
+            f"connection number {count}",
+        )
+
     def send(self, kind: str, payload: dict[str, Any], *, retry_attempt: int = 0) -> str:
         """Send one envelope of `kind` (`events_api`, `interactive`); returns its envelope id."""
         envelope_id = str(uuid.uuid4())

@@ -158,6 +158,7 @@ class SlackStandin:
         #: The Socket Mode URL `apps.connections.open` hands out.
         self.socket_mode_url = ""
         self._rate_limits: dict[str, list[int]] = {}
+        self._server_errors: dict[str, list[int]] = {}
         self._refused_types: set[str] = set()
         self._ts = itertools.count(1)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -194,6 +195,12 @@ class SlackStandin:
         """Answer the next `times` calls of `method` with HTTP 429 and `Retry-After`."""
         with self._lock:
             self._rate_limits[method] = [retry_after] * times
+
+    def server_error(self, method: str, *, status: int = 500, times: int = 1) -> None:
+        """Answer the next `times` calls of `method` with HTTP `status` (Slack having a bad
+        moment); the call does nothing."""
+        with self._lock:
+            self._server_errors[method] = [status] * times
 
     def refuse_block_type(self, block_type: str) -> None:
         """Act like a workspace that does not know `block_type` (answers `invalid_blocks`)."""
@@ -327,6 +334,13 @@ class SlackStandin:
                 call = Call(method, params, token, answer, 429, injected=True)
                 self._record(call)
                 return 429, call.answer, {"Retry-After": str(retry_after)}
+            failing = self._server_errors.get(method)
+            if failing:
+                status = failing.pop(0)
+                call = Call(method, params, token, {"ok": False, "error": "fatal_error"}, status)
+                call.injected = True
+                self._record(call)
+                return status, call.answer, {}
             try:
                 answer = self._dispatch(method, params, token)
                 call = Call(method, params, token, answer)
