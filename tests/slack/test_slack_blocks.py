@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from standin import check_blocks, check_view, mrkdwn_problems
 
+from agent.explain import Explanation
 from agent.outcome import Answer, Proposal
 from bot import blocks
 from bot.blocks import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION, Message
@@ -305,3 +306,76 @@ def test_escaped_fits_and_never_ends_inside_an_entity(text: str, limit: int) -> 
     out = blocks.escaped(text, limit)
     assert len(out) <= limit
     assert not mrkdwn_problems(out, [])
+
+
+# -- answer buttons, the explanation, follow-ups --------------------------------------------
+
+
+def answer_buttons(message: Message) -> dict[str, dict[str, Any]]:
+    actions = [b for b in message.blocks if b["type"] == "actions"]
+    assert len(actions) <= 1
+    return {e["action_id"]: e for a in actions for e in a["elements"]}
+
+
+def test_result_has_follow_up_and_explain_buttons_within_slack_limits() -> None:
+    long_question = "Break this down by " + "a very long & <odd> “dimension” name " * 200
+    answer = make_answer(
+        proposal_id="f" * 32,
+        follow_ups=[
+            "Break this down by channel",
+            "Compare with the previous period",
+            long_question,
+        ],
+    )
+    message = valid(blocks.result(answer, display_rows=20))
+    buttons = answer_buttons(message)
+    assert list(buttons) == ["follow_up:0", "follow_up:1", "follow_up:2", blocks.EXPLAIN_ACTION]
+    assert buttons[blocks.EXPLAIN_ACTION]["value"] == "f" * 32
+    assert buttons[blocks.EXPLAIN_ACTION]["text"]["text"] == "How did you get this?"
+    assert all(len(b["value"]) <= 2000 and len(b["text"]["text"]) <= 75 for b in buttons.values())
+    pid, question = blocks.follow_up_of(buttons["follow_up:2"]["value"]) or ("", "")
+    assert pid == "f" * 32 and question.startswith("Break this down by a very long & <odd>")
+    assert blocks.follow_up_of(buttons["follow_up:0"]["value"]) == (
+        "f" * 32,
+        "Break this down by channel",
+    )
+    assert message.blocks[-1]["type"] == "context", "the sources line stays the footer"
+    # without a proposal (nothing to explain) there are no buttons
+    assert answer_buttons(valid(blocks.result(make_answer(), display_rows=20))) == {}
+
+
+@pytest.mark.parametrize("value", ["", "not json", "[1]", '{"p": "x"}', '{"p": 1, "q": "a"}'])
+def test_a_forged_follow_up_value_is_not_a_question(value: str) -> None:
+    assert blocks.follow_up_of(value) is None
+
+
+def test_empty_results_say_so_plainly() -> None:
+    none = valid(blocks.result(make_answer(rows=0), display_rows=20))
+    assert "The query returned no rows" in texts(none)
+    nulls = valid(blocks.result(replace(make_answer(1, 1), rows=[[None]]), display_rows=20))
+    assert "Every value in the result is empty (NULL)" in texts(nulls)
+    assert "returned no rows" not in texts(valid(blocks.result(make_answer(), display_rows=20)))
+
+
+def test_explanation_lists_steps_with_mentions_and_fits_any_length() -> None:
+    steps = (
+        {"kind": "question", "text": f"U0ALICE01 asked: “{NASTY}”", "by": "U0ALICE01"},
+        {"kind": "model", "text": "The model wrote the SQL (attempt 1)."},
+        {"kind": "gate_fix", "text": "The gate changed it: row cap added (LIMIT 1000)."},
+        {"kind": "approved", "text": "Approved by U0BOB0001.", "by": "U0BOB0001"},
+    )
+    message = valid(blocks.explanation(Explanation(question="q", steps=steps)))
+    body = texts(message)
+    assert "1. <@U0ALICE01> asked" in body and "4. Approved by <@U0BOB0001>." in body
+    assert "row cap added (LIMIT 1000)" in body and "no model call" in body
+    assert "<!channel>" not in body
+
+    many = tuple({"kind": "repair", "text": f"{NASTY} {i} " * 40} for i in range(300))
+    long = valid(blocks.explanation(Explanation(question="q", steps=many)))
+    assert len(long.blocks) <= 50 and "The first 260 steps are left out." in texts(long)
+    valid(blocks.unknown_explanation())
+
+
+def test_follow_up_note_names_who_asked() -> None:
+    message = valid(blocks.asked("U0ALICE01", f"Drill into “{NASTY}”"))
+    assert "<@U0ALICE01> asked: Drill into" in texts(message)
