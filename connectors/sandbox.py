@@ -1,0 +1,631 @@
+"""Per-conversation DuckDB sandboxes built from files people upload (CSV, Parquet, JSON, SQLite).
+
+Each conversation (a thread id) gets a directory under `root` named by a hash of the id, holding
+`files.duckdb` (so its tables read `files.main.<table>`) and `thread.json` (the thread id, the
+files loaded, and, through its modification time, when the sandbox was last used).
+
+Loading is code, never model-written SQL: file paths go in as parameters, names as quoted
+identifiers. The loader opens its own read-write connection that may read nothing but the one
+uploaded file (external access off, `allowed_paths`, configuration locked) and closes it before
+the sandbox is queried, read-only, through `DuckDBConnector`. DuckDB keeps one database instance
+per file in a process, so a sandbox's query connector must be closed before loading into it.
+
+Removing a sandbox deletes its database and keeps `thread.json` as a tombstone, so a later
+question can be told its file is gone; tombstones are purged after `tombstone_s`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import threading
+import time
+import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from connectors import sandbox_sqlite
+from connectors.base import ConnectorError, WarehouseUnavailable
+from connectors.duckdb import DuckDBConnector
+
+FORMATS = "CSV, Parquet, JSON or SQLite"
+
+_EXTENSIONS = {
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".tab": "csv",
+    ".txt": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".json": "json",
+    ".ndjson": "json",
+    ".jsonl": "json",
+    ".sqlite": "sqlite",
+    ".sqlite3": "sqlite",
+    ".db": "sqlite",
+}
+_KIND_NAMES = {"csv": "CSV", "parquet": "Parquet", "json": "JSON", "sqlite": "SQLite"}
+_PARQUET_MAGIC = b"PAR1"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+#: Bytes read to tell text from binary data.
+_SNIFF_BYTES = 64 * 1024
+#: Letters NFKD does not reduce to ASCII.
+_TRANSLITERATE = str.maketrans(
+    {
+        "ß": "ss",
+        "æ": "ae",
+        "Æ": "AE",
+        "ø": "o",
+        "Ø": "O",
+        "œ": "oe",
+        "Œ": "OE",
+        "ł": "l",
+        "đ": "d",
+        "þ": "th",
+    }
+)
+_DELIMITER_NAMES = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "pipes"}
+_DB_NAME = "files.duckdb"
+_META_NAME = "thread.json"
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """What one upload and one conversation's sandbox may hold."""
+
+    max_file_bytes: int = 50 * 1024 * 1024
+    #: Rows across every table of a sandbox.
+    max_rows: int = 5_000_000
+    max_tables: int = 20
+    #: Memory and threads of the loader (the query connector has its own).
+    memory_limit: str = "1GB"
+    threads: int = 2
+
+
+@dataclass(frozen=True)
+class LoadedTable:
+    """A table a file became."""
+
+    name: str
+    source: str
+    rows: int
+    columns: int
+
+
+@dataclass(frozen=True)
+class SandboxInfo:
+    """A sandbox as its `thread.json` describes it."""
+
+    thread_id: str
+    #: Each file loaded: {"name", "tables", "rows", "loaded_at"}.
+    files: tuple[dict[str, Any], ...]
+    last_used: float
+    #: When it was removed (a tombstone), else None.
+    removed_at: float | None
+
+    @property
+    def file_names(self) -> list[str]:
+        return [f["name"] for f in self.files]
+
+
+class FileRejected(ConnectorError):
+    """An upload the sandbox will not take; `message` says which file and why."""
+
+
+class Sandboxes:
+    """Every conversation's sandbox under `root`."""
+
+    def __init__(
+        self,
+        root: Path,
+        limits: SandboxLimits | None = None,
+        *,
+        tombstone_s: float = 30 * 24 * 3600,
+    ) -> None:
+        self.root = Path(root)
+        self.limits = limits or SandboxLimits()
+        self.tombstone_s = tombstone_s
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+
+    # -- where things are ----------------------------------------------------------------------
+
+    def directory(self, thread_id: str) -> Path:
+        digest = hashlib.sha256(thread_id.encode("utf-8")).hexdigest()[:32]
+        return self.root / digest
+
+    def path(self, thread_id: str) -> Path:
+        """The sandbox's DuckDB file (it may not exist)."""
+        return self.directory(thread_id) / _DB_NAME
+
+    def exists(self, thread_id: str) -> bool:
+        return self.path(thread_id).is_file()
+
+    def info(self, thread_id: str) -> SandboxInfo | None:
+        """The sandbox's record, a tombstone's included; None when the thread never had one."""
+        return _read_meta(self.directory(thread_id) / _META_NAME)
+
+    # -- using ---------------------------------------------------------------------------------
+
+    def open(self, thread_id: str, **options: Any) -> DuckDBConnector:
+        """The read-only query connector on the sandbox (`options` go to DuckDBConnector)."""
+        if not self.exists(thread_id):
+            raise WarehouseUnavailable(
+                "This conversation has no uploaded files.", hint="Upload a file first."
+            )
+        self.touch(thread_id)
+        return DuckDBConnector(self.path(thread_id), **options)
+
+    def touch(self, thread_id: str) -> None:
+        """Mark the sandbox as used now (its idle time starts again)."""
+        meta = self.directory(thread_id) / _META_NAME
+        if meta.is_file() and self.exists(thread_id):
+            os.utime(meta)
+
+    def load(self, thread_id: str, file: Path, name: str) -> list[LoadedTable]:
+        """Load the upload `file` (called `name` by the person who shared it) into the thread's
+        sandbox, creating the sandbox if needed. Raises FileRejected, with nothing changed, for a
+        file of another kind, over a limit, or unreadable. No query connector may be open on the
+        sandbox meanwhile (see the module docstring)."""
+        kind = detect_kind(file, name)
+        size = file.stat().st_size
+        if size == 0:
+            raise FileRejected(f"{name} is empty.", hint="Upload a file with data in it.")
+        if size > self.limits.max_file_bytes:
+            raise FileRejected(
+                f"{name} is {format_size(size)}; the limit is "
+                f"{format_size(self.limits.max_file_bytes)}.",
+                hint="Upload a smaller extract (filter or aggregate it first), or ask whoever "
+                "runs querybot to raise the limit.",
+            )
+        with self._lock(thread_id):
+            directory = self.directory(thread_id)
+            existed = self.exists(thread_id)
+            if not existed:
+                _clear_tombstone(directory)
+            directory.mkdir(parents=True, exist_ok=True)
+            try:
+                tables = self._load(directory / _DB_NAME, file, name, kind)
+            except BaseException:
+                if not existed:  # leave no empty sandbox behind a refused first file
+                    shutil.rmtree(directory, ignore_errors=True)
+                raise
+            _record_load(directory / _META_NAME, thread_id, name, tables)
+            return tables
+
+    # -- deleting ------------------------------------------------------------------------------
+
+    def remove(self, thread_id: str) -> bool:
+        """Delete the sandbox's data, keeping its record as a tombstone. True if it existed."""
+        with self._lock(thread_id):
+            directory = self.directory(thread_id)
+            if not self.exists(thread_id):
+                return False
+            for path in directory.iterdir():
+                if path.name != _META_NAME:
+                    path.unlink(missing_ok=True)
+            _mark_removed(directory / _META_NAME, thread_id)
+            return True
+
+    def idle(self, idle_s: float, *, now: float | None = None) -> list[str]:
+        """Thread ids of the sandboxes (not tombstones) unused for `idle_s` seconds."""
+        cutoff = (time.time() if now is None else now) - idle_s
+        return [
+            info.thread_id
+            for info in self._infos()
+            if info.removed_at is None and info.last_used <= cutoff
+        ]
+
+    def sweep(self, idle_s: float, *, now: float | None = None) -> list[str]:
+        """Remove the sandboxes unused for `idle_s` seconds (and purge old tombstones); returns
+        the thread ids removed. Their query connectors must be closed first."""
+        now = time.time() if now is None else now
+        removed = [t for t in self.idle(idle_s, now=now) if self.remove(t)]
+        for info in self._infos():
+            if info.removed_at is not None and info.removed_at <= now - self.tombstone_s:
+                shutil.rmtree(self.directory(info.thread_id), ignore_errors=True)
+        return removed
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _infos(self) -> Iterator[SandboxInfo]:
+        if not self.root.is_dir():
+            return
+        for directory in sorted(self.root.iterdir()):
+            info = _read_meta(directory / _META_NAME)
+            if info is not None:
+                yield info
+
+    @contextmanager
+    def _lock(self, thread_id: str) -> Iterator[None]:
+        with self._guard:
+            lock = self._locks.setdefault(thread_id, threading.Lock())
+        with lock:
+            yield
+
+    def _load(self, db: Path, file: Path, name: str, kind: str) -> list[LoadedTable]:
+        limits = self.limits
+        con = duckdb.connect(
+            str(db),
+            config={
+                "autoload_known_extensions": False,
+                "autoinstall_known_extensions": False,
+                "allow_community_extensions": False,
+                "threads": limits.threads,
+                "memory_limit": limits.memory_limit,
+            },
+        )
+        try:
+            # The loader may read the one uploaded file and nothing else.
+            con.execute("SET allowed_paths = ?", [[str(file)]])
+            con.execute("SET enable_external_access = false")
+            con.execute("SET lock_configuration = true")
+            loader = _Loader(con, limits, name)
+            con.execute("BEGIN")
+            try:
+                if kind == "sqlite":
+                    tables = loader.load_sqlite(file)
+                else:
+                    tables = [loader.load_scan(file, kind)]
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("CHECKPOINT")
+            return tables
+        finally:
+            con.close()
+
+
+class _Loader:
+    """One load into an open transaction of the sandbox's loader connection."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, limits: SandboxLimits, name: str) -> None:
+        self.con = con
+        self.limits = limits
+        self.name = name
+        existing = [
+            table
+            for (table,) in con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE NOT internal"
+            ).fetchall()
+        ]
+        self.taken = {t.lower() for t in existing}
+        self.tables = len(existing)
+        self.rows = sum(self._count(t) for t in existing)
+        self.reserved = {
+            k
+            for (k,) in con.execute(
+                "SELECT keyword_name FROM duckdb_keywords() WHERE keyword_category = 'reserved'"
+            ).fetchall()
+        }
+        self.loaded_at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        #: Whether a CSV is UTF-8 (else it is read as Latin-1), found out once per file.
+        self._utf8: bool | None = None
+
+    def load_scan(self, file: Path, kind: str) -> LoadedTable:
+        """A CSV, Parquet or JSON file as one table, read by DuckDB's own readers."""
+        self._check_table_slots(1)
+        scan, params = self._scan(file, kind)
+        try:
+            described = self.con.execute(f"DESCRIBE SELECT * FROM {scan}", params).fetchall()
+        except duckdb.Error as exc:
+            raise self._unreadable(kind, exc) from exc
+        if kind == "csv":
+            self._check_csv_shape(file, described)
+        table = self._table_name(Path(self.name).stem)
+        originals = [row[0] for row in described]
+        columns = self._column_names(originals)
+        select = ", ".join(f"{_q(o)} AS {_q(c)}" for o, c in zip(originals, columns, strict=True))
+        room = self.limits.max_rows - self.rows
+        try:
+            self.con.execute(
+                f"CREATE TABLE {_q(table)} AS SELECT {select} FROM {scan} LIMIT ?",
+                [*params, room + 1],
+            )
+        except duckdb.Error as exc:
+            raise self._unreadable(kind, exc) from exc
+        rows = self._count(table)
+        self._check_rows(rows, room)
+        self._describe(table, originals, columns, f"the file {self.name}")
+        return self._loaded(table, rows, len(columns))
+
+    def load_sqlite(self, file: Path) -> list[LoadedTable]:
+        """Every ordinary table of a SQLite file, each as a table."""
+        try:
+            with sandbox_sqlite.open_upload(file) as source:
+                contents = sandbox_sqlite.read_contents(source)
+                if not contents.tables:
+                    raise FileRejected(
+                        f"{self.name} has no tables to load.",
+                        hint="Upload a SQLite file that holds tables (views are not read).",
+                    )
+                self._check_table_slots(len(contents.tables))
+                self._check_rows(
+                    sum(t.rows for t in contents.tables), self.limits.max_rows - self.rows
+                )
+                return [self._copy_sqlite_table(source, t) for t in contents.tables]
+        except (sqlite3.Error, duckdb.Error) as exc:
+            raise self._unreadable("sqlite", exc) from exc
+
+    def _copy_sqlite_table(self, source: Any, table: sandbox_sqlite.SqliteTable) -> LoadedTable:
+        name = self._table_name(table.name)
+        originals = [c.name for c in table.columns]
+        columns = self._column_names(originals)
+        definition = ", ".join(
+            f"{_q(n)} {c.duck_type}" for n, c in zip(columns, table.columns, strict=True)
+        )
+        self.con.execute(f"CREATE TABLE {_q(name)} ({definition})")
+        sandbox_sqlite.copy_table(source, table, self.con, _q(name), [_q(c) for c in columns])
+        for new, column in zip(columns, table.columns, strict=True):
+            self._sniff_date(name, new, column)
+        self._describe(name, originals, columns, f"table {table.name} of the file {self.name}")
+        return self._loaded(name, table.rows, len(columns))
+
+    def _sniff_date(self, table: str, column: str, source: sandbox_sqlite.SqliteColumn) -> None:
+        """A text column declared DATE/DATETIME/TIMESTAMP becomes one when every value casts."""
+        target = sandbox_sqlite.date_type(source.declared)
+        if target is None or source.duck_type != "VARCHAR":
+            return
+        (bad,) = self.con.execute(
+            f"SELECT count(*) FROM {_q(table)} "
+            f"WHERE {_q(column)} IS NOT NULL AND TRY_CAST({_q(column)} AS {target}) IS NULL"
+        ).fetchone()
+        if bad == 0:
+            self.con.execute(
+                f"ALTER TABLE {_q(table)} ALTER COLUMN {_q(column)} SET DATA TYPE {target}"
+            )
+
+    def _scan(self, file: Path, kind: str, delim: str | None = None) -> tuple[str, list[Any]]:
+        if kind == "parquet":
+            return "read_parquet(?)", [str(file)]
+        if kind == "json":
+            return "read_json_auto(?)", [str(file)]
+        options = ""
+        params: list[Any] = [str(file)]
+        if delim is not None:
+            options += ", delim = ?, header = true"
+            params.append(delim)
+        if self._utf8 is None:
+            self._utf8 = _is_utf8(file)
+        if not self._utf8:
+            options += ", encoding = 'latin-1'"
+        return f"read_csv(?{options})", params
+
+    def _check_csv_shape(self, file: Path, described: list[tuple[Any, ...]]) -> None:
+        """DuckDB's sniffer reads a CSV whose rows disagree on their number of fields as one
+        text column, and says only that it could not sniff the file when told the delimiter:
+        name the first line that does not match the header instead."""
+        if len(described) != 1:
+            return
+        header = str(described[0][0])
+        counts = {d: header.count(d) for d in (",", ";", "\t", "|")}
+        delim = max(counts, key=lambda d: counts[d])
+        if counts[delim] == 0:
+            return  # a genuine one-column file
+        encoding = "utf-8-sig" if self._utf8 else "latin-1"
+        with file.open(encoding=encoding, newline="") as f:
+            rows = csv.reader(f, delimiter=delim)
+            expected = len(next(rows, []))
+            for row in rows:
+                if row and len(row) != expected:
+                    raise FileRejected(
+                        f"could not read {self.name} as CSV: line {rows.line_num} has "
+                        f"{len(row)} fields but the header has {expected} "
+                        f"(separated by {_DELIMITER_NAMES[delim]}).",
+                        hint="Fix that line (a missing or extra separator, or an unclosed "
+                        "quote) or export the file again, and upload it again.",
+                    )
+
+    def _check_table_slots(self, count: int) -> None:
+        if self.tables + count > self.limits.max_tables:
+            left = self.limits.max_tables - self.tables
+            raise FileRejected(
+                f"{self.name} would add {count} table{'s' * (count != 1)}, but this conversation "
+                f"has room for {max(left, 0)} more (at most {self.limits.max_tables}).",
+                hint="Start a new conversation for more files.",
+            )
+
+    def _check_rows(self, rows: int, room: int) -> None:
+        if rows > room:
+            total = self.limits.max_rows
+            raise FileRejected(
+                f"{self.name} has more rows than fit: a conversation holds at most "
+                f"{total:,} rows in all"
+                + (f" and {total - room:,} are taken." if room < total else "."),
+                hint="Upload a smaller extract (filter or aggregate it first).",
+            )
+
+    def _count(self, table: str) -> int:
+        (rows,) = self.con.execute(f"SELECT count(*) FROM {_q(table)}").fetchone()
+        return int(rows)
+
+    def _describe(self, table: str, originals: list[str], columns: list[str], origin: str) -> None:
+        self.con.execute(
+            f"COMMENT ON TABLE {_q(table)} IS {_lit(f'Loaded from {origin} on {self.loaded_at}.')}"
+        )
+        for original, column in zip(originals, columns, strict=True):
+            text = f'Column "{original}" of {origin}.'
+            self.con.execute(f"COMMENT ON COLUMN {_q(table)}.{_q(column)} IS {_lit(text)}")
+
+    def _loaded(self, table: str, rows: int, columns: int) -> LoadedTable:
+        self.taken.add(table.lower())
+        self.tables += 1
+        self.rows += rows
+        return LoadedTable(name=table, source=self.name, rows=rows, columns=columns)
+
+    def _table_name(self, text: str) -> str:
+        base = identifier(text, fallback="file", reserved=self.reserved)
+        return _unique(base, self.taken)
+
+    def _column_names(self, originals: list[str]) -> list[str]:
+        taken: set[str] = set()
+        names = []
+        for original in originals:
+            name = _unique(identifier(original, fallback="column", reserved=self.reserved), taken)
+            taken.add(name)
+            names.append(name)
+        return names
+
+    def _unreadable(self, kind: str, exc: BaseException) -> FileRejected:
+        if isinstance(exc, FileRejected):
+            return exc
+        return FileRejected(
+            f"could not read {self.name} as {_KIND_NAMES[kind]}: {first_line(exc)}",
+            hint=f"Check that it is a valid {_KIND_NAMES[kind]} file (open it, or export it "
+            "again) and upload it again.",
+            engine_message=str(exc),
+        )
+
+
+# -- names and formats ---------------------------------------------------------------------------
+
+
+def detect_kind(file: Path, name: str) -> str:
+    """csv, parquet, json or sqlite: the file's magic bytes first, then its name's extension."""
+    with file.open("rb") as f:
+        head = f.read(len(_SQLITE_MAGIC))
+    if head.startswith(_PARQUET_MAGIC):
+        return "parquet"
+    if head.startswith(_SQLITE_MAGIC):
+        return "sqlite"
+    kind = _EXTENSIONS.get(Path(name).suffix.lower())
+    if kind is None:
+        raise FileRejected(
+            f"{name} is not a {FORMATS} file.",
+            hint="Export it as CSV (or Parquet) and upload that.",
+        )
+    if kind == "csv" and _is_binary(file):
+        raise FileRejected(
+            f"could not read {name} as CSV: it holds binary data, not text.",
+            hint="Check that it really is a CSV file (a spreadsheet must be exported as CSV).",
+        )
+    return kind
+
+
+def identifier(
+    text: str, *, fallback: str, reserved: set[str] | frozenset[str] = frozenset()
+) -> str:
+    """A lower-case ASCII name (`Umsatz Größe 2024` -> `umsatz_grosse_2024`) that needs no
+    quoting: letters, digits and underscores, not starting with a digit, not a reserved word."""
+    ascii_text = (
+        unicodedata.normalize("NFKD", text.translate(_TRANSLITERATE))
+        .encode("ascii", "ignore")
+        .decode("ascii")
+    )
+    name = re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")[:60]
+    if not name:
+        return fallback
+    if name[0].isdigit():
+        name = f"{fallback}_{name}"
+    if name in reserved:
+        name += "_"
+    return name
+
+
+def format_size(size: int) -> str:
+    """`120 MB`, `1.5 MB`, `800 KB` (powers of 1,024)."""
+    for unit, scale in (("GB", 1024**3), ("MB", 1024**2), ("KB", 1024)):
+        if size >= scale:
+            value = size / scale
+            return (
+                f"{value:.1f} {unit}".replace(".0 ", " ") if value < 10 else f"{value:.0f} {unit}"
+            )
+    return f"{size} bytes"
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    candidate, n = name, 1
+    while candidate.lower() in taken:
+        n += 1
+        candidate = f"{name}_{n}"
+    return candidate
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _lit(text: str) -> str:
+    return "'" + text.replace("\x00", "").replace("'", "''") + "'"
+
+
+def _is_binary(file: Path) -> bool:
+    with file.open("rb") as f:
+        return b"\x00" in f.read(_SNIFF_BYTES)
+
+
+def _is_utf8(file: Path) -> bool:
+    """Whether the whole file decodes as UTF-8 (else DuckDB is told it is Latin-1)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        with file.open("rb") as f:
+            while chunk := f.read(1024 * 1024):
+                decoder.decode(chunk)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+# -- thread.json ---------------------------------------------------------------------------------
+
+
+def _read_meta(path: Path) -> SandboxInfo | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        last_used = path.stat().st_mtime
+    except (OSError, ValueError):
+        return None
+    return SandboxInfo(
+        thread_id=data["thread_id"],
+        files=tuple(data.get("files", [])),
+        last_used=last_used,
+        removed_at=data.get("removed_at"),
+    )
+
+
+def _write_meta(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _record_load(path: Path, thread_id: str, name: str, tables: list[LoadedTable]) -> None:
+    info = _read_meta(path)
+    files = list(info.files) if info is not None and info.removed_at is None else []
+    files.append(
+        {
+            "name": name,
+            "tables": [t.name for t in tables],
+            "rows": sum(t.rows for t in tables),
+            "loaded_at": time.time(),
+        }
+    )
+    _write_meta(path, {"thread_id": thread_id, "files": files})
+
+
+def _mark_removed(path: Path, thread_id: str) -> None:
+    info = _read_meta(path)
+    files = list(info.files) if info is not None else []
+    _write_meta(path, {"thread_id": thread_id, "files": files, "removed_at": time.time()})
+
+
+def _clear_tombstone(directory: Path) -> None:
+    (directory / _META_NAME).unlink(missing_ok=True)
