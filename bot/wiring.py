@@ -21,6 +21,7 @@ from agent.audit import AuditLog, PostgresAuditLog
 from agent.context import AgentDeps, Limits
 from agent.conversation import Agent, postgres_checkpointer, sqlite_checkpointer
 from agent.examples import ExampleStore
+from agent.failures import FailureStore
 from agent.glossary import Glossary, GlossaryError
 from agent.models import load_model
 from bot.config import DeploymentConfig, Warehouse, WarehouseError, deployment_config
@@ -58,6 +59,8 @@ class Deployment:
         except GlossaryError as exc:
             raise SettingsError(f"QUERYBOT_GLOSSARY: {exc}") from exc
         self.model: BaseChatModel = load_model(settings.model)
+        self.strategies = settings.parsed_strategies()
+        self.check_model = load_model(settings.check_model) if settings.check_model else None
         self.limits = Limits(
             row_limit=settings.row_limit,
             # the answer keeps the whole capped result, so the CSV in the thread holds all of it
@@ -88,6 +91,7 @@ class Deployment:
         name: str,
         limits: Limits | None = None,
         examples: ExampleStore | None = None,
+        failures: FailureStore | None = None,
     ) -> Agent:
         """An Agent over `connector` sharing this deployment's model, audit log and
         checkpointer. `name` is for logs; `limits` default to the deployment's (value profiling
@@ -105,6 +109,9 @@ class Deployment:
             audit=self.audit,
             examples=examples or ExampleStore(),
             glossary=self.glossary,
+            strategies=self.strategies,
+            check_model=self.check_model,
+            failures=failures or FailureStore(),
         )
         log.info("Agent %r over %s ready", name, connector.name)
         return Agent(deps, self.checkpointer)
@@ -126,6 +133,7 @@ class Deployment:
             name=warehouse.name,
             limits=limits,
             examples=ExampleStore(self.examples_path(warehouse.name)),
+            failures=FailureStore(self.failures_path(warehouse.name)),
         )
         self.agents[warehouse.name] = agent
         return agent
@@ -146,6 +154,12 @@ class Deployment:
         if self.config.path is None:
             return self.settings.examples_db
         return self.settings.data_dir / f"examples-{name}.sqlite"
+
+    def failures_path(self, name: str) -> Path:
+        """Remembered failures (agent/failures.py), kept per warehouse like the examples."""
+        if self.config.path is None:
+            return self.settings.data_dir / "failures.sqlite"
+        return self.settings.data_dir / f"failures-{name}.sqlite"
 
     def close(self) -> None:
         """Let background catalog refreshes end, then close every warehouse it opened.

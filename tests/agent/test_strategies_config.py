@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agent.context import Strategies
+from agent.models import ScriptedChatModel
 from agent.strategies import StrategiesError, describe, parse_strategies
 from bot.settings import Settings, SettingsError
+from bot.wiring import Deployment
+from connectors.duckdb import DuckDBConnector
 
 
 def test_the_default_and_additions() -> None:
@@ -51,3 +56,28 @@ def test_settings_read_the_strategies_and_check_model() -> None:
     assert settings.parsed_strategies().self_check
     assert settings.check_model == "google_genai:small"
     assert settings.model_secrets() == ["GOOGLE_API_KEY"]
+
+
+def test_the_deployment_gives_its_agents_the_strategies_and_the_check_model(
+    tmp_path: Path, shop_path: Path
+) -> None:
+    script = tmp_path / "s.jsonl"
+    script.write_text('"unused"\n')
+    env = {
+        "QUERYBOT_MODEL": f"scripted:{script}",
+        "QUERYBOT_CHECK_MODEL": f"scripted:{script}",
+        "QUERYBOT_STRATEGIES": "plan,self_check",
+        "QUERYBOT_DATA_DIR": str(tmp_path / "data"),
+    }
+    deployment = Deployment(Settings.from_env(env, dotenv=False), env={})
+    connector = DuckDBConnector(shop_path)
+    try:
+        agent = deployment.agent_for(connector, name="shop")
+        assert agent.deps.strategies.plan and agent.deps.strategies.self_check
+        assert isinstance(agent.deps.check_model, ScriptedChatModel)
+        assert agent.deps.check_model is not agent.deps.model
+        assert deployment.failures_path("shop") == tmp_path / "data" / "failures.sqlite"
+    finally:
+        agent.deps.catalog.wait_idle(timeout_s=30)
+        connector.close()
+        deployment.close()
