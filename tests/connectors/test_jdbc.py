@@ -1,0 +1,152 @@
+"""The generic JDBC runner against a real JDBC driver: HSQLDB from Debian's packages.
+
+Read-only connections, the row cap and count, the engine's timeout, a cancel from another
+thread, and the errors users see (bad login, unreachable server, missing jar or driver class).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from connectors.base import (
+    PermissionDenied,
+    QueryCancelled,
+    QueryFailed,
+    QueryTimeout,
+    RunContext,
+    WarehouseUnavailable,
+)
+from connectors.jdbc import JdbcRunner
+from tests.fixtures.looker import standin
+
+
+@pytest.fixture(scope="module")
+def standin_url() -> str:
+    return standin.build("jdbc_tests")
+
+
+def runner_for(url: str, user: str = standin.USER, password: str = standin.PASSWORD) -> JdbcRunner:
+    return JdbcRunner(
+        name="HSQLDB",
+        driver=standin.DRIVER,
+        url=url,
+        jars=[standin.require_jar()],
+        properties={"user": user, "password": password},
+    )
+
+
+@pytest.fixture
+def runner(standin_url: str) -> Iterator[JdbcRunner]:
+    runner = runner_for(standin_url)
+    yield runner
+    runner.close()
+
+
+def test_rows_are_capped_and_the_rest_counted(runner: JdbcRunner) -> None:
+    result = runner.run(
+        "SELECT `orders.id`, `orders.status`, `orders.amount`, `orders.created_date` "
+        "FROM `shop`.`orders` ORDER BY `orders.id`",
+        max_rows=2,
+        timeout_s=30,
+    )
+    assert result.columns == ["orders.id", "orders.status", "orders.amount", "orders.created_date"]
+    assert result.rows == [(1, "complete", 10.5, "2026-01-05"), (2, "complete", 4.5, "2026-01-20")]
+    assert result.total_rows == 4 and result.truncated
+    assert result.column_types[:2] == ["INTEGER", "VARCHAR"]
+
+
+def test_the_aggregate_function_of_the_standin_sums_measures(runner: JdbcRunner) -> None:
+    result = runner.run(
+        "SELECT `orders.status`, AGGREGATE(`orders.count`) AS `orders`, "
+        "AGGREGATE(`orders.total_amount`) AS `total` FROM `shop`.`orders` "
+        "GROUP BY `orders.status` ORDER BY `orders.status`",
+        max_rows=10,
+        timeout_s=30,
+    )
+    assert result.rows == [("cancelled", 1.0, 3.0), ("complete", 3.0, 35.0)]
+
+
+def test_the_connection_is_read_only_even_for_a_login_that_may_write(standin_url: str) -> None:
+    admin = runner_for(standin_url, user="SA", password="")
+    try:
+        with pytest.raises(PermissionDenied, match="read-only"):
+            admin.run(
+                "INSERT INTO `shop`.`users` (`users.id`) VALUES (9)", max_rows=1, timeout_s=30
+            )
+        count = admin.run("SELECT COUNT(*) FROM `shop`.`users`", max_rows=1, timeout_s=30)
+        assert count.rows == [(2,)]
+    finally:
+        admin.close()
+
+
+def test_a_statement_without_rows_is_refused(runner: JdbcRunner) -> None:
+    with pytest.raises(PermissionDenied, match="returns no rows"):
+        runner.run("COMMIT", max_rows=1, timeout_s=30)
+
+
+def test_engine_errors_are_query_failures_with_the_engine_text(runner: JdbcRunner) -> None:
+    with pytest.raises(QueryFailed) as caught:
+        runner.run("SELECT `orders.nope` FROM `shop`.`orders`", max_rows=1, timeout_s=30)
+    assert "orders.nope" in caught.value.message
+    assert caught.value.retryable_by_repair
+
+
+def test_a_slow_statement_is_stopped_at_the_timeout(runner: JdbcRunner) -> None:
+    with pytest.raises(QueryTimeout) as caught:
+        runner.run(standin.SLOW_SQL, max_rows=1, timeout_s=1)
+    assert "1 s" in caught.value.message
+    # the connection that ran it was discarded; the runner still works
+    assert runner.run("SELECT 1 FROM `shop`.`users`", max_rows=5, timeout_s=30).total_rows == 2
+
+
+def test_cancel_stops_a_running_statement_from_another_thread(runner: JdbcRunner) -> None:
+    outcome: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            runner.run(standin.SLOW_SQL, max_rows=1, timeout_s=60, context=RunContext("job-1"))
+        except BaseException as exc:  # recorded for the assertion below
+            outcome.append(exc)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not runner.cancel("job-1"):
+        assert time.monotonic() < deadline, "the run never started"
+        time.sleep(0.02)
+    thread.join(30)
+    assert not thread.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], QueryCancelled)
+    assert not runner.cancel("job-1")  # nothing left to stop
+
+
+def test_metadata_rows_carry_every_column_the_driver_returns(runner: JdbcRunner) -> None:
+    rows = runner.metadata("getColumns", None, "shop", "orders", "%")
+    by_name = {row["COLUMN_NAME"]: row for row in rows}
+    assert by_name["orders.count"]["IS_GENERATEDCOLUMN"] == "YES"
+    assert by_name["orders.status"]["IS_GENERATEDCOLUMN"] == "NO"
+    assert by_name["orders.status"]["REMARKS"] == "Where the order is"
+
+
+def test_a_wrong_password_is_a_login_error(standin_url: str) -> None:
+    with pytest.raises(PermissionDenied, match="refused the login") as caught:
+        runner_for(standin_url, password="wrong")
+    assert caught.value.hint
+
+
+def test_an_unreachable_server_is_unavailable() -> None:
+    with pytest.raises(WarehouseUnavailable, match="Cannot reach HSQLDB"):
+        runner_for("jdbc:hsqldb:hsql://127.0.0.1:1/nothing")
+
+
+def test_a_missing_jar_or_driver_class_is_named(standin_url: str, tmp_path) -> None:
+    with pytest.raises(WarehouseUnavailable, match="does not exist"):
+        JdbcRunner(name="X", driver=standin.DRIVER, url=standin_url, jars=[tmp_path / "no.jar"])
+    with pytest.raises(WarehouseUnavailable, match=r"org\.example\.NoDriver"):
+        JdbcRunner(
+            name="X", driver="org.example.NoDriver", url=standin_url, jars=[standin.require_jar()]
+        )
