@@ -1,0 +1,152 @@
+"""End to end with a config file (QUERYBOT_CONFIG): one `querybot run --http` process serving two
+warehouses, the demo DuckDB shop and a SQLite survey file, each mapped to its own channel, and
+no default. Each channel gets proposals and answers from its own warehouse; any other channel,
+and a direct message, gets a polite note naming the mapped channels, and no model call.
+
+The tests run in file order and consume the model replies of SCRIPT in that order.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+import slack_flow as flow
+import slack_payloads as payloads
+from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply, write_script
+from slack_flow import Thread, has_text
+from slack_payloads import ALICE, BOB
+from standin import TEAM_ID, SlackStandin
+
+from bot.blocks import cell_text
+
+SHOP = "C0SHOP0001"
+SURVEY = "C0SURVEY01"
+
+SURVEY_SQL = "SELECT answer, COUNT(*) AS answers FROM surveys GROUP BY answer ORDER BY answer"
+SHOP_SQL = "SELECT region_name, COUNT(*) AS n FROM demo.main.regions GROUP BY 1 ORDER BY 1"
+
+SCRIPT = [
+    sql_reply(SURVEY_SQL, "Counts survey answers."),
+    sql_reply(SHOP_SQL, "Lists the regions."),
+]
+
+
+@pytest.fixture(scope="module")
+def standin() -> Iterator[SlackStandin]:
+    with SlackStandin() as slack:
+        yield slack
+
+
+@pytest.fixture(scope="module")
+def survey_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("survey") / "survey.db"
+    with closing(sqlite3.connect(path)) as con, con:
+        con.execute("CREATE TABLE surveys (id INTEGER PRIMARY KEY, answer TEXT NOT NULL)")
+        con.executemany(
+            "INSERT INTO surveys (answer) VALUES (?)",
+            [("yes",), ("no",), ("yes",), ("maybe",), ("yes",)],
+        )
+    return path
+
+
+@pytest.fixture(scope="module")
+def bot(
+    standin: SlackStandin,
+    demo_db: Path,
+    survey_db: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[BotProcess]:
+    tmp = tmp_path_factory.mktemp("e2e-channels")
+    config = tmp / "querybot.toml"
+    config.write_text(
+        '[warehouses.shop]\nspec = "demo"\ndescription = "the demo shop"\n'
+        '[warehouses.survey]\nspec = "sqlite:///${SURVEY_PATH}"\n'
+        f'[channels]\n{SHOP} = "shop"\n{SURVEY} = "survey"\n',
+        encoding="utf-8",
+    )
+    env = {"QUERYBOT_CONFIG": str(config), "SURVEY_PATH": str(survey_db)}
+    script = write_script(tmp / "script.jsonl", SCRIPT)
+    data_dir = data_dir_with(tmp / "data", demo_db)
+    with BotProcess(slack=standin, data_dir=data_dir, script=script, env=env) as process:
+        yield process
+
+
+@pytest.fixture(autouse=True)
+def clean(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
+    yield
+    print(bot.log()[-5000:])  # shown when the test failed
+    standin.assert_clean()
+
+
+def answer(bot: BotProcess, standin: SlackStandin, thread: Thread) -> tuple[str, str]:
+    """Approve the thread's proposal; return the proposal's and the result's text."""
+    proposal = flow.proposal(standin, thread)
+    flow.click(bot, proposal, approve=True, user=BOB)
+    return proposal.all_text(), flow.result(standin, thread).all_text()
+
+
+def test_the_survey_channel_asks_the_sqlite_file(
+    bot: BotProcess, standin: SlackStandin, survey_db: Path
+) -> None:
+    thread = flow.ask(bot, "how did people answer the survey?", channel=SURVEY)
+    proposal, result = answer(bot, standin, thread)
+    assert "Counts survey answers." in proposal and "`main.surveys`" in proposal
+    table = flow.result(standin, thread).table()
+    with closing(sqlite3.connect(survey_db)) as con:
+        expected = con.execute(SURVEY_SQL).fetchall()
+    assert table == [["answer", "answers"], *[[a, cell_text(n)] for a, n in expected]]
+    assert "Sources: `main.surveys`" in result and "sqlite" in result
+    thread_id = f"{TEAM_ID}:{SURVEY}:{thread.ts}"
+    assert [e["event"] for e in audit_events(bot, thread_id=thread_id)] == [
+        "proposed",
+        "approved",
+        "executed",
+    ]
+
+
+def test_the_shop_channel_asks_the_demo_warehouse(
+    bot: BotProcess, standin: SlackStandin, demo_db: Path
+) -> None:
+    thread = flow.ask(bot, "which regions are there?", channel=SHOP)
+    proposal, result = answer(bot, standin, thread)
+    assert "Lists the regions." in proposal and "`demo.main.regions`" in proposal
+    table = flow.result(standin, thread).table()
+    expected = expected_rows(demo_db, SHOP_SQL)
+    assert table == [["region_name", "n"], *[[r, cell_text(n)] for r, n in expected]]
+    assert "Sources: `demo.main.regions`" in result and "duckdb" in result
+
+
+def test_an_unmapped_channel_gets_a_polite_note_and_no_model_call(
+    bot: BotProcess, standin: SlackStandin
+) -> None:
+    thread = flow.ask(bot, "revenue last month?", channel=payloads.new_channel())
+    note = flow.wait_message(standin, thread, has_text("not connected to a warehouse"), "the note")
+    text = note.all_text()
+    assert f"<#{SHOP}> for shop (the demo shop)" in text and f"<#{SURVEY}> for survey" in text
+    assert "map this channel in its config file" in text
+    assert note.action_values() == {}
+    direct = f"D{ALICE[1:]}"
+    bot.send_event(payloads.message(direct, "revenue?", thread_ts=None, channel_type="im"))
+    standin.wait_for(
+        lambda: [
+            m
+            for (channel, _), m in standin.messages.items()
+            if channel == direct and "not connected to a warehouse" in m.all_text()
+        ],
+        what="the note in the direct message",
+    )
+    # nothing reached a warehouse: the only audited threads are the two mapped ones
+    threads = {e["thread_id"].split(":")[1] for e in audit_events(bot)}
+    assert threads == {SHOP, SURVEY}
+    assert "ScriptExhausted" not in bot.log()
+
+
+def test_the_home_tab_lists_both_warehouses(bot: BotProcess, standin: SlackStandin) -> None:
+    bot.send_event(payloads.home_opened(BOB))
+    [published] = standin.wait_for(lambda: standin.published_views, what="the Home tab")
+    text = "\n".join(b.get("text", {}).get("text", "") for b in published["view"]["blocks"])
+    assert "`survey: main.surveys`" in text and "`shop: demo.main.regions`" in text
