@@ -10,8 +10,11 @@ Views (`views.open`, `views.publish`) are checked the same way with the view lim
 `private_metadata` 3,000 characters, a plain_text_input's `max_length` and initial value at most
 3,000). Files go through the three calls of `files_upload_v2`: `files.getUploadURLExternal` hands
 out a local upload URL, the bytes are POSTed there, `files.completeUploadExternal` shares them;
-`uploads` keeps each shared file's bytes. `usergroups.users.list` and `conversations.info` answer
-from `usergroups` and `channels`, which a test fills.
+`uploads` keeps each shared file's bytes. Files people share (`add_file`) get a
+`url_private_download` that serves their bytes only to a bot token (anything else gets Slack's
+HTML sign-in page), recorded in `downloads`; `files.info` describes them.
+`usergroups.users.list` and `conversations.info` answer from `usergroups` and `channels`, which a
+test fills.
 A refused call answers `invalid_blocks` (or `msg_too_long`, `no_text`...) and is listed in
 `refused`, so a test can assert that the bot never sent anything Slack would refuse.
 
@@ -33,7 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeVar
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import Block
@@ -92,6 +95,16 @@ class Upload:
     channel: str
     thread_ts: str | None
     content: bytes
+
+
+@dataclass(frozen=True)
+class SharedBody:
+    """What a shared file's download URL serves."""
+
+    file_id: str
+    content: bytes
+    mimetype: str
+    send_length: bool
 
 
 @dataclass
@@ -153,6 +166,11 @@ class SlackStandin:
         #: Channel id -> the `channel` object `conversations.info` returns (else a plain channel).
         self.channels: dict[str, dict[str, Any]] = {}
         self._pending_uploads: dict[str, dict[str, Any]] = {}
+        #: Files people shared (`add_file`): id -> the file object, and what a download serves.
+        self.shared_files: dict[str, dict[str, Any]] = {}
+        self._file_bodies: dict[str, SharedBody] = {}
+        #: Every GET of a file's `url_private_download`: (file id, token sent, status).
+        self.downloads: list[tuple[str, str, int]] = []
         self._ids = itertools.count(1)
         self.mrkdwn_problems: list[str] = []
         #: The Socket Mode URL `apps.connections.open` hands out.
@@ -297,6 +315,10 @@ class SlackStandin:
                 url = urlsplit(self.path)
                 method = url.path.rsplit("/", 1)[-1]
                 length = int(self.headers.get("Content-Length") or 0)
+                if url.path.startswith("/files-pri/"):
+                    auth = self.headers.get("Authorization", "")
+                    standin._serve_file(self, url.path, auth.removeprefix("Bearer "))
+                    return
                 if url.path.startswith("/upload/"):
                     status = standin._receive_upload(method, self.rfile.read(length))
                     self.send_response(status)
@@ -380,6 +402,7 @@ class SlackStandin:
             "files.completeUploadExternal": self._complete_upload,
             "usergroups.users.list": self._usergroup_users,
             "conversations.info": self._conversation_info,
+            "files.info": self._files_info,
         }.get(method)
         if handler is None:
             raise Refused("unknown_method", f"the stand-in does not serve {method}")
@@ -504,6 +527,76 @@ class SlackStandin:
             raise Refused("no_such_subteam", f"no usergroup {group!r}")
         return {"ok": True, "users": list(self.usergroups[group])}
 
+    def add_file(
+        self,
+        name: str,
+        content: bytes,
+        *,
+        mimetype: str = "text/csv",
+        user: str = "U0ALICE01",
+        reported_size: int | None = None,
+        send_length: bool = True,
+    ) -> dict[str, Any]:
+        """Share a file as a person would; returns Slack's file object (as a `file_share`
+        message carries it). Its `url_private_download` serves `content` to a request with a
+        bot token and Slack's HTML sign-in page to any other. `reported_size` puts another
+        size in the object, and `send_length=False` leaves out Content-Length (a streamed
+        download), to check a size cap that trusts neither."""
+        with self._lock:
+            file_id = f"F{next(self._ids):08d}"
+            base = self.url.removesuffix("/api/")
+            path = f"/files-pri/{TEAM_ID}-{file_id}/download/{quote(name)}"
+            obj = {
+                "id": file_id,
+                "created": int(time.time()),
+                "timestamp": int(time.time()),
+                "name": name,
+                "title": name,
+                "mimetype": mimetype,
+                "filetype": name.rsplit(".", 1)[-1].lower() if "." in name else "",
+                "user": user,
+                "size": len(content) if reported_size is None else reported_size,
+                "mode": "hosted",
+                "is_external": False,
+                "url_private": f"{base}/files-pri/{TEAM_ID}-{file_id}/{quote(name)}",
+                "url_private_download": base + path,
+            }
+            self.shared_files[file_id] = obj
+            self._file_bodies[path] = SharedBody(file_id, content, mimetype, send_length)
+            return dict(obj)
+
+    def _serve_file(self, handler: BaseHTTPRequestHandler, path: str, token: str) -> None:
+        with self._lock:
+            body = self._file_bodies.get(unquote_path(path))
+            status = 404 if body is None else 200
+            self.downloads.append((body.file_id if body else "", token, status))
+            self._lock.notify_all()
+        if body is None:
+            handler.send_response(404)
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+            return
+        if not token.startswith("xoxb-"):
+            page = b"<!DOCTYPE html><html><body>Sign in to Slack</body></html>"
+            content, content_type, send_length = page, "text/html; charset=utf-8", True
+        else:
+            content, content_type = body.content, body.mimetype
+            send_length = body.send_length
+        handler.send_response(200)
+        handler.send_header("Content-Type", content_type)
+        if send_length:
+            handler.send_header("Content-Length", str(len(content)))
+        handler.end_headers()
+        with contextlib.suppress(OSError):  # the bot may stop reading at its size cap
+            handler.wfile.write(content)
+
+    def _files_info(self, params: dict[str, Any]) -> dict[str, Any]:
+        file_id = str(params.get("file") or "")
+        if file_id not in self.shared_files:
+            # about the workspace (a deleted file), not a malformed call: not in `refused`
+            raise Refused("file_not_found", f"no file {file_id!r}", injected=True)
+        return {"ok": True, "file": dict(self.shared_files[file_id])}
+
     def _conversation_info(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = str(params.get("channel") or "")
         if not channel:
@@ -517,6 +610,12 @@ class SlackStandin:
             **self.channels.get(channel, {}),
         }
         return {"ok": True, "channel": info}
+
+
+def unquote_path(path: str) -> str:
+    """A download path with its file name quoted the one way `add_file` quotes it."""
+    head, _, name = path.rpartition("/")
+    return f"{head}/{quote(unquote(name))}"
 
 
 def check_view(raw: Any, kind: str) -> dict[str, Any]:
