@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +21,19 @@ from sqlglot import exp
 
 from agent.evaluation.golden import GoldenQuestion, GoldenSet, parse_question
 
-#: The shared corpora folder next to the project checkout (override with a path of your own).
-CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
+#: The shared corpora folder next to the project checkout, or `$QUERYBOT_CORPORA`. The one
+#: definition: tests, bench scripts and `querybot eval` all read it from here.
+CORPORA = Path(
+    os.environ.get("QUERYBOT_CORPORA") or Path(__file__).resolve().parents[3] / "shared" / "corpora"
+)
+
+#: sql-eval's gold files, by the sqlglot dialect their SQL is written in.
+GOLD_FILES = {
+    "postgres": "questions_gen_postgres.csv",
+    "mysql": "questions_gen_mysql.csv",
+    "sqlite": "questions_gen_sqlite.csv",
+    "bigquery": "questions_gen_bigquery.csv",
+}
 
 
 def databases(corpora: Path = CORPORA) -> tuple[str, ...]:
@@ -70,7 +82,8 @@ class Gold:
     database: str
     question: str
     category: str
-    #: Each acceptable answer's SQL (PostgreSQL, braces expanded to the first choice).
+    #: Each acceptable answer's SQL (PostgreSQL unless read for another dialect, braces
+    #: expanded to the first choice).
     queries: tuple[str, ...]
 
     def table_sets(self) -> list[set[str]]:
@@ -93,8 +106,9 @@ class Gold:
         return sets
 
 
-def gold_questions(corpora: Path = CORPORA) -> list[Gold]:
-    with (corpora / "sql-eval" / "questions_gen_postgres.csv").open(newline="") as handle:
+def gold_questions(corpora: Path = CORPORA, dialect: str = "postgres") -> list[Gold]:
+    """sql-eval's questions with the gold SQL written for `dialect` (see GOLD_FILES)."""
+    with (corpora / "sql-eval" / GOLD_FILES[dialect]).open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     return [
         Gold(r["db_name"], r["question"], r["query_category"], tuple(_alternatives(r["query"])))
@@ -108,7 +122,7 @@ def _alternatives(text: str) -> list[str]:
     for char in text:
         if quote:
             quote = "" if char == quote else quote
-        elif char in "'\"":
+        elif char in "'\"`":  # MySQL quotes identifiers in backticks
             quote = char
         elif char == ";":
             parts.append("".join(current))
