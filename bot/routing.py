@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from slack_sdk import WebClient
 
 from agent.conversation import Agent
+from agent.explain import Explanation
 from agent.outcome import Outcome
 from bot.channels import ChannelRules
 from bot.config import DeploymentConfig
@@ -112,6 +113,10 @@ class Router:
     def has_thread(self, thread_id: str) -> bool:
         target = self._target(thread_id)
         return target.has_thread(thread_id) if target else False
+
+    def explain(self, thread_id: str, proposal_id: str | None = None) -> Explanation | None:
+        target = self._target(thread_id)
+        return target.explain(thread_id, proposal_id) if target else None
 
     # -- the Home tab ----------------------------------------------------------------------------
 
