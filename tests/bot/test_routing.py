@@ -14,6 +14,7 @@ import pytest
 from slack_sdk import WebClient
 
 from agent.conversation import Agent
+from bot.cli import main
 from bot.config import DeploymentConfig, load_config
 from bot.routing import RoutedChannelRules, Router
 from bot.settings import Settings
@@ -186,3 +187,44 @@ def test_a_router_needs_an_agent_for_each_mapped_warehouse(tmp_path: Path) -> No
     config: DeploymentConfig = load_config(path, {})
     with pytest.raises(ValueError, match="No agent for the warehouse"):
         Router({}, config)
+
+
+# -- the terminal -----------------------------------------------------------------------------
+
+
+def test_querybot_ask_picks_a_warehouse_by_name(
+    tmp_path: Path,
+    demo_file: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = two_warehouses(tmp_path, demo_file, default=False)
+    settings = settings_for(tmp_path, [SURVEY_SQL], config)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("QUERYBOT_CONFIG", str(config))
+    monkeypatch.setenv("QUERYBOT_MODEL", settings.model)
+    monkeypatch.setenv("QUERYBOT_DATA_DIR", str(settings.data_dir))
+
+    # several warehouses and no default: the terminal must be told which
+    assert main(["ask", "answers?", "--yes"]) == 2
+    assert "no default: choose one with --warehouse NAME (shop, survey)" in capsys.readouterr().err
+
+    assert main(["ask", "--warehouse", "survey", "answers?", "--yes"]) == 0
+    out = capsys.readouterr().out
+    # capped at the survey warehouse's own row_limit (2)
+    assert "Sources: main.surveys · sqlite · 2+ rows" in out, out
+
+
+def test_a_warehouse_that_cannot_open_stops_the_start_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "querybot.toml"
+    config.write_text('[warehouses.gone]\nspec = "sqlite:///nowhere/at/all.db"\n')
+    settings = settings_for(tmp_path, [], config)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("QUERYBOT_CONFIG", str(config))
+    monkeypatch.setenv("QUERYBOT_MODEL", settings.model)
+    assert main(["ask", "anything?"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"Warehouse 'gone' ({config}) cannot be used:")
+    assert "Traceback" not in err
