@@ -1,31 +1,41 @@
-"""Canary databases: run statements the gate accepted and prove nothing changed or leaked.
+"""Canary databases: run statements and prove nothing changed or leaked.
 
 Each canary holds three small tables and sits beside a secret file. A run executes every
-statement on the hardened read-only connection production uses, and (for DuckDB, SQLite and,
-through a read-only transaction, MariaDB) on a connection that would allow harm, so that a pass
-proves the gate alone kept the statements harmless. Before and after: every table's checksum,
-the list of tables, and the files beside the database. During: no result may contain the secret
-or a line of /etc/passwd, and no statement may be refused by the engine for trying to write or
-reach a file (that refusal would mean the gate let it through).
+statement on the hardened read-only path production uses (for SQLite, MariaDB and PostgreSQL that
+is `SqlConnector.run` itself, as the bot's login), and on a connection that would allow harm (for
+DuckDB and SQLite read-write, for MariaDB and PostgreSQL the administrator inside a read-only
+transaction), so that a pass proves the gate alone kept the statements harmless. Before and
+after: every table's checksum, the list of tables, and the files beside the database. During: no
+result may contain the secret or a line of /etc/passwd, and no statement may be refused by the
+engine for trying to write or reach a file (that refusal would mean the gate let it through).
+
+`contain` runs the other way round: statements the gate REJECTS (the harmful catalogue), sent
+straight to `SqlConnector.run`, must be stopped by the engine's read-only settings alone.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sqlite3
+import tempfile
 import threading
 import time
+import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISDIR as stat_is_dir
 from typing import Any
 
 import duckdb
 
 from agent.gate import GateSchema
-from connectors.base import ColumnInfo, TableInfo
+from connectors.base import ColumnInfo, ConnectorError, PermissionDenied, TableInfo
+from connectors.sql import SqlConnector
 
 COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "customers": (("id", "INTEGER"), ("name", "VARCHAR(100)"), ("email", "VARCHAR(100)")),
@@ -49,6 +59,7 @@ ROWS: dict[str, list[tuple[Any, ...]]] = {
 }
 MARIADB_DB = "querybot_gate_canary"
 MARIADB_USER = "querybot_gate_ro"
+MARIADB_WRITER = "querybot_gate_rw"
 MARIADB_PASSWORD = "canary-read-only"
 TIMEOUT_S = 2.0
 #: Engine refusals that mean "this writes or reaches outside": the gate should have rejected
@@ -94,6 +105,11 @@ class Run:
     #: (statement, what leaked) for results holding the secret or /etc/passwd.
     leaked: list[tuple[str, str]] = field(default_factory=list)
 
+    #: Connector error class name -> how many statements ended with it.
+    errors: Counter[str] = field(default_factory=Counter)
+    #: Statements the connector ran without an error (the engine found nothing to refuse).
+    ran: list[str] = field(default_factory=list)
+
     def record(self, sql: str, rows: Iterable[Any] | None, error: BaseException | None) -> None:
         self.executed += 1
         if error is not None:
@@ -103,7 +119,31 @@ class Run:
             if code in MARIADB_BLOCKED or any(hint in text.lower() for hint in BLOCKED):
                 self.blocked.append((sql, text[:200]))
             return
-        dump = repr(list(rows or []))
+        self._check_leak(sql, repr(list(rows or [])))
+
+    def record_connector(
+        self, sql: str, rows: Iterable[Any] | None, error: Exception | None
+    ) -> None:
+        """A `SqlConnector.run` outcome: the engine refusing is a PermissionDenied; what a user
+        would read (rows, or the error's message, hint and engine text) must hold no secret."""
+        self.executed += 1
+        if error is None:
+            self.ran.append(sql)
+            self._check_leak(sql, repr(list(rows or [])))
+            return
+        self.failed += 1
+        self.errors[type(error).__name__] += 1
+        cause = error.__cause__
+        code = cause.args[0] if cause is not None and cause.args else None
+        text = getattr(error, "engine_message", str(error)).lower()
+        if isinstance(error, PermissionDenied) and (
+            code in MARIADB_BLOCKED or any(hint in text for hint in BLOCKED)
+        ):
+            self.blocked.append((sql, error.message[:200]))
+        if isinstance(error, ConnectorError):
+            self._check_leak(sql, f"{error.message} {error.hint} {error.engine_message}")
+
+    def _check_leak(self, sql: str, dump: str) -> None:
         for secret in (_secret(), PASSWD_LINE):
             if secret in dump:
                 self.leaked.append((sql, secret))
@@ -131,6 +171,24 @@ def write_secrets(directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "secret.txt").write_text(_secret() + "\n")
     (directory / "secret.csv").write_text(f"secret\n{_secret()}\n")
+
+
+def run_connector(url: str, statements: Iterable[str], *, timeout_s: float = TIMEOUT_S) -> Run:
+    """Every statement through `SqlConnector.run` on a connector opened from `url`, as the bot
+    runs an approved query (no gate in between)."""
+    connector = SqlConnector(url, pool_size=1)
+    run = Run()
+    try:
+        for sql in statements:
+            try:
+                result = connector.run(sql, max_rows=2000, timeout_s=timeout_s)
+            except ConnectorError as exc:
+                run.record_connector(sql, None, exc)
+            else:
+                run.record_connector(sql, result.rows, None)
+    finally:
+        connector.close()
+    return run
 
 
 @contextmanager
@@ -209,9 +267,7 @@ class DuckDBCanary:
 class SQLiteCanary:
     """`canary.sqlite` in its own directory."""
 
-    CONNECTIONS = ("mode=ro and a read-only authorizer", "read-write")
-
-    READS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, 33})
+    CONNECTIONS = ("SqlConnector: mode=ro and a read-only authorizer", "read-write")
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -239,16 +295,14 @@ class SQLiteCanary:
             con.close()
         return {"schema": names, "tables": sums, "files": files(self.directory)}
 
+    @property
+    def url(self) -> str:
+        return f"sqlite:///{self.path}"
+
     def run(self, statements: Iterable[str], *, hardened: bool) -> Run:
-        if hardened:  # read-only URI plus an authorizer allowing only reads (platform notes)
-            con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
-            con.set_authorizer(
-                lambda action, *_: (
-                    sqlite3.SQLITE_OK if action in self.READS else sqlite3.SQLITE_DENY
-                )
-            )
-        else:
-            con = sqlite3.connect(self.path)
+        if hardened:  # the connector: read-only URI plus an authorizer allowing only reads
+            return run_connector(self.url, statements)
+        con = sqlite3.connect(self.path)
         run = Run()
         try:
             for sql in statements:
@@ -279,7 +333,7 @@ class _Deadline:
 class MariaDBCanary:
     """A canary database and a SELECT-only user on the local MariaDB (root, no password)."""
 
-    CONNECTIONS = ("SELECT-only user, read-only transaction", "root, read-only transaction")
+    CONNECTIONS = ("SqlConnector as a SELECT-only user", "root, read-only transaction")
 
     def __init__(self, host: str = "127.0.0.1", port: int = 3306) -> None:
         import pymysql
@@ -303,6 +357,11 @@ class MariaDBCanary:
             cur.execute(f"DROP USER IF EXISTS '{MARIADB_USER}'@'%'")
             cur.execute(f"CREATE USER '{MARIADB_USER}'@'%' IDENTIFIED BY '{MARIADB_PASSWORD}'")
             cur.execute(f"GRANT SELECT ON {MARIADB_DB}.* TO '{MARIADB_USER}'@'%'")
+            # Every privilege on the canary (none on the server): only the connector's
+            # read-only session and transaction stand between this user and a write.
+            cur.execute(f"DROP USER IF EXISTS '{MARIADB_WRITER}'@'%'")
+            cur.execute(f"CREATE USER '{MARIADB_WRITER}'@'%' IDENTIFIED BY '{MARIADB_PASSWORD}'")
+            cur.execute(f"GRANT ALL PRIVILEGES ON {MARIADB_DB}.* TO '{MARIADB_WRITER}'@'%'")
 
     @contextmanager
     def _root(self) -> Iterator[Any]:
@@ -329,14 +388,24 @@ class MariaDBCanary:
                 sums[name] = _checksum(cur.fetchall())
             cur.execute("SELECT user, host FROM mysql.user ORDER BY 1, 2")
             users = cur.fetchall()
-        return {"tables": sums, "names": names, "users": users}
+            cur.execute("SELECT IS_USED_LOCK('x')")  # the catalogue's GET_LOCK('x', 10)
+            lock = cur.fetchall()
+        return {"tables": sums, "names": names, "users": users, "lock": lock}
+
+    def url(self, *, writer: bool = False) -> str:
+        """The connector URL of the SELECT-only user, or of the user holding every privilege on
+        the canary database."""
+        user = MARIADB_WRITER if writer else MARIADB_USER
+        return f"mysql://{user}:{MARIADB_PASSWORD}@{self.host}:{self.port}/{MARIADB_DB}"
 
     def run(self, statements: Iterable[str], *, hardened: bool) -> Run:
-        """Each statement in `START TRANSACTION READ ONLY`, as the SELECT-only user when
-        `hardened`, else as root (who could write files and tables but for the gate)."""
-        user, password = (MARIADB_USER, MARIADB_PASSWORD) if hardened else ("root", "")
+        """Through the connector as the SELECT-only user when `hardened`, else each statement
+        in `START TRANSACTION READ ONLY` as root (who could write files and tables but for the
+        gate)."""
+        if hardened:
+            return run_connector(self.url(), statements)
         con = self.pymysql.connect(
-            host=self.host, port=self.port, user=user, password=password, database=MARIADB_DB
+            host=self.host, port=self.port, user="root", password="", database=MARIADB_DB
         )
         run = Run()
         try:
@@ -360,4 +429,162 @@ class MariaDBCanary:
         with self._root() as cur:
             cur.execute(f"DROP DATABASE IF EXISTS {MARIADB_DB}")
             cur.execute(f"DROP USER IF EXISTS '{MARIADB_USER}'@'%'")
+            cur.execute(f"DROP USER IF EXISTS '{MARIADB_WRITER}'@'%'")
         self.lock.close()  # releases the lock
+
+
+class PostgresCanary:
+    """A canary database on the local PostgreSQL (127.0.0.1:5432, trust) with two logins: one
+    holding SELECT only (as the README tells a team), one owning the canary tables and sequence
+    (so only the connector's read-only transaction stands in the way of a write). Neither is a
+    superuser nor may reach server files: the connector refuses such logins."""
+
+    CONNECTIONS = ("SqlConnector as a SELECT-only login", "superuser, read-only transaction")
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 5432) -> None:
+        import psycopg
+
+        self.psycopg = psycopg
+        self.host, self.port = host, port
+        self.name = f"querybot_gate_canary_{uuid.uuid4().hex[:8]}"
+        self.reader, self.writer = f"{self.name}_ro", f"{self.name}_rw"
+        with self._connect("postgres") as server:
+            server.execute(f"CREATE DATABASE {self.name}")
+            server.execute(f"CREATE ROLE {self.reader} LOGIN")
+            server.execute(f"ALTER ROLE {self.reader} SET default_transaction_read_only = on")
+            server.execute(f"CREATE ROLE {self.writer} LOGIN")
+        with self._connect(self.name) as admin:
+            for table, cols in COLUMNS.items():
+                admin.execute(f"CREATE TABLE {table} ({', '.join(f'{c} {t}' for c, t in cols)})")
+                with admin.cursor() as cur:
+                    marks = ", ".join(["%s"] * len(cols))
+                    cur.executemany(f"INSERT INTO {table} VALUES ({marks})", ROWS[table])
+                admin.execute(f"ALTER TABLE {table} OWNER TO {self.writer}")
+            admin.execute("CREATE SEQUENCE orders_id_seq")
+            admin.execute(f"ALTER SEQUENCE orders_id_seq OWNER TO {self.writer}")
+            admin.execute(f"GRANT ALL ON SCHEMA public TO {self.writer}")
+            admin.execute(f"GRANT ALL ON DATABASE {self.name} TO {self.writer}")
+            admin.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {self.reader}")
+
+    def _connect(self, database: str, user: str = "postgres") -> Any:
+        return self.psycopg.connect(
+            host=self.host, port=self.port, user=user, dbname=database, autocommit=True
+        )
+
+    def url(self, *, writer: bool = False) -> str:
+        login = self.writer if writer else self.reader
+        return f"postgresql://{login}@{self.host}:{self.port}/{self.name}"
+
+    def snapshot(self) -> dict[str, object]:
+        """Tables, every relation, function, rule and comment in the database, the sequence,
+        large objects, extensions, roles (and the postgres password) and ALTER SYSTEM settings."""
+        with self._connect(self.name) as admin:
+
+            def rows(sql: str) -> list[tuple[Any, ...]]:
+                return admin.execute(sql).fetchall()
+
+            return {
+                "tables": {t: _checksum(rows(f"SELECT * FROM {t}")) for t in COLUMNS},
+                "relations": rows(
+                    "SELECT relname, relkind, relowner::regrole::text FROM pg_class"
+                    " WHERE relnamespace = 'public'::regnamespace ORDER BY 1"
+                ),
+                "functions": rows(
+                    "SELECT oid::regprocedure::text FROM pg_proc"
+                    " WHERE pronamespace = 'public'::regnamespace ORDER BY 1"
+                ),
+                "rules": rows("SELECT rulename FROM pg_rules ORDER BY 1"),
+                "comments": rows("SELECT objoid, description FROM pg_description ORDER BY 1, 2"),
+                "sequence": rows("SELECT last_value, is_called FROM orders_id_seq"),
+                "large_objects": rows("SELECT count(*) FROM pg_largeobject_metadata"),
+                "advisory_locks": rows("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"),
+                "extensions": rows("SELECT extname FROM pg_extension ORDER BY 1"),
+                "roles": rows(
+                    "SELECT rolname, rolsuper, md5(coalesce(rolpassword, '')) FROM pg_authid"
+                    " ORDER BY 1"
+                ),
+                "auto_conf": rows(
+                    "SELECT name, setting FROM pg_file_settings"
+                    " WHERE sourcefile LIKE '%postgresql.auto.conf' ORDER BY 1"
+                ),
+            }
+
+    def run(self, statements: Iterable[str], *, hardened: bool) -> Run:
+        """Through the connector as the SELECT-only login when `hardened`, else each statement
+        as the superuser in a read-only transaction (who could read and write server files but
+        for the gate)."""
+        if hardened:
+            return run_connector(self.url(), statements)
+        run = Run()
+        with self._connect(self.name) as con:
+            for sql in statements:
+                rows, error = None, None
+                con.execute(
+                    f"BEGIN READ ONLY; SET LOCAL statement_timeout = {int(TIMEOUT_S * 1000)}"
+                )
+                try:
+                    cursor = con.execute(sql)
+                    rows = cursor.fetchmany(2000) if cursor.description else []
+                except self.psycopg.Error as exc:
+                    error = exc
+                con.execute("ROLLBACK")
+                run.record(sql, rows, error)
+        return run
+
+    def drop(self) -> None:
+        with self._connect("postgres") as server:
+            server.execute(f"DROP DATABASE IF EXISTS {self.name} WITH (FORCE)")
+            for role in (self.reader, self.writer):
+                server.execute(f"DROP ROLE IF EXISTS {role}")
+
+
+# -- containment: statements the gate rejects, sent to the connector anyway ---------------------
+
+_QUOTED_PATH = re.compile(r"'(/[^']*)'")
+
+
+def server_directory() -> Path:
+    """A fresh directory holding the secret files that the database servers (running as other
+    OS users) could read and write into: a statement that got past every guard would read the
+    secret from it or leave a file in it. Remove it with `shutil.rmtree`."""
+    directory = Path(tempfile.mkdtemp(prefix="querybot-canary-"))
+    write_secrets(directory)
+    directory.chmod(0o777)
+    for path in directory.iterdir():
+        path.chmod(0o644)
+    return directory
+
+
+def aimed(statements: Iterable[str], directory: Path) -> list[str]:
+    """Each statement as written and, when it names a file, once more aimed at `directory`:
+    `/etc/passwd` (or any file read) becomes the secret file, `/tmp/x` becomes `directory/x`."""
+    secret = directory / "secret.txt"
+    out: list[str] = []
+    for sql in statements:
+        out.append(sql)
+        if _QUOTED_PATH.search(sql):
+            out.append(
+                sql.replace("'/tmp/", f"'{directory}/").replace("'/etc/passwd'", f"'{secret}'")
+            )
+    return list(dict.fromkeys(out))
+
+
+def named_files(statements: Iterable[str]) -> dict[str, tuple[int, int] | None]:
+    """Every absolute path quoted in the statements, with its size and modification time (None
+    when it does not exist): a write anywhere they name shows as a change."""
+    found: dict[str, tuple[int, int] | None] = {}
+    for sql in statements:
+        for path in _QUOTED_PATH.findall(sql):
+            try:
+                stat = os.stat(path)
+            except OSError:
+                found[path] = None
+            else:  # directories ('/', '/etc') change as other programs work: files only
+                if not stat_is_dir(stat.st_mode):
+                    found[path] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+def secret_text() -> str:
+    """What the secret files hold (to prove a server could read them without the guards)."""
+    return _secret()

@@ -1,16 +1,30 @@
 """Every statement the gate accepts from the payload corpus, and every golden normalised
-statement, runs on canary DuckDB, SQLite and MariaDB databases: no table changes, nothing leaks,
-and the engine never has to refuse a write or a file access the gate let through."""
+statement, runs on canary DuckDB, SQLite, MariaDB and PostgreSQL databases (the last three
+through `SqlConnector.run`): no table changes, nothing leaks, and the engine never has to refuse
+a write or a file access the gate let through.
+
+Then the other way round: every statement of the harmful catalogue, which the gate rejects, is
+sent to `SqlConnector.run` anyway (as written, and aimed at a directory holding a secret file the
+database server could read and write): the canary and the files are unchanged and no result or
+error message holds the secret or /etc/passwd. The engine's read-only settings alone hold.
+"""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Protocol
+
+import pytest
 
 from agent.gate import Verdict
 from tests.gate import canary
-from tests.gate.fixture_files import load_cases
+from tests.gate.conftest import unavailable
+from tests.gate.fixture_files import load_cases, load_harmful
 
 GOLDEN = load_cases("normalise.sql")
+HARMFUL = load_harmful()
 
 
 class Canary(Protocol):
@@ -78,3 +92,101 @@ def test_golden_sql_runs_on_sqlite(sqlite_canary: canary.SQLiteCanary) -> None:
 
 def test_golden_sql_runs_on_mariadb(mariadb_canary: canary.MariaDBCanary) -> None:
     assert_runs(mariadb_canary, golden("mysql"))
+
+
+@pytest.fixture(scope="session")
+def postgres_canary() -> Iterator[canary.PostgresCanary]:
+    import psycopg
+
+    try:
+        postgres = canary.PostgresCanary()
+    except psycopg.OperationalError as error:
+        unavailable(
+            f"PostgreSQL at 127.0.0.1:5432 is unreachable ({error}); start it with "
+            "`pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`"
+        )
+    yield postgres
+    postgres.drop()
+
+
+@pytest.fixture
+def server_directory() -> Iterator[Path]:
+    directory = canary.server_directory()
+    yield directory
+    shutil.rmtree(directory)
+
+
+def test_postgres_canary(
+    postgres_canary: canary.PostgresCanary, payload_verdicts: dict[str, list[tuple[str, Verdict]]]
+) -> None:
+    statements = accepted(payload_verdicts["postgres"])
+    assert len(statements) > 100
+    assert_harmless(postgres_canary, statements + golden("postgres"))
+
+
+def test_golden_sql_runs_on_postgres(postgres_canary: canary.PostgresCanary) -> None:
+    assert_runs(postgres_canary, golden("postgres"))
+
+
+def harmful(dialect: str, directory: Path) -> list[str]:
+    return canary.aimed([h.sql for h in HARMFUL if h.dialect == dialect], directory)
+
+
+def assert_contained(db: Canary, url: str, statements: list[str], directory: Path) -> canary.Run:
+    """Run `statements` through the connector at `url`: nothing changes, nothing leaks."""
+    before, outside = db.snapshot(), canary.named_files(statements)
+    files = canary.files(directory)
+    run = canary.run_connector(url, statements, timeout_s=1.0)
+    # shown with -s: what the engine refused, and what it ran as a harmless read
+    print(f"\n{url.split(':')[0]}: {run.executed} statements, {dict(run.errors)}; ran: {run.ran}")
+    assert run.executed == len(statements)
+    assert not run.leaked, f"a secret reached a result or an error message: {run.leaked}"
+    assert db.snapshot() == before, "the canary changed"
+    assert canary.files(directory) == files, "a file was written beside the secret"
+    assert canary.named_files(statements) == outside, "a file the statements name changed"
+    return run
+
+
+@pytest.mark.parametrize("writer", [False, True], ids=["select-only", "all-privileges"])
+def test_harmful_catalogue_is_contained_by_postgres(
+    postgres_canary: canary.PostgresCanary, server_directory: Path, writer: bool
+) -> None:
+    statements = harmful("postgres", server_directory)
+    assert_contained(
+        postgres_canary, postgres_canary.url(writer=writer), statements, server_directory
+    )
+
+
+@pytest.mark.parametrize("writer", [False, True], ids=["select-only", "all-privileges"])
+def test_harmful_catalogue_is_contained_by_mariadb(
+    mariadb_canary: canary.MariaDBCanary, server_directory: Path, writer: bool
+) -> None:
+    statements = harmful("mysql", server_directory)
+    assert_contained(
+        mariadb_canary, mariadb_canary.url(writer=writer), statements, server_directory
+    )
+
+
+def test_harmful_catalogue_is_contained_by_sqlite(
+    sqlite_canary: canary.SQLiteCanary, server_directory: Path
+) -> None:
+    statements = harmful("sqlite", server_directory)
+    assert_contained(sqlite_canary, sqlite_canary.url, statements, server_directory)
+    assert_contained(sqlite_canary, sqlite_canary.url, statements, sqlite_canary.directory)
+
+
+def test_the_secret_is_within_the_servers_reach(
+    postgres_canary: canary.PostgresCanary,
+    mariadb_canary: canary.MariaDBCanary,
+    server_directory: Path,
+) -> None:
+    """Without the connector's guards the servers could read the secret: the containment tests
+    above are not passing because the files were out of reach anyway."""
+    secret = server_directory / "secret.txt"
+    with postgres_canary._connect("postgres") as admin:
+        read = admin.execute(f"SELECT pg_read_file('{secret}')").fetchone()
+    assert canary.secret_text() in read[0]
+    with mariadb_canary._root() as cur:
+        cur.execute(f"SELECT LOAD_FILE('{secret}')")
+        loaded = cur.fetchone()[0]
+    assert canary.secret_text() in loaded.decode()
