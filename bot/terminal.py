@@ -50,7 +50,13 @@ def answer_text(answer: Answer, shown: int) -> str:
 
 def outcome_text(outcome: Outcome, shown: int = 20) -> str:
     if outcome.kind == "proposal" and outcome.proposal:
+        if outcome.answer:  # an empty result, then its loosened version to approve
+            empty = answer_text(outcome.answer, shown)
+            return f"{empty}\n\n{outcome.message}\n\n{proposal_text(outcome.proposal)}"
         return proposal_text(outcome.proposal)
     if outcome.kind == "answer" and outcome.answer:
-        return answer_text(outcome.answer, shown)
+        follow_ups = [f"Follow up: {q}" for q in outcome.answer.follow_ups]
+        return "\n".join(
+            [answer_text(outcome.answer, shown), *(["", *follow_ups] if follow_ups else [])]
+        )
     return outcome.message

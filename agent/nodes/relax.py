@@ -36,7 +36,7 @@ def relax(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[s
     changes = loosened.describe()
     draft = {
         "kind": "sql",
-        "explanation": f"{proposal['explanation']} Relaxed: {changes}.".strip(),
+        "explanation": f"Loosened: {changes}. (Was: {proposal['explanation'].strip()})",
         "sql": loosened.sql,
     }
     checked = validate({**state, "draft": draft, "attempts": 0}, config, deps)

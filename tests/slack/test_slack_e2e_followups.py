@@ -97,8 +97,9 @@ def test_empty_result_then_a_loosened_proposal_that_runs_after_approval(
     messages = standin.thread(asked.channel, asked.ts)
     empty, full = results(standin, asked, 2)
     assert "*0 rows*" in empty.all_text() and "The query returned no rows" in empty.all_text()
-    loosened = next(m for m in messages if "Relaxed: dropped the date filter" in m.all_text())
+    loosened = next(m for m in messages if "Loosened: dropped the date filter" in m.all_text())
     text = loosened.all_text()
+    assert "(Was: Orders by region in October 2020.)" in text
     # the note above it while it waited (a decided card keeps its explanation, not the note)
     waiting = json.dumps([blocks for _, blocks in loosened.history])
     assert "I loosened it: dropped the date filter on order_date" in waiting
