@@ -170,7 +170,10 @@ class Conversations:
         """A follow-up button under an answer: say in the thread who asked what, then ask it
         there as that person, like any question."""
         thread = SlackThread.from_id(record.thread_id)
-        self._post(thread, blocks.asked(user, text))
+        try:
+            self._post(thread, blocks.asked(user, text))
+        except SlackApiError:  # the note is a courtesy; the question still gets its answer
+            log.exception("Could not note the follow-up in %s", thread.id)
         self.question(thread, text, user=user)
 
     def explain(self, record: ProposalRecord, *, user: str) -> None:
