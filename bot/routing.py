@@ -14,6 +14,7 @@ from slack_sdk import WebClient
 from agent.conversation import Agent
 from agent.explain import Explanation
 from agent.outcome import Outcome
+from bot.blocks import escape
 from bot.channels import ChannelRules
 from bot.config import DeploymentConfig
 from bot.threads import SlackThread, ThreadAgent
@@ -22,15 +23,16 @@ from bot.threads import SlackThread, ThreadAgent
 def unmapped(config: DeploymentConfig, *, links: bool) -> str:
     """The polite note for a channel no warehouse answers: where to ask instead.
 
-    `links` writes channels as Slack mrkdwn links (`<#C…>`); otherwise as plain ids (for text
-    that is escaped before posting)."""
+    `links` writes mrkdwn: channels as Slack links (`<#C…>`), descriptions escaped; otherwise
+    plain text with channel ids (for text that is escaped before posting)."""
+    text = escape if links else str
     by_warehouse: dict[str, list[str]] = {}
     for channel, name in sorted(config.channels.items()):
         by_warehouse.setdefault(name, []).append(f"<#{channel}>" if links else f"#{channel}")
     places = []
     for name, channels in by_warehouse.items():
         description = config.warehouses[name].description
-        about = f" ({description})" if description else ""
+        about = f" ({text(description)})" if description else ""
         places.append(f"{', '.join(channels[:5])} for {name}{about}")
     where = "; ".join(places) if places else "no channel yet"
     return (

@@ -16,7 +16,7 @@ from slack_sdk import WebClient
 from agent.conversation import Agent
 from bot.cli import main
 from bot.config import DeploymentConfig, load_config
-from bot.routing import RoutedChannelRules, Router
+from bot.routing import RoutedChannelRules, Router, unmapped
 from bot.settings import Settings
 from bot.wiring import Deployment
 from connectors.base import ConnectorError
@@ -228,3 +228,14 @@ def test_a_warehouse_that_cannot_open_stops_the_start_naming_it(
     err = capsys.readouterr().err
     assert err.startswith(f"Warehouse 'gone' ({config}) cannot be used:")
     assert "Traceback" not in err
+
+
+def test_the_note_escapes_descriptions_for_mrkdwn(tmp_path: Path) -> None:
+    path = tmp_path / "q.toml"
+    path.write_text(
+        '[warehouses.fin]\nspec = "demo"\ndescription = "P&L <all> of it"\n'
+        '[channels]\nC0FIN00001 = "fin"\n'
+    )
+    config = load_config(path, {})
+    assert "<#C0FIN00001> for fin (P&amp;L &lt;all&gt; of it)" in unmapped(config, links=True)
+    assert "#C0FIN00001 for fin (P&L <all> of it)" in unmapped(config, links=False)
