@@ -55,6 +55,14 @@ DIALECT_NAMES = {
     "postgres": "PostgreSQL",
     "mysql": "MySQL",
     "sqlite": "SQLite",
+    "looker": (
+        "GoogleSQL as Looker's Open SQL Interface reads it. Its rules: each listed table is an "
+        "Explore (`model`.`explore`) whose views are already joined; write every model, Explore "
+        "and field name in backticks, a field as one name (`view.field`); wrap each LookML "
+        "measure in AGGREGATE(`view.measure`) wherever it appears (SELECT, HAVING, ORDER BY) "
+        "and never put AGGREGATE() in GROUP BY; group by dimensions only; one plain SELECT with "
+        "no JOIN, no subquery or WITH, no window function, and no semicolon at the end"
+    ),
 }
 
 # --- answer-quality strategies (agent/context.py Strategies) ---------------------------------

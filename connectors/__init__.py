@@ -50,6 +50,17 @@ def _open_bigquery(arg: str, data_dir: Path) -> Connector:
     return from_spec(arg, os.environ)
 
 
+def _open_looker(arg: str, data_dir: Path) -> Connector:
+    try:
+        from connectors.looker import from_spec
+    except ImportError as exc:
+        raise ValueError(
+            "The Looker warehouse needs the optional Java bridge: install it with "
+            "`uv sync --extra looker` (jaydebeapi and JPype1), and a Java runtime."
+        ) from exc
+    return from_spec(arg, os.environ)
+
+
 #: Spec kind -> (opener taking the text after "kind:" and the data directory, form for people).
 _OPENERS: dict[str, tuple[Callable[[str, Path], Connector], str]] = {
     "demo": (
@@ -62,6 +73,11 @@ _OPENERS: dict[str, tuple[Callable[[str, Path], Connector], str]] = {
         "bigquery:PROJECT/DATASET[,DATASET...]  (Google BigQuery; the first dataset is the "
         "default; see BIGQUERY_LOCATION, GOOGLE_APPLICATION_CREDENTIALS, "
         "QUERYBOT_BQ_MAX_BYTES_BILLED, QUERYBOT_BQ_PRICE_PER_TIB, BIGQUERY_API_ENDPOINT)",
+    ),
+    "looker": (
+        _open_looker,
+        "looker://HOST[:PORT][/MODEL[,MODEL...]]  (Looker's Open SQL Interface over JDBC; needs "
+        "`uv sync --extra looker`, LOOKER_CLIENT_ID, LOOKER_CLIENT_SECRET, LOOKER_JDBC_JAR)",
     ),
     "postgresql": (
         _open_sql("postgresql"),

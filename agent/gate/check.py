@@ -9,6 +9,8 @@ from sqlglot.errors import ErrorLevel, UnsupportedError
 from agent.gate.errors import Rejection
 from agent.gate.fixes import keep_dual, quote_statement_words
 from agent.gate.limit import cap_rows
+from agent.gate.looker import DIALECT as LOOKER
+from agent.gate.looker import looker_reasons
 from agent.gate.parse import parse_all, parse_statement
 from agent.gate.rules import query_root, safety_reasons
 from agent.gate.schema import ColumnCheck, GateSchema, check_columns, check_tables
@@ -39,6 +41,8 @@ def _check(sql: str, schema: GateSchema, row_limit: int | None) -> Verdict:
     query = query_root(parsed.tree)
     if reasons or query is None:
         raise Rejection(*reasons, sql=parsed.text)
+    if dialect == LOOKER and (rules := looker_reasons(query, schema)):
+        raise Rejection(*rules, sql=parsed.text)
     keep_dual(query, dialect)
     requoted = quote_statement_words(query, dialect)
     tables = check_tables(query, schema)
@@ -86,6 +90,8 @@ def _recheck(normalised: str, schema: GateSchema, row_limit: int | None, tables:
         trees = parse_all(normalised, dialect)
         query = query_root(trees[0]) if len(trees) == 1 else None
         stable = query is not None and not safety_reasons(trees[0], dialect)
+        if query is not None and stable and dialect == LOOKER:
+            stable = not looker_reasons(query, schema)
         if query is not None and stable:
             keep_dual(query, dialect)
             stable = not quote_statement_words(query, dialect)

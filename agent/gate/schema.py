@@ -22,6 +22,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema, normalize_name
 
 from agent.gate import denylist
+from agent.gate.looker import measure_names
 from agent.gate.parse import ANSI
 from agent.gate.verdict import Reason
 from connectors.base import ColumnInfo, TableInfo
@@ -52,9 +53,12 @@ class GateSchema:
         dialect: str,
         entries: Iterable[TableEntry] = (),
         mapping: dict[str, object] | None = None,
+        measures: Iterable[str] = (),
     ) -> None:
         self.dialect = dialect
         self.entries: tuple[TableEntry, ...] = tuple(entries)
+        #: Lower-cased names of semantic-layer measures (Looker's), which have rules of their own.
+        self.measures = frozenset(m.lower() for m in measures)
         self.mapping = MappingSchema(mapping or None, dialect=dialect)
         self._by_suffix: dict[tuple[str, ...], list[TableEntry]] = {}
         self._by_folded_suffix: dict[tuple[str, ...], list[TableEntry]] = {}
@@ -84,6 +88,7 @@ class GateSchema:
         name = str(dialect)
         allow = [_key(_split(a, name), name) for a in allowed] if allowed is not None else None
         entries: list[TableEntry] = []
+        kept: list[TableInfo] = []
         mapping: dict[str, object] = {}
         types: dict[str, exp.DataType] = {}
         for table in tables:
@@ -93,6 +98,7 @@ class GateSchema:
                 continue
             columns = {_column_key(c.name, dialect_obj): c.name for c in table.columns}
             entries.append(TableEntry(table.name, parts, key, columns))
+            kept.append(table)
             if table.columns:
                 node = mapping
                 for part in parts:
@@ -100,7 +106,7 @@ class GateSchema:
                 for column in table.columns:
                     node[_exact(column.name, dialect_obj).sql(name)] = _type(column, name, types)
         _check_depths(entries)
-        return cls(name, entries, mapping)
+        return cls(name, entries, mapping, measures=measure_names(kept))
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, object], dialect: str) -> GateSchema:

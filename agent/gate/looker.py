@@ -1,0 +1,159 @@
+"""Looker's Open SQL Interface: the sqlglot dialect its SQL is read and written in, and the
+rules the gate enforces for it on top of the usual safety walk.
+
+Looker documents (https://cloud.google.com/looker/docs/sql-interface) that the interface reads
+GoogleSQL, needs backticks around every model, Explore and field name (a field is one identifier
+spelled `view.field`), wants each LookML measure wrapped in the special `AGGREGATE()` function,
+and supports SELECT only: no JOIN (an Explore already joins its views), no subqueries, no window
+functions. A statement sent through JDBC must not end with a semicolon.
+
+The dialect: sqlglot's BigQuery, since Looker reads GoogleSQL (functions, operators, literals,
+`||` as concatenation), with two changes. BigQuery reads `` `orders.count` `` as the column
+`count` of the table `orders`, which is not what Looker means, so this parser keeps a quoted
+dotted column name as one identifier (as sqlglot's MySQL dialect would; MySQL itself was not
+chosen, since it reads `||` as OR and writes MySQL-only functions). And the generator quotes
+every identifier, so what runs always carries the backticks Looker requires, whatever the
+checks rewrote. `AGGREGATE(...)` is an unknown function to sqlglot and stays as written.
+
+The trailing-semicolon rule is met by the gate's usual fix: semicolons at the end are stripped
+before parsing (and listed among the fixes), so no statement sent to Looker ends with one.
+`JSON_OBJECT` filter arguments after an Explore (`FROM m.e(JSON_OBJECT(...))`) are not supported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+from sqlglot.dialects.bigquery import BigQuery
+from sqlglot.parser import Parser as BaseParser
+from sqlglot.parsers.bigquery import BigQueryParser
+
+from agent.gate.verdict import Reason
+from connectors.base import TableInfo
+from connectors.looker_metadata import is_measure
+
+if TYPE_CHECKING:
+    from agent.gate.schema import GateSchema
+
+DIALECT = "looker"
+
+#: Reason codes of the Looker rules, each naming the rule broken.
+RULES = {
+    "looker_only_select": "one plain SELECT only (no UNION, no WITH)",
+    "looker_backticks": "every model, Explore and field name goes in backticks",
+    "looker_measure_outside_aggregate": "a LookML measure may appear only inside AGGREGATE()",
+    "looker_aggregate_argument": "AGGREGATE() takes exactly one LookML measure",
+    "looker_aggregate_in_group_by": "GROUP BY may not contain AGGREGATE()",
+    "looker_join": "no JOIN (an Explore already joins its views: use the Explore with the fields)",
+    "looker_subquery": "no subqueries",
+    "looker_window": "no window functions",
+}
+
+
+class Looker(BigQuery):
+    """GoogleSQL as Looker's Open SQL Interface reads it (registered in sqlglot as "looker")."""
+
+    class Parser(BigQueryParser):
+        def _parse_column(self) -> exp.Expr | None:
+            # sqlglot's own column parsing, without BigQuery's splitting of `a.b` into parts
+            return BaseParser._parse_column(self)
+
+    def generator(self, **opts: Any) -> Any:
+        return super().generator(**{**opts, "identify": True})
+
+
+def measure_names(tables: Iterable[TableInfo]) -> frozenset[str]:
+    """Lower-cased names of the measures among the tables' columns."""
+    return frozenset(c.name.lower() for t in tables for c in t.columns if is_measure(c))
+
+
+def looker_reasons(query: exp.Expr, schema: GateSchema) -> list[Reason]:
+    """Every Looker rule `query` breaks, de-duplicated, in walk order; empty when it keeps them."""
+    reasons: list[Reason] = []
+    if not isinstance(query, exp.Select) or query.args.get("with_"):
+        reasons.append(_reason("looker_only_select"))
+    fields = {name.lower() for entry in schema.entries for name in entry.columns.values()}
+    aliases = {a.alias.lower() for a in query.find_all(exp.Alias) if a.alias}
+    for node in query.walk():
+        if isinstance(node, exp.Join):
+            reasons.append(_reason("looker_join"))
+        elif isinstance(node, (exp.Subquery, exp.Select)) and node is not query:
+            reasons.append(_reason("looker_subquery"))
+        elif isinstance(node, (exp.Window, exp.Qualify)):
+            reasons.append(_reason("looker_window"))
+        elif isinstance(node, exp.Table):
+            reasons.extend(_table_quoting(node))
+        elif isinstance(node, exp.Column):
+            reasons.extend(_column_quoting(node, fields, aliases))
+            reasons.extend(_measure_use(node, schema.measures))
+        elif _is_aggregate(node):
+            reasons.extend(_aggregate_argument(node, schema.measures))
+    reasons.extend(_group_by(query))
+    return list(dict.fromkeys(reasons))
+
+
+def _reason(code: str, detail: str = "") -> Reason:
+    message = f"Looker SQL rule broken: {RULES[code]}"
+    return Reason(code, f"{message} ({detail})" if detail else message)
+
+
+def _is_aggregate(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Anonymous) and node.name.upper() == "AGGREGATE"
+
+
+def _table_quoting(table: exp.Table) -> list[Reason]:
+    unquoted = [p.name for p in table.parts if isinstance(p, exp.Identifier) and not p.quoted]
+    if not unquoted:
+        return []
+    written = ".".join(f"`{p.name}`" for p in table.parts)
+    return [_reason("looker_backticks", f"write the Explore as {written}")]
+
+
+def _column_quoting(column: exp.Column, fields: set[str], aliases: set[str]) -> list[Reason]:
+    parts = [p for p in column.parts if isinstance(p, exp.Identifier)]
+    if all(p.quoted for p in parts):
+        return []
+    dotted = ".".join(p.name for p in parts)
+    if dotted.lower() in fields:
+        return [_reason("looker_backticks", f"write {dotted} as one name: `{dotted}`")]
+    if len(parts) == 1 and parts[0].name.lower() in aliases:
+        return []  # a reference to the query's own alias, not a Looker name
+    return [_reason("looker_backticks", f"write {dotted} as `{dotted}`")]
+
+
+def _measure_use(column: exp.Column, measures: frozenset[str]) -> list[Reason]:
+    if column.name.lower() not in measures:
+        return []
+    if _is_aggregate(column.parent) if column.parent else False:
+        return []
+    detail = f"write AGGREGATE(`{column.name}`)"
+    return [_reason("looker_measure_outside_aggregate", detail)]
+
+
+def _aggregate_argument(call: exp.Expr, measures: frozenset[str]) -> list[Reason]:
+    args = call.expressions
+    if len(args) == 1 and isinstance(args[0], exp.Column) and args[0].name.lower() in measures:
+        return []
+    written = ", ".join(a.sql(DIALECT) for a in args)
+    return [_reason("looker_aggregate_argument", f"not AGGREGATE({written})")]
+
+
+def _group_by(query: exp.Expr) -> list[Reason]:
+    """AGGREGATE() in GROUP BY, written there or referred to by position or alias."""
+    group = query.args.get("group") if isinstance(query, exp.Select) else None
+    if group is None:
+        return []
+    projections = query.expressions
+    by_alias = {p.alias.lower(): p for p in projections if isinstance(p, exp.Alias) and p.alias}
+    for item in group.expressions:
+        target: exp.Expr | None = item
+        if isinstance(item, exp.Literal) and item.is_int:
+            position = int(item.name)
+            target = projections[position - 1] if 0 < position <= len(projections) else None
+        elif isinstance(item, exp.Column) and not item.table:
+            target = by_alias.get(item.name.lower(), item)
+        if target is not None and any(_is_aggregate(n) for n in target.walk()):
+            return [_reason("looker_aggregate_in_group_by", "group by dimensions only")]
+    return []
