@@ -150,3 +150,8 @@ def test_the_home_tab_lists_both_warehouses(bot: BotProcess, standin: SlackStand
     [published] = standin.wait_for(lambda: standin.published_views, what="the Home tab")
     text = "\n".join(b.get("text", {}).get("text", "") for b in published["view"]["blocks"])
     assert "`survey: main.surveys`" in text and "`shop: demo.main.regions`" in text
+
+
+def test_sigterm_closes_both_warehouses_cleanly(bot: BotProcess) -> None:
+    assert bot.stop() == 0
+    assert "Traceback" not in bot.log() and "Closing warehouse" not in bot.log()
