@@ -12,19 +12,29 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 
-from agent.context import Limits
+from agent.context import Limits, Strategies
 from agent.evaluation import defog
 from agent.evaluation.golden import GoldenQuestion, GoldenSet, dump_golden, load_golden
-from agent.evaluation.report import build_report, diff, render, render_diff
+from agent.evaluation.report import (
+    build_report,
+    comparison,
+    diff,
+    render,
+    render_comparison,
+    render_diff,
+)
 from agent.evaluation.runner import QuestionResult, evaluation_agent, run_golden
 from agent.examples import ExampleStore
 from agent.models import load_model
+from agent.strategies import StrategiesError, describe, parse_strategies
+from bot.config import load_config
 from bot.settings import Settings
 from connectors import open_connector
 from connectors.base import Connector
@@ -33,7 +43,11 @@ from connectors.duckdb import DuckDBConnector
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("golden", nargs="?", type=Path, help="golden set (YAML or JSONL)")
-    p.add_argument("--warehouse", help="warehouse to run on (default: the set's, else the bot's)")
+    p.add_argument(
+        "--warehouse",
+        help="warehouse to run on: a spec, or a name in QUERYBOT_CONFIG (default: the set's, "
+        "else the bot's default)",
+    )
     p.add_argument("--defog", action="store_true", help="run defog's sql-eval questions instead")
     p.add_argument("--corpora", type=Path, default=defog.CORPORA, help="defog-data + sql-eval")
     p.add_argument("--cache", type=Path, default=Path(".cache/defog"), help="DuckDB files")
@@ -42,6 +56,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, help="write the JSON report here")
     p.add_argument("--compare", type=Path, help="an earlier JSON report to compare with")
     p.add_argument("--export-examples", type=Path, metavar="PATH", help="write approvals as a set")
+    p.add_argument(
+        "--strategies",
+        action="append",
+        metavar="SPEC",
+        help="answer-quality strategies, as QUERYBOT_STRATEGIES (default: its value); repeat "
+        "to compare configurations in one report (the model's replies are shared, in order)",
+    )
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -53,6 +74,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         )
         return 2
     golden = None if args.defog else _first(load_golden(args.golden), args.limit)
+    specs = args.strategies or [settings.strategies or "default"]
+    try:
+        configurations = {spec: parse_strategies(spec) for spec in specs}
+    except StrategiesError as exc:
+        print(f"querybot eval: --strategies: {exc}", file=sys.stderr)
+        return 2
     settings.require(*settings.model_secrets())
     # as the bot does (bot.wiring): profile column values unless told not to (BigQuery bills it)
     limits = Limits(
@@ -61,38 +88,82 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         max_attempts=settings.max_repairs,
         profile_values=settings.profile_values != "off",
     )
-    if golden is None:
-        results, meta = _defog(args, settings, limits)
+    # one model for every configuration: a scripted one replays its replies across them in order
+    model = load_model(settings.model)
+    check_model = load_model(settings.check_model) if settings.check_model else None
+    reports = {}
+    for name, strategies in configurations.items():
+        setup = Setup(model, check_model, limits, strategies)
+        if golden is None:
+            results, meta = _defog(args, setup)
+        else:
+            warehouse, spec = _warehouse(args.warehouse or golden.warehouse, settings)
+            connector = open_connector(spec, data_dir=settings.data_dir)
+            if connector.name == "bigquery" and settings.profile_values == "auto":
+                setup = replace(setup, limits=replace(limits, profile_values=False))
+            results = _run_on(connector, golden, setup, "")
+            meta = {"golden": str(args.golden), "warehouse": warehouse}
+        reports[name] = build_report(
+            results, {**meta, "model": settings.model, "strategies": describe(strategies)}
+        )
+    if len(reports) == 1:
+        (report,) = reports.values()
+        print(render(report))
     else:
-        warehouse = args.warehouse or golden.warehouse or settings.warehouse
-        connector = open_connector(warehouse, data_dir=settings.data_dir)
-        if connector.name == "bigquery" and settings.profile_values == "auto":
-            limits = replace(limits, profile_values=False)
-        results = _run_on(connector, golden, load_model(settings.model), limits, "")
-        meta = {"golden": str(args.golden), "warehouse": warehouse}
-    report = build_report(results, {**meta, "model": settings.model})
-    print(render(report))
+        rows = comparison(reports)
+        for name, one in reports.items():
+            print(f"== Strategies: {name} ==\n{render(one)}\n")
+        print("Configurations compared:\n" + render_comparison(rows))
+        report = {"meta": {"model": settings.model}, "configurations": reports, "comparison": rows}
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
         print(f"\nReport written to {args.out}", file=sys.stderr)
-    if args.compare:
+    if args.compare and "configurations" not in report:
         old = json.loads(args.compare.read_text(encoding="utf-8"))
         print("\nCompared with " + str(args.compare) + ":\n" + render_diff(diff(old, report)))
     return 0
 
 
+@dataclass(frozen=True)
+class Setup:
+    """What one configuration of the evaluation runs with."""
+
+    model: BaseChatModel
+    check_model: BaseChatModel | None
+    limits: Limits
+    strategies: Strategies
+
+
 def _run_on(
-    connector: Connector, golden: GoldenSet, model: BaseChatModel, limits: Limits, database: str
+    connector: Connector, golden: GoldenSet, setup: Setup, database: str
 ) -> list[QuestionResult]:
     """Evaluate `golden` on `connector`, then close it."""
-    agent = evaluation_agent(connector, model, limits=limits)
+    agent = evaluation_agent(
+        connector,
+        setup.model,
+        limits=setup.limits,
+        strategies=setup.strategies,
+        check_model=setup.check_model,
+    )
     try:
         return run_golden(golden, agent, database=database, progress=_progress)
     finally:
         # a background catalog refresh (value profiling) must not outlive its connection
         agent.deps.catalog.wait_idle(timeout_s=30)
         connector.close()
+
+
+def _warehouse(warehouse: str | None, settings: Settings) -> tuple[str, str]:
+    """(name for the report, spec) of `warehouse`: a spec, or the name of a QUERYBOT_CONFIG
+    warehouse; with none named, the bot's (the config's default, else QUERYBOT_WAREHOUSE)."""
+    if settings.config_file is None:
+        return warehouse or settings.warehouse, warehouse or settings.warehouse
+    config = load_config(settings.config_file, os.environ)
+    if warehouse is None or warehouse in config.warehouses:
+        chosen = config.pick(warehouse)
+        return chosen.name, chosen.spec
+    return warehouse, warehouse
 
 
 def _first(golden: GoldenSet, threads: int | None) -> GoldenSet:
@@ -107,21 +178,16 @@ def _progress(result: QuestionResult) -> None:
     print(f"{mark} {result.id} ({result.latency_s:.1f} s)", file=sys.stderr, flush=True)
 
 
-def _defog(
-    args: argparse.Namespace, settings: Settings, limits: Limits
-) -> tuple[list[QuestionResult], dict[str, str]]:
+def _defog(args: argparse.Namespace, setup: Setup) -> tuple[list[QuestionResult], dict[str, str]]:
     if not (args.corpora / "sql-eval").is_dir():
         raise ValueError(f"--corpora {args.corpora} holds no sql-eval folder (and defog-data).")
     wanted = set(args.databases.split(",")) if args.databases else None
-    model = load_model(settings.model)
     results: list[QuestionResult] = []
     for database, golden in defog.golden_sets(args.corpora).items():
         if wanted and database not in wanted:
             continue
         path = defog.build_defog(database, args.cache / f"{database}.duckdb", corpora=args.corpora)
-        results += _run_on(
-            DuckDBConnector(path), _first(golden, args.limit), model, limits, database
-        )
+        results += _run_on(DuckDBConnector(path), _first(golden, args.limit), setup, database)
     return results, {"golden": "defog sql-eval", "corpora": str(args.corpora)}
 
 

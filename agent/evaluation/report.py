@@ -37,6 +37,24 @@ def _accuracy(results: Sequence[QuestionResult]) -> dict[str, Any]:
     }
 
 
+def _per_question(results: Sequence[QuestionResult]) -> dict[str, Any]:
+    """Mean model calls and tokens (input + output) per question, and calls by graph node."""
+    count = len(results) or 1
+    nodes: dict[str, dict[str, int]] = {}
+    for r in results:
+        for node, used in r.nodes.items():
+            total = nodes.setdefault(node, {"calls": 0, "input_tokens": 0, "output_tokens": 0})
+            for key in total:
+                total[key] += used.get(key, 0)
+    return {
+        "calls_per_question": round(sum(r.model_calls for r in results) / count, 2),
+        "tokens_per_question": round(
+            sum(r.input_tokens + r.output_tokens for r in results) / count, 1
+        ),
+        "by_node": dict(sorted(nodes.items())),
+    }
+
+
 def build_report(results: Sequence[QuestionResult], meta: dict[str, Any]) -> dict[str, Any]:
     """The machine-readable report: summary figures, failures, and every question's record."""
     categories = sorted({r.category for r in results})
@@ -57,6 +75,7 @@ def build_report(results: Sequence[QuestionResult], meta: dict[str, Any]) -> dic
         "input_tokens": _spread([r.input_tokens for r in results]),
         "output_tokens": _spread([r.output_tokens for r in results]),
         "latency_s": _spread([r.latency_s for r in results]),
+        **_per_question(results),
     }
     return {
         "meta": meta,
@@ -97,6 +116,17 @@ def render(report: dict[str, Any], *, failures: int = 20) -> str:
             f"{name.replace('_', ' ')} per question: median {v['median']}{unit}, "
             f"p95 {v['p95']}{unit} (total {v['total']}{unit})"
         )
+    lines.append(
+        f"per question: {s['calls_per_question']} model calls, "
+        f"{s['tokens_per_question']:,.0f} tokens"
+        + (
+            " (by node: "
+            + ", ".join(f"{n} {v['calls']}" for n, v in s["by_node"].items())
+            + " calls)"
+            if s.get("by_node")
+            else ""
+        )
+    )
     lines.append("\nBy category:")
     for category, acc in report["by_category"].items():
         lines.append(
@@ -157,4 +187,42 @@ def render_diff(change: dict[str, Any]) -> str:
     for k, v in change["median"].items():
         lines.append(f"median {k.replace('_', ' ')}: {v['old']} -> {v['new']}")
     lines.append(f"repairs: {change['repairs']['old']} -> {change['repairs']['new']}")
+    return "\n".join(lines)
+
+
+def comparison(configurations: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per configuration (strategies -> its report): accuracy and what it cost."""
+    rows = []
+    for name, report in configurations.items():
+        s = report["summary"]
+        rows.append(
+            {
+                "strategies": name,
+                "accuracy": s["accuracy"],
+                "correct": s["correct"],
+                "questions": s["questions"],
+                "calls_per_question": s["calls_per_question"],
+                "tokens_per_question": s["tokens_per_question"],
+                "model_calls": s["model_calls"]["total"],
+                "tokens": s["input_tokens"]["total"] + s["output_tokens"]["total"],
+                "repairs": s["repairs"],
+                "latency_s_median": s["latency_s"]["median"],
+            }
+        )
+    return rows
+
+
+def render_comparison(rows: list[dict[str, Any]]) -> str:
+    """The configurations side by side, as a Markdown table."""
+    lines = [
+        "| Strategies | Accuracy | Calls/question | Tokens/question | Calls (total) | "
+        "Tokens (total) | Repairs |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['strategies']} | {_pct(r['accuracy'])} ({r['correct']}/{r['questions']}) | "
+            f"{r['calls_per_question']} | {r['tokens_per_question']:,.0f} | "
+            f"{r['model_calls']:,.0f} | {r['tokens']:,.0f} | {r['repairs']} |"
+        )
     return "\n".join(lines)

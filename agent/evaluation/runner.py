@@ -11,14 +11,14 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import sqlglot
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.context import AgentDeps, Limits
+from agent.context import AgentDeps, Limits, Strategies
 from agent.conversation import Agent
 from agent.evaluation.compare import Table, best_match, difference
 from agent.evaluation.golden import GoldenQuestion, GoldenSet
@@ -55,9 +55,11 @@ class QuestionResult:
     input_tokens: int
     output_tokens: int
     latency_s: float
-    #: Model calls after the first for this question (validator or engine feedback).
+    #: SQL drafts after the first for this question (validator, engine or self-check feedback).
     repairs: int
     database: str = ""
+    #: Model calls and tokens per graph node (generate, plan, check, candidates, vary).
+    nodes: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -72,13 +74,26 @@ class _NoLearning(ExampleStore):
 
 
 def evaluation_agent(
-    connector: Connector, model: BaseChatModel, *, limits: Limits | None = None
+    connector: Connector,
+    model: BaseChatModel,
+    *,
+    limits: Limits | None = None,
+    strategies: Strategies | None = None,
+    check_model: BaseChatModel | None = None,
 ) -> Agent:
-    """An agent like the bot's, with threads in memory and no learning from approvals."""
+    """An agent like the bot's, with threads in memory and no learning from approvals
+    (failures are remembered, in memory, when `strategies` say so: that is the strategy)."""
     base = limits or Limits()
     # Keep every row the gate lets through, so results compare whole.
     limits = Limits(**{**asdict(base), "answer_rows": base.row_limit})
-    deps = AgentDeps(connector=connector, model=model, limits=limits, examples=_NoLearning())
+    deps = AgentDeps(
+        connector=connector,
+        model=model,
+        limits=limits,
+        examples=_NoLearning(),
+        strategies=strategies or Strategies(),
+        check_model=check_model,
+    )
     return Agent(deps, InMemorySaver())
 
 
@@ -144,9 +159,21 @@ def _one(
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         latency_s=round(latency, 3),
-        repairs=max(0, usage.calls - 1),
+        repairs=_repairs(outcome, usage.calls),
         database=database,
+        nodes=dict((outcome.usage or {}).get("nodes", {})),
     )
+
+
+def _repairs(outcome: Outcome, calls: int) -> int:
+    """SQL drafts after the first (validator, engine or self-check feedback): generate's
+    calls, less the first draft unless candidates wrote it. Strategy calls (plan, check,
+    variations) are not repairs."""
+    if outcome.usage is None:
+        return max(0, calls - 1)
+    nodes = outcome.usage["nodes"]
+    drafts = nodes.get("generate", {}).get("calls", 0)
+    return drafts if "candidates" in nodes else max(0, drafts - 1)
 
 
 def _score(

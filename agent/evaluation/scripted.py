@@ -1,0 +1,90 @@
+"""Scripted gold replies for `querybot eval` under answer-quality strategies.
+
+A scripted model (`QUERYBOT_MODEL=scripted:PATH`) replays its lines in call order, so a script
+for an evaluation must hold every call the strategies make, in the order the graph makes them:
+per question, the paraphrases (only when the warehouse is too big to be shown whole), the plan,
+the SQL (N times with candidates), then the self-check's verdict. Each configuration's lines
+follow the previous one's, the way `querybot eval --strategies A --strategies B` asks them.
+
+    python -m agent.evaluation.scripted evals/demo.yaml --strategies default --strategies plan \
+        > gold.jsonl
+
+The replies are the gold answers (a clarifying reply where the right answer is not SQL), a plan
+without filters, and a self-check that accepts: the script measures what the strategies cost in
+calls and tokens, not what they gain (a model that is always right gains nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from agent.context import Strategies
+from agent.evaluation.golden import GoldenQuestion, GoldenSet, load_golden
+from agent.strategies import parse_strategies
+
+CLARIFY = "Which measure and period do you mean?"
+
+
+def sql_reply(question: GoldenQuestion) -> str:
+    """The gold answer: its first SQL, or a clarifying reply where no SQL is right."""
+    if question.expect != "answer":
+        return json.dumps({"kind": "clarify", "explanation": CLARIFY})
+    sql = question.gold[0]
+    return json.dumps({"kind": "sql", "explanation": "Answers the question.", "sql": sql})
+
+
+def replies(
+    question: GoldenQuestion, strategies: Strategies, *, whole_schema: bool = True
+) -> list[str]:
+    """Every reply one question takes under `strategies`, in call order."""
+    lines = []
+    if strategies.variations and not whole_schema:
+        paraphrases = [f"{question.question} (phrased another way)"] * strategies.variations
+        lines.append(json.dumps({"questions": paraphrases}))
+    if strategies.plan:
+        if question.expect != "answer":
+            return [*lines, json.dumps({"kind": "clarify", "explanation": CLARIFY})]
+        plan = {"kind": "plan", "explanation": "As asked.", "fields": [], "filters": []}
+        lines.append(json.dumps(plan))
+    lines += [sql_reply(question)] * max(1, strategies.candidates)
+    if strategies.self_check and question.expect == "answer":
+        lines.append(json.dumps({"valid": True, "feedback": ""}))
+    return lines
+
+
+def gold_script(
+    golden: GoldenSet, configurations: Sequence[Strategies], *, whole_schema: bool = True
+) -> list[str]:
+    """The script for evaluating `golden` under each configuration in turn."""
+    return [
+        line
+        for strategies in configurations
+        for chain in golden.chains()
+        for question in chain
+        for line in replies(question, strategies, whole_schema=whole_schema)
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("golden", type=Path)
+    p.add_argument("--strategies", action="append", metavar="SPEC", default=[])
+    p.add_argument(
+        "--retrieval",
+        action="store_true",
+        help="the warehouse is searched, not shown whole (variations then make a call)",
+    )
+    args = p.parse_args(argv)
+    configurations = [parse_strategies(s) for s in args.strategies or ["default"]]
+    golden = load_golden(args.golden)
+    for line in gold_script(golden, configurations, whole_schema=not args.retrieval):
+        sys.stdout.write(line + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
