@@ -19,8 +19,11 @@ One step at a time, least change of meaning first:
    equality first, then the shortest literal range, then the first unknown one) loses all its
    terms.
 
-Only WHERE clauses are touched (every SELECT's: subqueries and CTEs too), and only top-level AND
-terms are dropped, so the result can only grow.
+Only WHERE clauses are touched: the outer query's, CTEs', derived tables' and UNION branches'
+(not a subquery under IN, EXISTS, EXCEPT or a comparison, where more rows can mean fewer). A
+match is made case-insensitive only where AND, OR and parentheses alone lie between it and its
+WHERE (not under NOT or CASE), and only top-level AND terms are dropped, so each WHERE lets more
+rows through.
 """
 
 from __future__ import annotations
@@ -100,8 +103,19 @@ class _Columns:
         return value in self.exact.get(column.name.lower(), set())
 
 
+#: Nodes between a WHERE and the statement's root through which more rows stay more rows: the
+#: outer query, CTEs, derived tables, joins and UNION (not EXCEPT, IN, EXISTS or a comparison).
+_PASS_THROUGH = (exp.Select, exp.From, exp.Join, exp.Subquery, exp.CTE, exp.With, exp.Union)
+
+
 def _wheres(tree: exp.Expression) -> Iterator[exp.Where]:
-    yield from tree.find_all(exp.Where)
+    """The WHERE clauses whose loosening can only add rows to the result."""
+    for where in tree.find_all(exp.Where):
+        node = where.parent
+        while node is not None and type(node) in _PASS_THROUGH:
+            node = node.parent
+        if node is None:
+            yield where
 
 
 def _string(node: exp.Expression) -> str | None:
@@ -123,6 +137,8 @@ def _case_insensitive(tree: exp.Expression, columns: _Columns) -> list[str]:
 
     for where in list(_wheres(tree)):
         for node in list(where.find_all(exp.EQ, exp.In, exp.Like)):
+            if not _widens(node, where):
+                continue
             if isinstance(node, exp.EQ):
                 column, literal = text_column(node.left), _string(node.right)
                 if column is None or literal is None:
@@ -149,6 +165,17 @@ def _case_insensitive(tree: exp.Expression, columns: _Columns) -> list[str]:
             changed.append(column.name)
     names = list(dict.fromkeys(changed))
     return [f"matched {', '.join(names)} case-insensitively"] if names else []
+
+
+def _widens(node: exp.Expression, where: exp.Where) -> bool:
+    """Whether matching more at `node` lets more rows through `where`: only AND, OR and
+    parentheses lie between them (not NOT, CASE, a function or a subquery)."""
+    parent = node.parent
+    while parent is not None and parent is not where:
+        if not isinstance(parent, exp.And | exp.Or | exp.Paren):
+            return False
+        parent = parent.parent
+    return parent is where
 
 
 def _conjuncts(condition: exp.Expression) -> Iterator[exp.Expression]:

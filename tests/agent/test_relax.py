@@ -82,6 +82,21 @@ def test_nothing_to_loosen() -> None:
         is None
     )
     assert relax("SELECT * FROM sales WHERE region <> 'North'", snapshot(), TABLES) is None
+    # matching more under NOT (or inside CASE) would let fewer rows through
+    assert relax("SELECT * FROM sales WHERE NOT region = 'north'", snapshot(), TABLES) is None
+    case = "SELECT * FROM sales WHERE CASE WHEN region = 'n' THEN 0 ELSE 1 END = 1"
+    assert relax(case, snapshot(), TABLES) is None
+    not_in = "SELECT * FROM sales WHERE region NOT IN (SELECT region FROM sales WHERE region = 'n')"
+    assert relax(not_in, snapshot(), TABLES) is None
+
+
+def test_ctes_and_derived_tables_are_loosened() -> None:
+    sql = (
+        "WITH n AS (SELECT * FROM sales WHERE region = 'north') "
+        "SELECT * FROM (SELECT * FROM n WHERE sold_on > DATE '2030-01-01') AS d"
+    )
+    relaxed = relax(sql, snapshot(), TABLES)
+    assert relaxed is not None and "LOWER(region) = LOWER('north')" in relaxed.sql
     assert relax("not sql at all (", snapshot(), TABLES) is None
 
 
