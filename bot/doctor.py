@@ -168,14 +168,24 @@ def _sample(
         section.fail(f"sample query: the gate refused {sql!r}: {reasons}")
         return
     try:
+        # A warehouse that bills by bytes scanned (BigQuery) says first what the query costs.
+        estimate = connector.estimate(verdict.sql)
+        if estimate is not None and estimate.refusal:
+            section.fail(f"sample query {verdict.sql!r} not run: {estimate.refusal}")
+            return
         result = connector.run(verdict.sql, max_rows=1, timeout_s=timeout_s)
     except ConnectorError as exc:
         section.fail(f"sample query {verdict.sql!r} failed: {_error(exc)}")
         return
     rows = len(result.rows)
+    scanned = (
+        f", {estimate.bytes_processed:,} bytes estimated"
+        if estimate is not None and estimate.bytes_processed is not None
+        else ""
+    )
     section.ok(
         f"sample query passed the gate and ran: {verdict.sql} -> {rows} row{'s' * (rows != 1)} "
-        f"in {result.elapsed_s:.2f} s"
+        f"in {result.elapsed_s:.2f} s{scanned}"
     )
 
 

@@ -17,7 +17,7 @@ import pytest
 from bot.cli import main
 from bot.config import Warehouse
 from bot.doctor import PROBE_TABLE, check_warehouse, hide_password, render
-from connectors.base import QueryResult, RunContext, TableInfo
+from connectors.base import CostEstimate, QueryResult, RunContext, TableInfo
 from connectors.demo import ensure_demo
 from tests.connectors.sql_fixtures import (
     HOST,
@@ -270,6 +270,30 @@ def test_a_connector_that_writes_is_a_loud_failure_and_the_probe_is_dropped(
     with duckdb.connect(str(path), read_only=True) as con:
         tables = con.execute("SELECT table_name FROM information_schema.tables").fetchall()
     assert tables == [("t",)]
+
+
+class CostlyDuckDB(WritableDuckDB):
+    """A connector whose dry run says the sample query is over its bytes cap (as BigQuery's
+    `maximum_bytes_billed` check does), or what it would scan."""
+
+    refusal = ""
+
+    def estimate(self, sql: str) -> CostEstimate:  # type: ignore[override]
+        return CostEstimate(bytes_processed=2048, refusal=self.refusal)
+
+
+def test_the_sample_query_heeds_the_cost_estimate(tmp_path: Path) -> None:
+    path = tmp_path / "costly.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE TABLE t (x INT)")
+    warehouse = Warehouse("costly", "x", "x")
+    connector = CostlyDuckDB(path)
+    out = render([check_warehouse(warehouse, lambda w: connector)])
+    assert "-> 0 rows in " in out and ", 2,048 bytes estimated" in out
+    connector = CostlyDuckDB(path)
+    connector.refusal = "It would scan 2 KiB, over QUERYBOT_BQ_MAX_BYTES_BILLED."
+    out = render([check_warehouse(warehouse, lambda w: connector)])
+    assert "✗ sample query 'SELECT * FROM t LIMIT 1' not run: It would scan 2 KiB" in out
 
 
 def test_passwords_are_hidden_but_variables_stay() -> None:
