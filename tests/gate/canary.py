@@ -497,10 +497,16 @@ class PostgresCanary:
                 "comments": rows("SELECT objoid, description FROM pg_description ORDER BY 1, 2"),
                 "sequence": rows("SELECT last_value, is_called FROM orders_id_seq"),
                 "large_objects": rows("SELECT count(*) FROM pg_largeobject_metadata"),
-                "advisory_locks": rows("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"),
+                "advisory_locks": rows(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND database ="
+                    " (SELECT oid FROM pg_database WHERE datname = current_database())"
+                ),
                 "extensions": rows("SELECT extname FROM pg_extension ORDER BY 1"),
+                # Other sessions create and drop their own roles meanwhile: only the canary's,
+                # the superuser's and those the catalogue would create count.
                 "roles": rows(
                     "SELECT rolname, rolsuper, md5(coalesce(rolpassword, '')) FROM pg_authid"
+                    f" WHERE rolname IN ('postgres', 'evil') OR rolname LIKE '{self.name}%'"
                     " ORDER BY 1"
                 ),
                 "auto_conf": rows(
