@@ -239,3 +239,29 @@ def test_the_note_escapes_descriptions_for_mrkdwn(tmp_path: Path) -> None:
     config = load_config(path, {})
     assert "<#C0FIN00001> for fin (P&amp;L &lt;all&gt; of it)" in unmapped(config, links=True)
     assert "#C0FIN00001 for fin (P&L <all> of it)" in unmapped(config, links=False)
+
+
+def test_querybot_eval_runs_on_a_configured_warehouse_by_name(
+    tmp_path: Path,
+    demo_file: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = two_warehouses(tmp_path, demo_file, default=True)
+    settings = settings_for(tmp_path, [SURVEY_SQL], config)
+    golden = tmp_path / "survey.yaml"
+    golden.write_text(
+        "questions:\n  - id: s1\n    category: count\n    question: How did people answer?\n"
+        f"    gold: {SURVEY_SQL}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("QUERYBOT_CONFIG", str(config))
+    monkeypatch.setenv("QUERYBOT_MODEL", settings.model)
+    monkeypatch.setenv("QUERYBOT_DATA_DIR", str(settings.data_dir))
+    out_file = tmp_path / "report.json"
+    assert main(["eval", str(golden), "--warehouse", "survey", "--out", str(out_file)]) == 0
+    report = json.loads(out_file.read_text())
+    # the report names the warehouse, never its spec
+    assert report["meta"]["warehouse"] == "survey"
+    assert report["summary"]["accuracy"] == 1.0
+    capsys.readouterr()
