@@ -66,6 +66,8 @@ RESTARTED_EDITING = (
 )
 #: Added to a card whose decision a restart interrupted.
 INTERRUPTED = ":warning: interrupted by a restart"
+#: Added to a card whose approved query failed (the reason is posted in the thread).
+RUN_FAILED = ":x: the query failed (see below)"
 
 
 class ThreadAgent(Protocol):
@@ -292,6 +294,8 @@ class Conversations:
             canceller = self._cancelled_by.pop(record.proposal_id, None)
         if outcome is not None and outcome.kind == "cancelled":
             self._redraw(record, f"{verdict} · {blocks.cancelled_by(canceller)}")
+        elif approved and (outcome is None or outcome.kind == "failed"):
+            self._redraw(record, f"{verdict} · {RUN_FAILED}")
         elif running.shown:
             self._redraw(record, verdict)  # the card no longer says "Running…"
         self.store.finish(record.proposal_id)
