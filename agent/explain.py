@@ -14,9 +14,6 @@ from dataclasses import dataclass
 
 from agent.state import Step, Turn
 
-#: Kinds whose steps say the query changed on its way (for the one-line summary).
-_CHANGES = {"repair": "corrected", "gate_fix": "adjusted by the gate", "edited": "edited"}
-
 
 @dataclass(frozen=True)
 class Explanation:
@@ -26,20 +23,26 @@ class Explanation:
     steps: tuple[Step, ...]
 
     def summary(self) -> str:
-        """One line: how many model calls wrote the SQL, and what changed it."""
-        writes = sum(1 for s in self.steps if s["kind"] in {"model", "repair", "unreadable"})
-        changed = [label for kind, label in _CHANGES.items() if self._has(kind)]
-        text = f"{writes} model call{'s' if writes != 1 else ''} wrote the SQL"
-        if self._has("pasted"):
+        """One line: who wrote the SQL and what changed it on its way."""
+        text = "The model wrote the SQL"
+        if self._count("pasted"):
             text = "The SQL was pasted, not written by the model"
+        changed = []
+        repairs = self._count("repair")
+        if repairs:
+            changed.append("corrected once" if repairs == 1 else f"corrected {repairs} times")
+        if self._count("gate_fix"):
+            changed.append("adjusted by the gate")
+        if self._count("edited"):
+            changed.append("edited by a person")
         if changed:
             text += "; it was " + ", ".join(changed)
-        if self._has("relaxed"):
+        if self._count("relaxed"):
             text += "; an empty result was loosened"
         return text + "."
 
-    def _has(self, kind: str) -> bool:
-        return any(s["kind"] == kind for s in self.steps)
+    def _count(self, kind: str) -> int:
+        return sum(1 for s in self.steps if s["kind"] == kind)
 
 
 def explain(turns: list[Turn], trace: list[Step], proposal_id: str | None) -> Explanation | None:

@@ -47,7 +47,7 @@ def test_explains_a_repair_and_a_gate_fix_without_a_model_call(make_agent: MakeA
     assert text["executed"].endswith("3 rows.")
     assert account.question == "U1 asked: “revenue by region?”"
     assert account.summary() == (
-        "2 model calls wrote the SQL; it was corrected, adjusted by the gate."
+        "The model wrote the SQL; it was corrected once, adjusted by the gate."
     )
 
 
@@ -78,6 +78,9 @@ def test_explains_an_edit_and_a_failed_run_sent_back(make_agent: MakeAgent) -> N
     failed = account.steps[8]["text"]
     assert failed.startswith("The warehouse returned an error") and "corrected" in failed
     assert account.steps[4]["by"] == "U3"
+    assert account.summary() == (
+        "The model wrote the SQL; it was corrected once, adjusted by the gate, edited by a person."
+    )
     # every proposal of the question names the same account
     assert agent.explain("t1", first.proposal_id) == account
 

@@ -146,7 +146,7 @@ def test_how_did_you_get_this_is_told_to_whoever_clicks(
         "The query returned no rows.",
         "Loosened it: dropped the date filter on order_date",
         f"Approved by <@{CAROL}>.",
-        "1 model call wrote the SQL",
+        "The model wrote the SQL; it was adjusted by the gate; an empty result was loosened.",
         "no model call",
     ):
         assert piece in text, piece
