@@ -44,6 +44,7 @@ from bench.load_slack import (
     all_at_once,
     approve,
     ask,
+    cpu_seconds,
     is_proposal,
     is_result,
     payloads,
@@ -174,7 +175,10 @@ def overhead(run: Run, asked: list[str], warmup: int) -> dict[str, Any]:
     proposal_s: list[float] = []
     result_s: list[float] = []
     sent: list[Sent] = []
+    cpu_start = 0.0
     for i, question in enumerate(asked):
+        if i == warmup:
+            cpu_start = cpu_seconds(run.bot.pid)
         root, mention = ask(run.bot, run.channel, question)
         proposal = run.wait([root], is_proposal, "proposal", 30).get(root)
         if proposal is None:
@@ -186,9 +190,11 @@ def overhead(run: Run, asked: list[str], warmup: int) -> dict[str, Any]:
             continue
         proposal_s.append(shown_at(run.slack, proposal, is_proposal) - mention.at)
         result_s.append(shown_at(run.slack, result, is_result) - click.at)
+    cpu = cpu_seconds(run.bot.pid) - cpu_start
     run.check_acks("requests", sent)
     return {
         "questions": len(asked) - warmup,
+        "bot_cpu_ms_per_question_and_approval": ms(cpu / max(1, len(asked) - warmup)),
         "warmup": warmup,
         "mention_to_proposal": spread_ms(proposal_s),
         "approve_to_result": spread_ms(result_s),
@@ -201,16 +207,19 @@ def concurrency(run: Run, asked: list[str], delay: float, workers: int) -> dict[
     Each scripted reply takes `delay` seconds; the bot has `workers` workers."""
     threads = len(asked)
     idle_rss = peak_rss_mib(run.bot.pid)[1]
+    cpu_start = cpu_seconds(run.bot.pid)
     mentions = all_at_once([lambda q=q: ask(run.bot, run.channel, q) for q in asked])
     sent = dict(mentions)
     first = min(s.at for s in sent.values())
     pool_bound = delay * math.ceil(threads / min(workers, threads))
     proposals = run.wait(list(sent), is_proposal, "proposal", 60 + 2 * pool_bound)
     shown = {root: shown_at(run.slack, p, is_proposal) for root, p in proposals.items()}
+    cpu_asked = cpu_seconds(run.bot.pid)
     clicks = all_at_once([lambda p=p: approve(run.bot, p) for p in proposals.values()])
     click_first = min((c.at for c in clicks), default=time.monotonic())
     results = run.wait(list(proposals), is_result, "result", 60)
     results_at = [shown_at(run.slack, r, is_result) for r in results.values()]
+    cpu_end = cpu_seconds(run.bot.pid)
     run.check_acks("mentions", list(sent.values()))
     run.check_acks("Approve clicks", clicks)
     peak_rss, _ = peak_rss_mib(run.bot.pid)
@@ -229,6 +238,9 @@ def concurrency(run: Run, asked: list[str], delay: float, workers: int) -> dict[
         "mention_ack": spread_ms([s.ack_s for s in sent.values()]),
         "approvals_wall_s": round(max(results_at) - click_first, 2) if results_at else None,
         "click_ack": spread_ms([c.ack_s for c in clicks]),
+        # the bot's own CPU time per question, whatever else the machine is doing
+        "bot_cpu_ms_per_question": ms((cpu_asked - cpu_start) / threads),
+        "bot_cpu_ms_per_approval": ms((cpu_end - cpu_asked) / max(1, len(clicks))),
         "rss_idle_mib": round(idle_rss, 1),
         "rss_peak_mib": round(peak_rss, 1),
     }
@@ -308,6 +320,7 @@ def render(out: dict[str, Any]) -> str:
             line += f"; first question's proposal {first} ms"
         lines.append(line)
     o = out["overhead"]
+    lines.append(f"overhead: bot CPU {o['bot_cpu_ms_per_question_and_approval']} ms a question")
     for key in ("mention_to_proposal", "approve_to_result", "ack"):
         f = o[key]
         if f["n"]:
@@ -325,6 +338,8 @@ def render(out: dict[str, Any]) -> str:
             f"mention ack median {c['mention_ack'].get('median_ms')} ms max "
             f"{c['mention_ack'].get('max_ms')} ms; click ack median "
             f"{c['click_ack'].get('median_ms')} ms max {c['click_ack'].get('max_ms')} ms; "
+            f"bot CPU {c['bot_cpu_ms_per_question']} ms a question, "
+            f"{c['bot_cpu_ms_per_approval']} ms an approval; "
             f"RSS idle {c['rss_idle_mib']} MiB, peak {c['rss_peak_mib']} MiB"
         )
     return "\n".join(lines)

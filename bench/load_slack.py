@@ -9,6 +9,7 @@ the worker pool, the agent's graph on the demo warehouse, and the Slack calls ba
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -162,6 +163,12 @@ def all_at_once(jobs: list[Callable[[], Any]]) -> list[Any]:
     for thread in threads:
         thread.join()
     return results
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, every thread) process `pid` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def peak_rss_mib(pid: int) -> tuple[float, float]:
