@@ -22,10 +22,13 @@ from slack_sdk.http_retry.builtin_handlers import (
 from bot import listeners
 from bot.approvals import Approvers
 from bot.channels import ChannelRules
+from bot.files import SlackFiles
 from bot.routing import RoutedChannelRules, Router
+from bot.sandboxes import SandboxAgents
 from bot.settings import Settings
 from bot.store import Store
 from bot.threads import Conversations, ThreadAgent
+from bot.uploads import ThreadUploads
 from bot.work import Work
 
 log = logging.getLogger(__name__)
@@ -45,11 +48,19 @@ def build_client(settings: Settings) -> WebClient:
     return client
 
 
-def build_app(settings: Settings, agent: ThreadAgent, store: Store) -> App:
+def build_app(
+    settings: Settings,
+    agent: ThreadAgent,
+    store: Store,
+    *,
+    sandboxes: SandboxAgents | None = None,
+) -> App:
     """The Bolt app with every listener registered. Calls `auth.test` to check the token.
 
     `agent` is normally a `Router` (bot/routing.py): channels no warehouse answers are refused
-    politely, and the Home tab lists the tables of every warehouse.
+    politely, and the Home tab lists the tables of every warehouse. With `sandboxes` (the
+    Router's override), files shared in a conversation are loaded into its sandbox, and idle
+    sandboxes are swept in the background.
 
     HTTP requests are verified with `settings.slack_signing_secret`; Socket Mode requests are
     not signed, so the secret may be empty there.
@@ -68,7 +79,20 @@ def build_app(settings: Settings, agent: ThreadAgent, store: Store) -> App:
         channels = ChannelRules(client, settings.channels)
         tables = list
 
-    listeners.register(app, conversations, store, approvers, channels, tables)
+    uploads = None
+    if sandboxes is not None:
+        files = SlackFiles(client, max_bytes=settings.file_max_bytes)
+        uploads = ThreadUploads(
+            client,
+            conversations.work,
+            sandboxes,
+            files,
+            agent=agent,
+            ask=lambda thread, text, user: conversations.question(thread, text, user=user),
+        )
+        sandboxes.start(conversations.work.submit)
+
+    listeners.register(app, conversations, store, approvers, channels, tables, uploads)
     conversations.recover()  # threads a crashed process left mid-way hear what happened
     return app
 

@@ -27,13 +27,16 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     settings.require("SLACK_BOT_TOKEN", slack, *settings.model_secrets())
     from bot.app import build_app, serve_http, serve_socket_mode
     from bot.routing import Router
+    from bot.sandboxes import for_deployment
     from bot.store import open_store
     from bot.wiring import Deployment
 
     deployment = Deployment(settings)
+    # files shared in a thread: that thread's own sandbox answers it (bot/sandboxes.py)
+    sandboxes = for_deployment(deployment)
     try:
-        router = Router(deployment.open_warehouses(), deployment.config)
-        app = build_app(settings, router, open_store(settings))
+        router = Router(deployment.open_warehouses(), deployment.config, override=sandboxes.lookup)
+        app = build_app(settings, router, open_store(settings), sandboxes=sandboxes)
         if args.http:
             log.info("querybot listening on http://0.0.0.0:%d/slack/events", args.port)
             serve_http(app, args.port)
@@ -41,6 +44,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             log.info("querybot connecting to Slack in Socket Mode")
             serve_socket_mode(app, settings.slack_app_token)
     finally:
+        sandboxes.close()
         deployment.close()  # waits for catalog refreshes, closes every warehouse
     return 0
 

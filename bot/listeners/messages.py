@@ -1,6 +1,7 @@
 """Messages without a mention: a reply in a thread is a follow-up when the thread is a
 conversation; in a direct message every message is a question (the DM is one conversation, or
-a thread of it when the person replies in one)."""
+a thread of it when the person replies in one). A file shared in such a conversation is loaded
+into its sandbox (bot/uploads.py), and the message's text asked once it is."""
 
 from __future__ import annotations
 
@@ -10,17 +11,26 @@ from typing import Any
 from slack_bolt import App, BoltContext
 
 from bot.channels import ChannelRules
+from bot.files import event_files
 from bot.listeners.text import mentions_user, question_text
 from bot.store import Store
 from bot.threads import Conversations, SlackThread
+from bot.uploads import ThreadUploads
 
 log = logging.getLogger(__name__)
 
-#: Plain user messages; a reply also sent to the channel is still a reply in the thread.
-_USER_SUBTYPES = {None, "thread_broadcast"}
+#: Plain user messages; a reply also sent to the channel is still a reply in the thread; a
+#: message sharing files.
+_USER_SUBTYPES = {None, "thread_broadcast", "file_share"}
 
 
-def register(app: App, conversations: Conversations, store: Store, channels: ChannelRules) -> None:
+def register(
+    app: App,
+    conversations: Conversations,
+    store: Store,
+    channels: ChannelRules,
+    uploads: ThreadUploads | None = None,
+) -> None:
     def direct(event: dict[str, Any], body: dict[str, Any], context: BoltContext) -> None:
         if not store.first_delivery(body["event_id"]):
             log.info("Ignoring a repeated delivery of event %s", body["event_id"])
@@ -35,6 +45,10 @@ def register(app: App, conversations: Conversations, store: Store, channels: Cha
             conversations.refuse(thread, refusal)
             return
         question = question_text(event.get("text") or "", context.bot_user_id)
+        files = event_files(event)
+        if files and uploads is not None:
+            uploads.shared(thread, files, user=event["user"], question=question)
+            return
         if not question:
             conversations.help(thread)
             return
@@ -54,7 +68,8 @@ def register(app: App, conversations: Conversations, store: Store, channels: Cha
         if mentions_user(text, context.bot_user_id):
             return  # also delivered as app_mention, answered there
         question = question_text(text, context.bot_user_id)
-        if not question:
+        files = event_files(event) if uploads is not None else []
+        if not question and not files:
             return
         if not store.first_delivery(body["event_id"]):
             log.info("Ignoring a repeated delivery of event %s", body["event_id"])
@@ -67,4 +82,7 @@ def register(app: App, conversations: Conversations, store: Store, channels: Cha
             channel=event["channel"],
             ts=thread_ts,
         )
+        if files and uploads is not None:
+            uploads.shared(thread, files, user=event["user"], question=question, known_only=True)
+            return
         conversations.follow_up(thread, question, user=event["user"])

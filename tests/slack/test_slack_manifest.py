@@ -19,7 +19,7 @@ def test_scopes_are_the_least_the_bot_needs() -> None:
     # mentions; posting, updating and ephemeral notes; thread replies in public and private
     # channels (message.channels / message.groups need the matching history scope); approver
     # user groups; whether a channel is shared with another organisation; direct messages;
-    # CSV and chart uploads
+    # CSV and chart uploads; files people share in a thread
     assert scopes == {
         "app_mentions:read",
         "chat:write",
@@ -30,6 +30,7 @@ def test_scopes_are_the_least_the_bot_needs() -> None:
         "groups:read",
         "im:history",
         "files:write",
+        "files:read",
     }
 
 

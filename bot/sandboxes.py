@@ -1,0 +1,233 @@
+"""The agents of threads with uploaded files: one per thread's sandbox (connectors/sandbox.py).
+
+`SandboxAgents.lookup` is the Router's override: a thread with a sandbox on disk is answered by
+an Agent over that sandbox (built on first use, also after a restart), a thread whose sandbox
+was swept is told its files are gone, and any other thread goes on to its channel's warehouse.
+
+Loading a file closes the thread's agent first (DuckDB keeps one database instance per file, and
+the catalog must be read again); the next lookup opens it anew. A background timer finds
+sandboxes idle for `idle_s` and hands each removal to the thread's own job queue, so a sandbox is
+never removed while a question or query of its thread runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agent.conversation import Agent
+from agent.outcome import Outcome
+from bot.threads import ThreadAgent
+from bot.wiring import Deployment
+from connectors.base import Connector
+from connectors.sandbox import LoadedTable, Sandboxes, SandboxInfo, SandboxLimits
+
+log = logging.getLogger(__name__)
+
+#: Builds an Agent over a sandbox's connector (`Deployment.agent_for`); the name is for logs.
+AgentFactory = Callable[[Connector, str], Agent]
+#: Runs a job after the thread's earlier jobs (`Work.submit`).
+Submit = Callable[[str, Callable[[], None]], None]
+
+
+class SandboxAgent:
+    """An Agent over a thread's sandbox. The thread is a conversation from its first file on
+    (`has_thread`), so replies there need no mention even before the first question; every
+    other call goes to the Agent as it is, whatever the ThreadAgent protocol grows to."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+
+    def has_thread(self, thread_id: str) -> bool:
+        return True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.agent, name)
+
+
+class FilesGone:
+    """Answers a thread whose sandbox was removed: its files are gone, upload them again."""
+
+    def __init__(self, info: SandboxInfo, idle_s: float) -> None:
+        names = info.file_names
+        files = (
+            f"The file {names[0]}"
+            if len(names) == 1
+            else f"The files {', '.join(names[:-1])} and {names[-1]}"
+            if names
+            else "The files"
+        )
+        verb, it = ("was", "it") if len(names) == 1 else ("were", "them")
+        self.message = (
+            f"{files} shared in this conversation {verb} deleted after {duration(idle_s)} "
+            f"without use, so I cannot answer from {it} any more. Upload {it} again in this "
+            f"thread to keep asking about {it}, or ask in a new conversation about the warehouse."
+        )
+
+    def ask(self, thread_id: str, question: str, *, user: str) -> Outcome:
+        return Outcome(kind="failed", message=self.message)
+
+    def decide(self, thread_id: str, proposal_id: str, **kwargs: Any) -> Outcome:
+        return Outcome(kind="failed", message=self.message)
+
+    def edit(self, thread_id: str, proposal_id: str, sql: str, *, user: str) -> Outcome:
+        return Outcome(kind="failed", message=self.message)
+
+    def cancel(self, thread_id: str, proposal_id: str, *, user: str) -> bool:
+        return False
+
+    def has_thread(self, thread_id: str) -> bool:
+        return True
+
+    def explain(self, thread_id: str, proposal_id: str | None = None) -> None:
+        return None
+
+
+class SandboxAgents:
+    """Sandbox agents by thread id (see the module docstring)."""
+
+    def __init__(self, sandboxes: Sandboxes, build: AgentFactory, *, idle_s: float) -> None:
+        self.sandboxes = sandboxes
+        self.build = build
+        self.idle_s = idle_s
+        self._lock = threading.RLock()
+        self._agents: dict[str, SandboxAgent] = {}
+        #: Threads whose removal waits in their job queue.
+        self._expiring: set[str] = set()
+        self._stop = threading.Event()
+        self._timer: threading.Thread | None = None
+
+    # -- the Router's override -----------------------------------------------------------------
+
+    def lookup(self, thread_id: str) -> ThreadAgent | None:
+        """The thread's sandbox agent, a FilesGone when its files were removed, else None."""
+        with self._lock:
+            found = self._agents.get(thread_id)
+            if found is not None:
+                self.sandboxes.touch(thread_id)
+                return found
+            if self.sandboxes.exists(thread_id):
+                return self._open(thread_id)
+        info = self.sandboxes.info(thread_id)
+        if info is not None and info.removed_at is not None:
+            return FilesGone(info, self.idle_s)
+        return None
+
+    # -- files ---------------------------------------------------------------------------------
+
+    def load(self, thread_id: str, file: Path, name: str) -> list[LoadedTable]:
+        """Load `file` into the thread's sandbox (see Sandboxes.load); the thread's agent is
+        closed first and opened again on its next lookup."""
+        with self._lock:
+            self._close(thread_id)
+            return self.sandboxes.load(thread_id, file, name)
+
+    def remove(self, thread_id: str) -> bool:
+        """Close the thread's agent and remove its sandbox (leaving a tombstone)."""
+        with self._lock:
+            self._close(thread_id)
+            removed = self.sandboxes.remove(thread_id)
+        if removed:
+            log.info("Removed the sandbox of %s", thread_id)
+        return removed
+
+    # -- idle sweep ----------------------------------------------------------------------------
+
+    def start(self, submit: Submit) -> None:
+        """Sweep idle sandboxes in the background until `close`; removals go through `submit`."""
+        interval = min(max(self.idle_s / 4, 0.5), 300.0)
+
+        def run() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    self.sweep(submit)
+                except Exception:
+                    log.exception("Sweeping idle sandboxes failed")
+
+        self._timer = threading.Thread(target=run, name="querybot-sandbox-sweep", daemon=True)
+        self._timer.start()
+
+    def sweep(self, submit: Submit) -> list[str]:
+        """Queue the removal of every sandbox idle for `idle_s`; returns their thread ids."""
+        queued = []
+        for thread_id in self.sandboxes.idle(self.idle_s):
+            with self._lock:
+                if thread_id in self._expiring:
+                    continue
+                self._expiring.add(thread_id)
+            submit(thread_id, lambda t=thread_id: self._expire(t))
+            queued.append(thread_id)
+        return queued
+
+    def _expire(self, thread_id: str) -> None:
+        """Runs in the thread's job queue: remove the sandbox if nothing used it meanwhile."""
+        try:
+            with self._lock:
+                info = self.sandboxes.info(thread_id)
+                unused = info is not None and info.last_used <= time.time() - self.idle_s
+                if unused and info.removed_at is None:
+                    self.remove(thread_id)
+        finally:
+            with self._lock:
+                self._expiring.discard(thread_id)
+
+    def close(self) -> None:
+        """Stop the sweep and close every open sandbox agent (their files stay on disk)."""
+        self._stop.set()
+        if self._timer is not None:
+            self._timer.join(timeout=5)
+        with self._lock:
+            for thread_id in list(self._agents):
+                self._close(thread_id)
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _open(self, thread_id: str) -> SandboxAgent:
+        connector = self.sandboxes.open(thread_id)
+        try:
+            agent = SandboxAgent(self.build(connector, f"files of {thread_id}"))
+        except BaseException:
+            connector.close()
+            raise
+        self._agents[thread_id] = agent
+        return agent
+
+    def _close(self, thread_id: str) -> None:
+        found = self._agents.pop(thread_id, None)
+        if found is None:
+            return
+        found.agent.deps.catalog.wait_idle(timeout_s=30)
+        try:
+            found.agent.deps.connector.close()
+        except Exception:
+            log.exception("Closing the sandbox of %s failed", thread_id)
+
+
+def duration(seconds: float) -> str:
+    """`1 day`, `3 hours`, `20 minutes`, `5 seconds` (the largest whole unit)."""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            n = round(seconds / size)
+            return f"{n} {unit}{'s' * (n != 1)}"
+    n = max(round(seconds), 1)
+    return f"{n} second{'s' * (n != 1)}"
+
+
+def for_deployment(deployment: Deployment) -> SandboxAgents:
+    """Sandboxes under `<data dir>/sandboxes` with the limits and idle time of the settings,
+    their agents built by the deployment (sharing its model, audit log and checkpointer)."""
+    settings = deployment.settings
+    limits = SandboxLimits(
+        max_file_bytes=settings.file_max_bytes,
+        max_rows=settings.file_max_rows,
+        max_tables=settings.file_max_tables,
+    )
+    return SandboxAgents(
+        Sandboxes(settings.data_dir / "sandboxes", limits),
+        lambda connector, name: deployment.agent_for(connector, name=name),
+        idle_s=settings.file_idle_s,
+    )

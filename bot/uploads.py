@@ -1,0 +1,176 @@
+"""Files shared in a conversation: fetched from Slack, loaded into the thread's sandbox, and the
+outcome posted in the thread ("Loaded sales.csv as table `sales` …" or why not).
+
+Listeners call `shared` (quick: one "Loading…" message); the download and the load run as a job
+in the thread's queue of the worker pool, so they happen in order with the thread's questions.
+A question that came with the files is asked once they are loaded, and only if at least one
+was: a question about a file that could not be read is not sent to another warehouse.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from slack_sdk import WebClient
+
+from bot import blocks
+from bot.blocks import Message
+from bot.blocks.base import escaped, finish, section
+from bot.files import FileUnavailable, SharedFile, SlackFiles, discard, upload_dir
+from bot.sandboxes import SandboxAgents
+from bot.threads import SlackThread, ThreadAgent
+from bot.work import Work
+from connectors.sandbox import FileRejected, LoadedTable
+
+log = logging.getLogger(__name__)
+
+#: Asks a question in a thread, as a mention does (`Conversations.question`).
+Ask = Callable[[SlackThread, str, str], None]
+
+LOAD_FAILED = (
+    "Something went wrong while loading this file, so nothing was loaded. Share it again in a "
+    "minute; if it keeps happening, tell whoever runs querybot (the details are in its log)."
+)
+NOT_ASKED = "I did not look at your question, since no file was loaded; share a file I can read."
+
+
+class ThreadUploads:
+    """Loads shared files into thread sandboxes (see the module docstring)."""
+
+    def __init__(
+        self,
+        client: WebClient,
+        work: Work,
+        agents: SandboxAgents,
+        files: SlackFiles,
+        *,
+        agent: ThreadAgent,
+        ask: Ask,
+    ) -> None:
+        self.client = client
+        self.work = work
+        self.agents = agents
+        self.files = files
+        #: The bot's agent (the Router), to tell whether a thread is a conversation already.
+        self.agent = agent
+        self.ask = ask
+
+    def shared(
+        self,
+        thread: SlackThread,
+        files: list[dict[str, Any]],
+        *,
+        user: str,
+        question: str = "",
+        known_only: bool = False,
+    ) -> None:
+        """Files shared in `thread` by `user`, with the message's question (if any).
+
+        `known_only`: a file in a thread without a mention is taken only when the thread is a
+        conversation with the bot already; elsewhere it is none of the bot's business.
+        """
+
+        def job() -> None:
+            if known_only and not self.agent.has_thread(thread.id):
+                return
+            loaded = self._load_all(thread, files, bool(question))
+            if question and loaded:
+                self.ask(thread, question, user)
+
+        self.work.submit(thread.id, job)
+
+    def _load_all(
+        self, thread: SlackThread, files: list[dict[str, Any]], question: bool
+    ) -> list[LoadedTable]:
+        """Describe, download and load each file, then say in the thread what was loaded."""
+        described: list[SharedFile] = []
+        problems: list[str] = []
+        for obj in files:
+            try:
+                described.append(self.files.describe(obj))
+            except FileUnavailable as exc:
+                problems.append(str(exc))
+        names = ", ".join(f.name for f in described) or "the file"
+        placeholder = self._post(thread, blocks.working(f"Loading {names}…"))
+        loaded: list[LoadedTable] = []
+        for file in described:
+            try:
+                loaded += self._load_one(thread, file)
+            except (FileUnavailable, FileRejected) as exc:
+                log.info("%s shared in %s was not loaded: %s", file.id, thread.id, exc)
+                problems.append(_problem_text(exc))
+            except Exception:
+                log.exception("Loading %s shared in %s failed", file.id, thread.id)
+                problems.append(LOAD_FAILED)
+        message = loaded_message(loaded, problems, question=question)
+        try:
+            self.client.chat_update(
+                channel=thread.channel, ts=placeholder, text=message.text, blocks=message.blocks
+            )
+        except Exception:
+            log.exception("Could not post what was loaded in %s", thread.id)
+        return loaded
+
+    def _load_one(self, thread: SlackThread, file: SharedFile) -> list[LoadedTable]:
+        directory = upload_dir(self.agents.sandboxes.root)
+        try:
+            path = directory / ("upload" + Path(file.name).suffix.lower()[:16])
+            self.files.download(file, path)
+            tables = self.agents.load(thread.id, path, file.name)
+        finally:
+            discard(directory)
+        log.info("Loaded %s in %s as %s", file.id, thread.id, ", ".join(t.name for t in tables))
+        return tables
+
+    def _post(self, thread: SlackThread, message: Message) -> str:
+        response = self.client.chat_postMessage(
+            channel=thread.channel,
+            thread_ts=thread.ts or None,
+            text=message.text,
+            blocks=message.blocks,
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+        return str(response["ts"])
+
+
+def _problem_text(exc: Exception) -> str:
+    if isinstance(exc, FileRejected):
+        message = exc.message
+        if message.startswith("could not"):  # the rest starts with a file name: kept as is
+            message = "C" + message[1:]
+        return f"{message} {exc.hint}".strip()
+    return str(exc)
+
+
+def loaded_message(tables: list[LoadedTable], problems: list[str], *, question: bool) -> Message:
+    """What was loaded (tables, rows, columns) and what was not, for the thread; `question`:
+    the message asked something, which is not answered when nothing was loaded."""
+    plain: list[str] = []
+    marked: list[str] = []
+    by_file: dict[str, list[LoadedTable]] = {}
+    for table in tables:
+        by_file.setdefault(table.source, []).append(table)
+    for source, found in by_file.items():
+        what = "table" if len(found) == 1 else "tables"
+        listed = ", ".join(f"`{t.name}` ({_size(t)})" for t in found)
+        plain.append(f"Loaded {source} as {what} {listed}.")
+        marked.append(f"Loaded {escaped(source, 200)} as {what} {listed}.")
+    if tables:
+        ask = f"Ask me about {'it' if len(tables) == 1 else 'them'}."
+        plain.append(ask)
+        marked.append(ask)
+    parts = [section(":page_facing_up: " + " ".join(marked))] if tables else []
+    parts += [section(f":warning: {escaped(problem, 2900)}") for problem in problems]
+    if question and not tables:
+        parts.append(section(NOT_ASKED))
+    fallback = " ".join(plain) or (problems[0] if problems else "Nothing was loaded.")
+    return finish(fallback, parts)
+
+
+def _size(table: LoadedTable) -> str:
+    rows = f"{table.rows:,} row{'s' * (table.rows != 1)}"
+    return f"{rows}, {table.columns:,} column{'s' * (table.columns != 1)}"
