@@ -1,0 +1,116 @@
+"""bot.store after a crash: the work of a process that was killed (SIGKILL, in a real child
+process) is handed over once, and never while that process lives. Both back ends: SQLite
+(`flock` liveness) and PostgreSQL (advisory-lock liveness, a scratch database)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pgdb import scratch_database
+
+from bot.store import SqliteStore, Status, Store
+from bot.store_postgres import PostgresStore
+
+CHILD = """
+import sys, time
+from agent.outcome import Proposal
+from bot.store import SqliteStore
+from bot.store_postgres import PostgresStore
+
+kind, where = sys.argv[1], sys.argv[2]
+store = SqliteStore(__import__("pathlib").Path(where)) if kind == "sqlite" else PostgresStore(where)
+for pid in ("p-run", "p-edit", "p-wait"):
+    proposal = Proposal(pid, "q", "SELECT 1", "x", [], "ab" * 32)
+    store.add_proposal(proposal, thread_id="T:C:1", channel="C", message_ts=pid, requested_by="U1")
+store.claim("p-run", approved=True, user="U2")
+store.claim_edit("p-edit", user="U3")
+store.start_question("T:C:2", "C", "200.1", "U1")
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    with scratch_database("recovery") as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    if request.param == "sqlite":
+        yield "sqlite", str(tmp_path / "state.sqlite")
+    else:
+        yield "postgres", request.getfixturevalue("postgres_url")
+
+
+def open_store(kind: str, where: str) -> Store:
+    return SqliteStore(Path(where)) if kind == "sqlite" else PostgresStore(where)
+
+
+@pytest.fixture
+def child(backend: tuple[str, str]) -> Iterator[subprocess.Popen[str]]:
+    """A process that claims two proposals, starts a question, and then waits to be killed."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(CHILD), *backend],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == "ready"
+    yield process
+    process.kill()
+    process.wait()
+
+
+def test_the_work_of_a_killed_process_is_handed_over_once(
+    backend: tuple[str, str], child: subprocess.Popen[str]
+) -> None:
+    stores: list[Store] = []
+
+    def opened() -> Store:
+        stores.append(open_store(*backend))
+        return stores[-1]
+
+    try:
+        first = opened()
+        assert first.abandoned() == ([], [])  # its owner still lives: nothing to take over
+
+        child.kill()
+        child.wait()
+        questions, proposals = first.abandoned()
+        assert [(q.thread_id, q.message_ts, q.user) for q in questions] == [
+            ("T:C:2", "200.1", "U1")
+        ]
+        assert sorted((p.proposal_id, p.approved) for p in proposals) == [
+            ("p-edit", None),
+            ("p-run", True),
+        ]
+        assert {p.proposal_id: p.status for p in proposals} == {
+            "p-edit": Status.DONE,
+            "p-run": Status.DONE,
+        }
+        assert opened().abandoned() == ([], [])  # taken over once only
+        waiting = first.proposal("p-wait")
+        assert waiting is not None and waiting.status is Status.PENDING  # a click still works
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_a_living_process_keeps_its_work(backend: tuple[str, str]) -> None:
+    store = open_store(*backend)
+    other = open_store(*backend)
+    try:
+        store.start_question("T:C:9", "C9", "9.9", "U1")
+        assert other.abandoned() == ([], []) and store.abandoned() == ([], [])
+        store.end_question("C9", "9.9")
+        store.close()  # a clean exit
+        assert other.abandoned() == ([], [])
+    finally:
+        other.close()
