@@ -265,7 +265,7 @@ def full(args: argparse.Namespace, root: Path, demo: Path) -> tuple[dict[str, An
     """Each measurement on a bot process of its own."""
     out: dict[str, Any] = {"cold_start": {}, "concurrency": []}
     problems: list[str] = []
-    for prebuilt in (True, False):
+    for prebuilt in (True, False) if args.cold_runs else ():
         runs = []
         for i in range(args.cold_runs):
             name = f"cold-{'built' if prebuilt else 'fresh'}-{i}"
@@ -273,14 +273,15 @@ def full(args: argparse.Namespace, root: Path, demo: Path) -> tuple[dict[str, An
             runs.append(figures)
             problems += found
         out["cold_start"]["demo built" if prebuilt else "demo not built"] = runs
-    questions_, script = asked(args.warmup + args.questions)
-    run = Run(root / "overhead", demo, script)
-    try:
-        run.start()
-        out["overhead"] = overhead(run, questions_, args.warmup)
-    finally:
-        run.stop()
-        problems += run.problems
+    if args.questions:
+        questions_, script = asked(args.warmup + args.questions)
+        run = Run(root / "overhead", demo, script)
+        try:
+            run.start()
+            out["overhead"] = overhead(run, questions_, args.warmup)
+        finally:
+            run.stop()
+            problems += run.problems
     for workers in args.workers:
         questions_, script = asked(args.threads, args.delay)
         run = Run(root / f"concurrency-{workers}", demo, script, {"QUERYBOT_WORKERS": str(workers)})
@@ -319,10 +320,12 @@ def render(out: dict[str, Any]) -> str:
             first = ", ".join(f"{r['first_proposal_ms']:.0f}" for r in runs)
             line += f"; first question's proposal {first} ms"
         lines.append(line)
-    o = out["overhead"]
-    lines.append(f"overhead: bot CPU {o['bot_cpu_ms_per_question_and_approval']} ms a question")
+    o = out.get("overhead", {})
+    if o:
+        cpu = o["bot_cpu_ms_per_question_and_approval"]
+        lines.append(f"overhead: bot CPU {cpu} ms a question and its approval")
     for key in ("mention_to_proposal", "approve_to_result", "ack"):
-        f = o[key]
+        f = o.get(key, {"n": 0})
         if f["n"]:
             lines.append(
                 f"overhead {key}: median {f['median_ms']} ms, p95 {f['p95_ms']} ms, "
