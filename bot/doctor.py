@@ -16,7 +16,7 @@ from typing import Literal
 
 from sqlglot import exp
 
-from agent.gate import GateSchema, check_sql
+from agent.gate import GateSchema, Verdict, check_sql
 from agent.models import ModelConfigError, load_model
 from bot.config import DeploymentConfig, Warehouse, WarehouseError, deployment_config
 from bot.settings import Settings, SettingsError
@@ -145,27 +145,42 @@ def _read_only(connector: Connector, section: Section, timeout_s: float) -> None
         )
 
 
-def sample_sql(table: TableInfo, dialect: str) -> str:
-    """One column of `table`, written in `dialect` (the gate adds the row cap)."""
+def sample_sql(table: TableInfo, column: str | None, dialect: str) -> str:
+    """`column` (None: `*`) of `table`, every identifier quoted, written in `dialect` (the gate
+    adds the row cap). Quoting keeps names exactly as the catalog spells them."""
     target = exp.to_table(table.name, dialect=dialect)
-    column = table.columns[0].name if table.columns else "*"
-    select = exp.select(exp.column(column, quoted=True) if column != "*" else exp.Star())
-    return select.from_(target).sql(dialect=dialect)
+    for identifier in target.find_all(exp.Identifier):
+        identifier.set("quoted", True)
+    picked = exp.Star() if column is None else exp.column(column, quoted=True)
+    return exp.select(picked).from_(target).sql(dialect=dialect)
+
+
+def sample_query(tables: list[TableInfo], dialect: str) -> Verdict | str:
+    """The gate's verdict on a one-row query of the first table, on the first of its columns
+    the gate accepts (Looker takes a measure only inside AGGREGATE(), so the first column is not
+    always readable); else why none was accepted."""
+    table = tables[0]
+    schema = GateSchema.from_tables(tables, dialect)
+    reasons = ""
+    for column in [c.name for c in table.columns[:5]] or [None]:
+        try:
+            sql = sample_sql(table, column, dialect)
+        except Exception as exc:  # sqlglot cannot write the name: say so, it is not fatal
+            reasons = f"cannot write a query on {table.name}: {exc}"
+            continue
+        verdict = check_sql(sql, schema, row_limit=1)
+        if verdict.ok:
+            return verdict
+        reasons = f"the gate refused {sql!r}: " + "; ".join(r.message for r in verdict.reasons)
+    return reasons
 
 
 def _sample(
     connector: Connector, tables: list[TableInfo], section: Section, timeout_s: float
 ) -> None:
-    table = tables[0]
-    try:
-        sql = sample_sql(table, connector.dialect)
-    except Exception as exc:  # sqlglot cannot write the name: say so, it is not fatal
-        section.fail(f"sample query: cannot write a query on {table.name}: {exc}")
-        return
-    verdict = check_sql(sql, GateSchema.from_tables(tables, connector.dialect), row_limit=1)
-    if not verdict.ok:
-        reasons = "; ".join(r.message for r in verdict.reasons)
-        section.fail(f"sample query: the gate refused {sql!r}: {reasons}")
+    verdict = sample_query(tables, connector.dialect)
+    if isinstance(verdict, str):
+        section.fail(f"sample query: {verdict}")
         return
     try:
         # A warehouse that bills by bytes scanned (BigQuery) says first what the query costs.

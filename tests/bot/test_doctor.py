@@ -16,9 +16,10 @@ import pytest
 
 from bot.cli import main
 from bot.config import Warehouse
-from bot.doctor import PROBE_TABLE, check_warehouse, hide_password, render
-from connectors.base import CostEstimate, QueryResult, RunContext, TableInfo
+from bot.doctor import PROBE_TABLE, check_warehouse, hide_password, render, sample_query
+from connectors.base import ColumnInfo, CostEstimate, QueryResult, RunContext, TableInfo
 from connectors.demo import ensure_demo
+from connectors.looker_metadata import DIMENSION, MEASURE
 from tests.connectors.sql_fixtures import (
     HOST,
     MYSQL_PORT,
@@ -294,6 +295,26 @@ def test_the_sample_query_heeds_the_cost_estimate(tmp_path: Path) -> None:
     connector.refusal = "It would scan 2 KiB, over QUERYBOT_BQ_MAX_BYTES_BILLED."
     out = render([check_warehouse(warehouse, lambda w: connector)])
     assert "✗ sample query 'SELECT * FROM t LIMIT 1' not run: It would scan 2 KiB" in out
+
+
+def test_the_sample_query_skips_columns_the_gate_refuses() -> None:
+    """On Looker the first field may be a measure, readable only inside AGGREGATE(): the
+    sample reads the first column the (real) Looker gate accepts."""
+    import agent.gate.looker  # noqa: F401 - registers the "looker" dialect
+
+    explore = TableInfo(
+        "thelook.orders",
+        (
+            ColumnInfo("orders.count", "BIGINT", MEASURE),
+            ColumnInfo("orders.status", "VARCHAR", DIMENSION),
+        ),
+    )
+    verdict = sample_query([explore], "looker")
+    assert not isinstance(verdict, str)
+    assert verdict.sql == "SELECT `orders.status` FROM `thelook`.`orders` LIMIT 1"
+    only_measures = TableInfo("thelook.orders", explore.columns[:1])
+    refusal = sample_query([only_measures], "looker")
+    assert isinstance(refusal, str) and "only inside AGGREGATE()" in refusal
 
 
 def test_passwords_are_hidden_but_variables_stay() -> None:
