@@ -23,10 +23,11 @@ before parsing (and listed among the fixes), so no statement sent to Looker ends
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 from sqlglot.dialects.bigquery import BigQuery
+from sqlglot.generators.bigquery import BigQueryGenerator
 from sqlglot.parser import Parser as BaseParser
 from sqlglot.parsers.bigquery import BigQueryParser
 
@@ -59,6 +60,15 @@ class Looker(BigQuery):
         def _parse_column(self) -> exp.Expr | None:
             # sqlglot's own column parsing, without BigQuery's splitting of `a.b` into parts
             return BaseParser._parse_column(self)
+
+    class Generator(BigQueryGenerator):
+        # BigQuery's generator rewrites `GROUP BY <expr>` to that expression's alias when the
+        # query also orders (a workaround for a BigQuery bug); Looker gets the grouping as
+        # written. Its other SELECT rewrites concern UNNEST, DISTINCT ON and semi-joins, which
+        # Looker's rules refuse anyway.
+        TRANSFORMS: ClassVar = {
+            k: v for k, v in BigQueryGenerator.TRANSFORMS.items() if k is not exp.Select
+        }
 
     def generator(self, **opts: Any) -> Any:
         return super().generator(**{**opts, "identify": True})
