@@ -8,6 +8,7 @@ compared (`agent.evaluation.compare`).
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -94,6 +95,10 @@ def evaluation_agent(
         strategies=strategies or Strategies(),
         check_model=check_model,
     )
+    # every question sees the same catalog (with its value profiles), not a half-read one; if
+    # the warehouse cannot be read, each question says so
+    with contextlib.suppress(ConnectorError):
+        deps.catalog.refresh()
     return Agent(deps, InMemorySaver())
 
 
