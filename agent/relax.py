@@ -37,6 +37,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from agent.catalog import CatalogSnapshot, is_text, table_key
+from connectors.base import ColumnInfo
 
 _DATE_WORDS = ("DATE", "TIME")
 _COMPARISONS = (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)
@@ -82,7 +83,7 @@ class _Columns:
 
     def __init__(self, snapshot: CatalogSnapshot, tables: list[str]) -> None:
         self.dialect = snapshot.dialect
-        self.types: dict[str, list[str]] = {}
+        self.found: dict[str, list[ColumnInfo]] = {}
         self.exact: dict[str, set[str]] = {}
         for name in tables:
             table = snapshot.by_key.get(table_key(name))
@@ -90,14 +91,20 @@ class _Columns:
                 continue
             for column in table.columns:
                 key = column.name.lower()
-                self.types.setdefault(key, []).append(column.type.upper())
+                self.found.setdefault(key, []).append(column)
                 profile = snapshot.column_profile(table.name, column.name)
                 if is_text(column) and profile is not None and profile.complete:
                     self.exact.setdefault(key, set()).update(profile.values)
 
     def is_date(self, column: exp.Column) -> bool:
-        types = self.types.get(column.name.lower(), [])
-        return bool(types) and all(any(w in t for w in _DATE_WORDS) for t in types)
+        found = self.found.get(column.name.lower(), [])
+        return bool(found) and all(any(w in c.type.upper() for w in _DATE_WORDS) for c in found)
+
+    def is_text(self, column: exp.Column) -> bool:
+        """Text in every table read that has a column of this name (unknown: not text, so an
+        integer compared with '5' never meets LOWER)."""
+        found = self.found.get(column.name.lower(), [])
+        return bool(found) and all(is_text(c) for c in found)
 
     def occurs(self, column: exp.Column, value: str) -> bool:
         return value in self.exact.get(column.name.lower(), set())
@@ -131,7 +138,7 @@ def _case_insensitive(tree: exp.Expression, columns: _Columns) -> list[str]:
     changed: list[str] = []
 
     def text_column(node: exp.Expression) -> exp.Column | None:
-        if isinstance(node, exp.Column) and not columns.is_date(node):
+        if isinstance(node, exp.Column) and columns.is_text(node):
             return node
         return None
 

@@ -98,6 +98,9 @@ def test_ctes_and_derived_tables_are_loosened() -> None:
     relaxed = relax(sql, snapshot(), TABLES)
     assert relaxed is not None and "LOWER(region) = LOWER('north')" in relaxed.sql
     assert relax("not sql at all (", snapshot(), TABLES) is None
+    # only text columns meet LOWER: a number compared with a string, an unknown column
+    assert relax("SELECT * FROM sales WHERE amount = '5'", snapshot(), TABLES) is None
+    assert relax("SELECT * FROM sales WHERE nowhere = 'x'", snapshot(), TABLES) is None
 
 
 def test_empty_means_no_rows_or_only_nulls() -> None:
