@@ -66,8 +66,8 @@ RESTARTED_EDITING = (
 )
 #: Added to a card whose decision a restart interrupted.
 INTERRUPTED = ":warning: interrupted by a restart"
-#: Added to a card whose approved query failed (the reason is posted in the thread).
-RUN_FAILED = ":x: the query failed (see below)"
+#: Added to a card whose approval did not end in an answer (the thread says why).
+RUN_FAILED = ":x: did not complete (see below)"
 
 
 class ThreadAgent(Protocol):
