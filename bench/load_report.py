@@ -2,7 +2,7 @@
 way Slack drives it (signed requests) against the Web API stand-in, with a scripted model.
 
     uv run python -m bench.load_report [--questions 100] [--threads 50] [--delay 2]
-        [--workers 8,50] [--cold-runs 3] [--json PATH]
+        [--workers 8,50] [--cold-runs 3] [--slack-latency 0] [--json PATH]
     uv run python -m bench.load_report --short      # CI: one bot, 6 questions, then 8 at once
 
 - overhead: one question at a time, the model answering at once. From the signed `app_mention`
@@ -11,7 +11,9 @@ way Slack drives it (signed requests) against the Web API stand-in, with a scrip
 - concurrency: THREADS questions at once in as many threads, each model call taking DELAY
   seconds, for each worker pool size in WORKERS (QUERYBOT_WORKERS): every proposal posted, the
   wall time from the first mention to the last proposal against the ideal, each request's ack
-  time, then every proposal approved at once; the bot's peak resident memory (VmHWM).
+  time, then every proposal approved at once; the bot's peak resident memory (VmHWM) and its
+  CPU time. SLACK_LATENCY makes the stand-in answer each Web API call that much later, as
+  Slack's own API does (tens to hundreds of milliseconds).
 - cold start: process start to the first signed `url_verification` answered (polled every
   0.1 s), with the demo warehouse already built and without; then the first question's proposal.
 
@@ -98,13 +100,15 @@ class Run:
         demo: Path | None,
         script: list[dict[str, Any]],
         env: dict[str, str] | None = None,
+        *,
+        slack_latency_s: float = 0,
     ) -> None:
         work.mkdir(parents=True)
         if demo is not None:
             shutil.copy(demo, work / demo.name)
         path = work / "script.jsonl"
         path.write_text("".join(json.dumps(line) + "\n" for line in script), encoding="utf-8")
-        self.slack = TimedStandin()
+        self.slack = TimedStandin(slack_latency_s)
         self.bot = VerifiedBot(slack=self.slack, data_dir=work, script=path, env=env)
         self.channel = payloads.new_channel()
         self.problems: list[str] = []
@@ -226,6 +230,7 @@ def concurrency(run: Run, asked: list[str], delay: float, workers: int) -> dict[
     wall = max(shown.values()) - first if shown else math.nan
     return {
         "threads": threads,
+        "slack_latency_s": run.slack.latency_s,
         "model_delay_s": delay,
         "workers": workers,
         "proposals": len(proposals),
@@ -284,7 +289,13 @@ def full(args: argparse.Namespace, root: Path, demo: Path) -> tuple[dict[str, An
             problems += run.problems
     for workers in args.workers:
         questions_, script = asked(args.threads, args.delay)
-        run = Run(root / f"concurrency-{workers}", demo, script, {"QUERYBOT_WORKERS": str(workers)})
+        run = Run(
+            root / f"concurrency-{workers}",
+            demo,
+            script,
+            {"QUERYBOT_WORKERS": str(workers)},
+            slack_latency_s=args.slack_latency,
+        )
         try:
             run.start()
             out["concurrency"].append(concurrency(run, questions_, args.delay, workers))
@@ -334,6 +345,7 @@ def render(out: dict[str, Any]) -> str:
     for c in out["concurrency"]:
         lines.append(
             f"concurrency {c['threads']} threads, model {c['model_delay_s']:g} s, "
+            f"Slack API {ms(c['slack_latency_s']):g} ms, "
             f"{c['workers']} workers: {c['proposals']} proposals, {c['results']} results; "
             f"proposals wall {c['proposals_wall_s']} s (model bound {c['ideal_model_bound_s']:g} s"
             f", x{c['wall_over_model_bound']}; pool bound {c['ideal_pool_bound_s']:g} s); "
@@ -357,6 +369,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--delay", type=float, default=2.0, help="seconds per model call")
     p.add_argument("--workers", default="8,50", help="QUERYBOT_WORKERS values to try")
     p.add_argument("--cold-runs", type=int, default=3)
+    p.add_argument(
+        "--slack-latency", type=float, default=0, help="seconds the stand-in takes per call"
+    )
     p.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = p.parse_args(argv)
     args.workers = [int(w) for w in str(args.workers).split(",")]

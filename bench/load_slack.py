@@ -35,9 +35,18 @@ ACK_LIMIT_S = 3.0
 class TimedStandin(SlackStandin):
     """The Web API stand-in, also noting when (time.monotonic) it answered each call."""
 
-    def __init__(self) -> None:
+    def __init__(self, latency_s: float = 0) -> None:
         super().__init__()
         self.stamps: list[float] = []
+        #: Each call is answered this much later (Slack's own API takes tens to hundreds of ms).
+        self.latency_s = latency_s
+
+    def _answer(
+        self, method: str, params: dict[str, Any], token: str
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        if self.latency_s:
+            time.sleep(self.latency_s)  # on the request's own server thread, outside the lock
+        return super()._answer(method, params, token)
 
     def _record(self, call: Call) -> None:  # called under the stand-in's lock
         self.stamps.append(time.monotonic())
