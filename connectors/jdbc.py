@@ -259,7 +259,7 @@ class JdbcRunner:
         types = [str(meta.getColumnTypeName(i)) for i in range(1, count + 1)]
         cursor = _Cursor(conn, conn._converters)
         cursor.adopt(result_set)
-        rows = cursor.fetchmany(max_rows) if max_rows else []
+        rows = [_plain_row(row) for row in cursor.fetchmany(max_rows)] if max_rows else []
         total = len(rows)
         while result_set.next():  # counted, not converted
             total += 1
@@ -276,7 +276,9 @@ class JdbcRunner:
                 labels = [str(meta.getColumnLabel(i)) for i in range(1, meta.getColumnCount() + 1)]
                 cursor = _Cursor(conn, conn._converters)
                 cursor.adopt(result_set)
-                rows = [dict(zip(labels, row, strict=True)) for row in cursor.fetchall()]
+                rows = [
+                    dict(zip(labels, _plain_row(row), strict=True)) for row in cursor.fetchall()
+                ]
                 result_set.close()
             except jpype.JException as exc:
                 raise self._translate(exc) from exc
@@ -326,6 +328,23 @@ def _watchdog(
         done.set()
         stop.set()
         thread.join()  # never cancel a statement after it is closed
+
+
+def _plain_row(row: Sequence[Any]) -> tuple[Any, ...]:
+    """A row of plain Python values: jaydebeapi hands some back as JPype's boxed Java objects
+    (a `java.lang.Double` is a float subclass), which the thread's state cannot serialise."""
+    return tuple(_plain(value) for value in row)
+
+
+def _plain(value: Any) -> Any:
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    for kind in (bool, int, float, str):
+        if isinstance(value, kind):
+            return kind(value)
+    if isinstance(value, jpype.JObject) and hasattr(value, "booleanValue"):
+        return bool(value.booleanValue())
+    return str(value)
 
 
 def _java(name: str) -> Any:

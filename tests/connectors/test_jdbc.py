@@ -68,6 +68,8 @@ def test_the_aggregate_function_of_the_standin_sums_measures(runner: JdbcRunner)
         timeout_s=30,
     )
     assert result.rows == [("cancelled", 1.0, 3.0), ("complete", 3.0, 35.0)]
+    # plain Python values, not JPype's boxed java.lang.Double (the thread state must serialise)
+    assert {type(v) for row in result.rows for v in row} == {str, float}
 
 
 def test_the_connection_is_read_only_even_for_a_login_that_may_write(standin_url: str) -> None:
