@@ -28,6 +28,7 @@ from slack_payloads import ALICE, BOB
 from standin import TEAM_ID, Posted, SlackStandin
 
 from bot.blocks import APPROVE_ACTION, cell_text
+from connectors.sandbox import Sandboxes
 
 FILES = Path(__file__).resolve().parents[1] / "fixtures" / "files"
 
@@ -208,6 +209,27 @@ def test_a_csv_in_a_mention_is_loaded_and_answered(world: World) -> None:
     assert len(sandbox_files(world.data_dir)) == 1
 
 
+def test_a_file_in_a_direct_message(world: World) -> None:
+    slack, bot = world.slack, world.processes[-1]
+    channel = "D" + payloads.new_channel()[1:]
+    cities = share(slack, "cities.tsv")
+    body = payloads.message(channel, "", thread_ts=None, channel_type="im", subtype="file_share")
+    body["event"] |= {"files": [cities], "upload": True}
+    bot.send_event(body)
+    loaded = slack.wait_for(
+        lambda: [
+            m
+            for m in slack.thread(channel, None)  # a DM's top level: no thread_ts
+            if "Loaded cities.tsv" in m.text
+        ],
+        what="the load in the direct message",
+    )
+    assert loaded[0].text == (
+        "Loaded cities.tsv as table `cities` (2 rows, 3 columns). Ask me about it."
+    )
+    assert len(sandbox_files(world.data_dir)) == 2
+
+
 def test_a_file_shared_in_a_thread_the_bot_is_not_in_is_left_alone(world: World) -> None:
     slack, bot = world.slack, world.processes[-1]
     thread = Thread(payloads.new_channel(), payloads.new_ts())
@@ -220,7 +242,7 @@ def test_a_file_shared_in_a_thread_the_bot_is_not_in_is_left_alone(world: World)
     flow.wait_message(slack, thread, has_text("notes.xlsx is not a CSV"), "the refusal")
     assert len(slack.thread(thread.channel, thread.ts)) == 1
     assert all(d[0] != ignored["id"] for d in slack.downloads)
-    assert len(sandbox_files(world.data_dir)) == 1
+    assert len(sandbox_files(world.data_dir)) == 2
 
 
 def test_unreadable_files_get_a_clear_message(world: World) -> None:
@@ -247,7 +269,7 @@ def test_unreadable_files_get_a_clear_message(world: World) -> None:
     assert all(d[0] != big["id"] for d in slack.downloads), "refused by its size, not fetched"
     for t in (thread, thread2):
         assert not any(APPROVE_ACTION in m.action_values() for m in slack.thread(t.channel, t.ts))
-    assert len(sandbox_files(world.data_dir)) == 1, "no sandbox for files that were refused"
+    assert len(sandbox_files(world.data_dir)) == 2, "no sandbox for files that were refused"
 
 
 # -- restart and idle sweep --------------------------------------------------------------------
@@ -270,7 +292,7 @@ def test_an_idle_sandbox_is_swept_and_the_thread_told_to_upload_again(world: Wor
     assert world.processes[-1].stop() == 0
     bot = world.bot("swept", [], QUERYBOT_FILE_IDLE_S="1")
     bot.wait_log(f"Removed the sandbox of {world.thread_id}")
-    assert sandbox_files(world.data_dir) == []
+    assert not Sandboxes(world.data_dir / "sandboxes").exists(world.thread_id)
     before = len(slack.thread(world.thread.channel, world.thread.ts))
     flow.reply(bot, world.thread, "and by region?", user=ALICE)
     gone = flow.wait_message(
