@@ -1,14 +1,16 @@
-"""End to end with a config file (QUERYBOT_CONFIG): one `querybot run --http` process serving two
-warehouses, the demo DuckDB shop and a SQLite survey file, each mapped to its own channel, and
-no default. Each channel gets proposals and answers from its own warehouse; any other channel,
-and a direct message, gets a polite note naming the mapped channels, and no model call.
+"""End to end with a config file (QUERYBOT_CONFIG): one `querybot run --http` process serving four
+warehouses, the demo DuckDB shop, a SQLite survey file, and an employees database on the real
+PostgreSQL and on the real MariaDB, each mapped to its own channel, and no default. Each channel
+gets proposals and answers from its own warehouse; any other channel, and a direct message, gets
+a polite note naming the mapped channels, and no model call.
 
-The tests run in file order and consume the model replies of SCRIPT in that order.
+The tests run in file order and consume the scripted model replies (see `bot`) in that order.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -22,17 +24,35 @@ from slack_payloads import ALICE, BOB
 from standin import TEAM_ID, SlackStandin
 
 from bot.blocks import cell_text
+from tests.connectors.sql_fixtures import (
+    DEPARTMENTS,
+    EMPLOYEES,
+    Sample,
+    mysql_sample,
+    postgres_sample,
+)
 
 SHOP = "C0SHOP0001"
 SURVEY = "C0SURVEY01"
+HR_PG = "C0HRPG0001"
+HR_MARIA = "C0HRMARIA1"
 
 SURVEY_SQL = "SELECT answer, COUNT(*) AS answers FROM surveys GROUP BY answer ORDER BY answer"
 SHOP_SQL = "SELECT region_name, COUNT(*) AS n FROM demo.main.regions GROUP BY 1 ORDER BY 1"
 
-SCRIPT = [
-    sql_reply(SURVEY_SQL, "Counts survey answers."),
-    sql_reply(SHOP_SQL, "Lists the regions."),
-]
+
+def headcount_sql(schema: str) -> str:
+    return (
+        f"SELECT d.dept_name, COUNT(*) AS staff FROM {schema}.employees AS e"
+        f" JOIN {schema}.departments AS d ON d.dept_no = e.dept_no"
+        " GROUP BY d.dept_name ORDER BY d.dept_name"
+    )
+
+
+#: Staff per department, computed here from the rows the samples loaded.
+HEADCOUNT = sorted(
+    Counter(dict(DEPARTMENTS)[dept] for *_, dept in EMPLOYEES).items(), key=lambda kv: kv[0]
+)
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +74,24 @@ def survey_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def pg() -> Iterator[Sample]:
+    with postgres_sample() as sample:
+        yield sample
+
+
+@pytest.fixture(scope="module")
+def maria() -> Iterator[Sample]:
+    with mysql_sample() as sample:
+        yield sample
+
+
+@pytest.fixture(scope="module")
 def bot(
     standin: SlackStandin,
     demo_db: Path,
     survey_db: Path,
+    pg: Sample,
+    maria: Sample,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[BotProcess]:
     tmp = tmp_path_factory.mktemp("e2e-channels")
@@ -65,11 +99,22 @@ def bot(
     config.write_text(
         '[warehouses.shop]\nspec = "demo"\ndescription = "the demo shop"\n'
         '[warehouses.survey]\nspec = "sqlite:///${SURVEY_PATH}"\n'
-        f'[channels]\n{SHOP} = "shop"\n{SURVEY} = "survey"\n',
+        '[warehouses.hr_pg]\nspec = "${HR_PG_URL}"\n'
+        f'[warehouses.hr_maria]\nspec = "{maria.url}"\n'
+        f'[channels]\n{SHOP} = "shop"\n{SURVEY} = "survey"\n'
+        f'{HR_PG} = "hr_pg"\n{HR_MARIA} = "hr_maria"\n',
         encoding="utf-8",
     )
-    env = {"QUERYBOT_CONFIG": str(config), "SURVEY_PATH": str(survey_db)}
-    script = write_script(tmp / "script.jsonl", SCRIPT)
+    env = {"QUERYBOT_CONFIG": str(config), "SURVEY_PATH": str(survey_db), "HR_PG_URL": pg.url}
+    script = write_script(
+        tmp / "script.jsonl",
+        [
+            sql_reply(SURVEY_SQL, "Counts survey answers."),
+            sql_reply(SHOP_SQL, "Lists the regions."),
+            sql_reply(headcount_sql(pg.schema), "Staff per department."),
+            sql_reply(headcount_sql(maria.schema), "Staff per department."),
+        ],
+    )
     data_dir = data_dir_with(tmp / "data", demo_db)
     with BotProcess(slack=standin, data_dir=data_dir, script=script, env=env) as process:
         yield process
@@ -120,6 +165,28 @@ def test_the_shop_channel_asks_the_demo_warehouse(
     assert "Sources: `demo.main.regions`" in result and "duckdb" in result
 
 
+@pytest.mark.parametrize(
+    ("channel", "engine"), [(HR_PG, "postgresql"), (HR_MARIA, "mysql")], ids=["pg", "maria"]
+)
+def test_the_hr_channels_ask_the_real_servers(
+    bot: BotProcess,
+    standin: SlackStandin,
+    pg: Sample,
+    maria: Sample,
+    channel: str,
+    engine: str,
+) -> None:
+    sample = pg if engine == "postgresql" else maria
+    thread = flow.ask(bot, "how many people work in each department?", channel=channel)
+    proposal, result = answer(bot, standin, thread)
+    assert f"`{sample.schema}.employees`" in proposal
+    table = flow.result(standin, thread).table()
+    assert table == [["dept_name", "staff"], *[[d, cell_text(n)] for d, n in HEADCOUNT]]
+    sources = result[result.index("Sources:") :]
+    assert f"`{sample.schema}.employees`" in sources and f"`{sample.schema}.departments`" in sources
+    assert engine in sources
+
+
 def test_an_unmapped_channel_gets_a_polite_note_and_no_model_call(
     bot: BotProcess, standin: SlackStandin
 ) -> None:
@@ -141,17 +208,17 @@ def test_an_unmapped_channel_gets_a_polite_note_and_no_model_call(
     )
     # nothing reached a warehouse: the only audited threads are the two mapped ones
     threads = {e["thread_id"].split(":")[1] for e in audit_events(bot)}
-    assert threads == {SHOP, SURVEY}
+    assert threads == {SHOP, SURVEY, HR_PG, HR_MARIA}
     assert "ScriptExhausted" not in bot.log()
 
 
-def test_the_home_tab_lists_both_warehouses(bot: BotProcess, standin: SlackStandin) -> None:
+def test_the_home_tab_lists_every_warehouse(bot: BotProcess, standin: SlackStandin) -> None:
     bot.send_event(payloads.home_opened(BOB))
     [published] = standin.wait_for(lambda: standin.published_views, what="the Home tab")
     text = "\n".join(b.get("text", {}).get("text", "") for b in published["view"]["blocks"])
     assert "`survey: main.surveys`" in text and "`shop: demo.main.regions`" in text
 
 
-def test_sigterm_closes_both_warehouses_cleanly(bot: BotProcess) -> None:
+def test_sigterm_closes_every_warehouse_cleanly(bot: BotProcess) -> None:
     assert bot.stop() == 0
     assert "Traceback" not in bot.log() and "Closing warehouse" not in bot.log()
