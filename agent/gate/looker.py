@@ -15,6 +15,8 @@ chosen, since it reads `||` as OR and writes MySQL-only functions). And the gene
 every identifier, so what runs always carries the backticks Looker requires, whatever the
 checks rewrote. `AGGREGATE(...)` is an unknown function to sqlglot and stays as written.
 
+Two rules are added to Looker's: a query reads one Explore (a SELECT without FROM reaches no
+LookML model), and BigQuery's denied functions are denied too, as Looker runs on BigQuery.
 The trailing-semicolon rule is met by the gate's usual fix: semicolons at the end are stripped
 before parsing (and listed among the fixes), so no statement sent to Looker ends with one.
 `JSON_OBJECT` filter arguments after an Explore (`FROM m.e(JSON_OBJECT(...))`) are not supported.
@@ -31,6 +33,8 @@ from sqlglot.generators.bigquery import BigQueryGenerator
 from sqlglot.parser import Parser as BaseParser
 from sqlglot.parsers.bigquery import BigQueryParser
 
+from agent.gate import denylist
+from agent.gate.rules import function_names
 from agent.gate.verdict import Reason
 from connectors.base import TableInfo
 from connectors.looker_metadata import is_measure
@@ -43,6 +47,7 @@ DIALECT = "looker"
 #: Reason codes of the Looker rules, each naming the rule broken.
 RULES = {
     "looker_only_select": "one plain SELECT only (no UNION, no WITH)",
+    "looker_one_explore": "the query reads one Explore: FROM `model`.`explore`",
     "looker_backticks": "every model, Explore and field name goes in backticks",
     "looker_measure_outside_aggregate": "a LookML measure may appear only inside AGGREGATE()",
     "looker_aggregate_argument": "AGGREGATE() takes exactly one LookML measure",
@@ -84,6 +89,8 @@ def looker_reasons(query: exp.Expr, schema: GateSchema) -> list[Reason]:
     reasons: list[Reason] = []
     if not isinstance(query, exp.Select) or query.args.get("with_"):
         reasons.append(_reason("looker_only_select"))
+    elif not _reads_one_explore(query):
+        reasons.append(_reason("looker_one_explore"))
     fields = {name.lower() for entry in schema.entries for name in entry.columns.values()}
     aliases = {a.alias.lower() for a in query.find_all(exp.Alias) if a.alias}
     for node in query.walk():
@@ -100,6 +107,8 @@ def looker_reasons(query: exp.Expr, schema: GateSchema) -> list[Reason]:
             reasons.extend(_measure_use(node, schema.measures))
         elif _is_aggregate(node):
             reasons.extend(_aggregate_argument(node, schema.measures))
+        elif isinstance(node, exp.Func):
+            reasons.extend(_bigquery_denied(node))
     reasons.extend(_group_by(query))
     return list(dict.fromkeys(reasons))
 
@@ -111,6 +120,21 @@ def _reason(code: str, detail: str = "") -> Reason:
 
 def _is_aggregate(node: exp.Expr) -> bool:
     return isinstance(node, exp.Anonymous) and node.name.upper() == "AGGREGATE"
+
+
+def _reads_one_explore(query: exp.Select) -> bool:
+    source = query.args.get("from_")
+    table = source.this if source is not None else None
+    return isinstance(table, exp.Table) and isinstance(table.this, exp.Identifier)
+
+
+def _bigquery_denied(call: exp.Func) -> list[Reason]:
+    """Looker runs its queries on BigQuery: BigQuery's denied functions are denied here too."""
+    names = function_names(call)
+    for name in names:
+        if why := denylist.denied_function(name, "bigquery"):
+            return [Reason("denied_function", f"{names[0]}() {why}")]
+    return []
 
 
 def _table_quoting(table: exp.Table) -> list[Reason]:

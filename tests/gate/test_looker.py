@@ -8,7 +8,7 @@ from agent import prompts
 from agent.gate import GateSchema, check_sql
 from agent.gate.looker import RULES
 from tests.fixtures.looker import recorded
-from tests.gate.fixture_files import Case, load_cases
+from tests.gate.fixture_files import Case, load_cases, load_harmful
 
 CASES = load_cases("../looker/gate.sql")
 ACCEPTED = [c for c in CASES if c.code is None]
@@ -48,6 +48,12 @@ def test_rejected_looker_statements_name_the_rule(case: Case, schema: GateSchema
 
 def test_every_rule_has_a_rejected_case() -> None:
     assert set(RULES) <= {c.code for c in REJECTED}
+
+
+def test_the_harmful_catalogue_is_refused_for_looker(schema: GateSchema) -> None:
+    """Every statement of the gate's harmful catalogue (all dialects) is refused for Looker."""
+    passed = [h.sql for h in load_harmful() if check_sql(h.sql, schema).ok]
+    assert passed == []
 
 
 def test_the_same_statement_passes_in_another_dialect() -> None:
