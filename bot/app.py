@@ -6,6 +6,7 @@ import logging
 import signal
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from socketserver import ThreadingMixIn
 from types import FrameType
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -32,6 +33,13 @@ from bot.uploads import ThreadUploads
 from bot.work import Work
 
 log = logging.getLogger(__name__)
+
+
+#: Threads for Bolt's listeners (Bolt's default is 5). A listener makes a Slack call or two before
+#: it returns (the "Working on it…" placeholder, the decided card), and a click is acked only
+#: once a thread takes it: with 5, fifty clicks at once against a 150 ms Slack API waited up to
+#: 2.7 s for their ack (bench/load_report.py, issue 9).
+LISTENER_THREADS = 32
 
 
 def build_client(settings: Settings) -> WebClient:
@@ -66,7 +74,13 @@ def build_app(
     not signed, so the secret may be empty there.
     """
     client = build_client(settings)
-    app = App(client=client, signing_secret=settings.slack_signing_secret)
+    app = App(
+        client=client,
+        signing_secret=settings.slack_signing_secret,
+        listener_executor=ThreadPoolExecutor(
+            max_workers=LISTENER_THREADS, thread_name_prefix="querybot-listener"
+        ),
+    )
     conversations = Conversations(
         client, agent, store, Work(settings.workers), display_rows=settings.display_rows
     )
