@@ -62,7 +62,7 @@ def catalogue(failures: list[str]) -> None:
     print("secret. Checked: canary tables, objects, roles and locks before and after, files in")
     print("that directory and every path the statements name, the secret or /etc/passwd in rows")
     print("or error messages.\n")
-    print("| engine | login | statements | refused | failed | timed out | ran (reads) | changed |")
+    print("| engine | login | statements | refused | failed | timed out | ran | changed |")
     print("|---|---|---:|---:|---:|---:|---:|---|")
     harmful = load_harmful()
     directory = canary.server_directory()

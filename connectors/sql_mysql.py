@@ -6,7 +6,8 @@ run outside the transaction, is refused too), sets `max_statement_time` (MariaDB
 ONLY` and rolls back. PyMySQL does not enable multi-statements, so the server parses one
 statement only. A read-only transaction does not stop `SELECT ... INTO OUTFILE`, `LOAD_FILE()`,
 `SET GLOBAL` or `SHUTDOWN`, so logins holding FILE, SUPER and similar global privileges
-(directly or through a role they can enable) are refused outright.
+(directly or through a role they can enable) are refused outright. After each run the session
+is reset, so nothing one statement left in it (locks, variables, `sql_mode`) reaches the next.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ from connectors.base import (
 from connectors.sql_flavor import Stream, first_line, qualified
 
 _FETCH_CHUNK = 1000
+
+#: MySQL 5.7.3+ and MariaDB 10.2.4+: reset the session without re-authenticating.
+_COM_RESET_CONNECTION = 0x1F
 
 #: Global privileges that reach past the tables: server files, server settings, shutdown.
 _DANGEROUS = frozenset(
@@ -155,11 +159,15 @@ class MySQLFlavor:
         return stop
 
     def end(self, con: Connection) -> None:
-        con.rollback()
-        # `GET_LOCK()` locks belong to the session and outlive the rollback: a pooled
-        # connection keeping one would block other sessions long after the run.
-        with con.cursor() as cur:
-            cur.execute("DO RELEASE_ALL_LOCKS()")
+        # A statement can leave state in its session that outlives a rollback: `GET_LOCK()`
+        # locks, user variables, `sql_mode`, prepared statements, HANDLERs, `USE`. The server's
+        # COM_RESET_CONNECTION clears all of it but the default database (and rolls back), so
+        # the next run on this pooled connection starts clean. PyMySQL has no public call for
+        # it; when the command fails, the error discards the connection instead.
+        con._execute_command(_COM_RESET_CONNECTION, b"")
+        con._read_ok_packet()
+        if self.url.database:
+            con.select_db(self.url.database)
 
     def read_tables(self, con: Connection) -> list[TableInfo]:
         args = (self.url.database, _SYSTEM_SCHEMAS)

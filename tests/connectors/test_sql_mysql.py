@@ -3,6 +3,7 @@ server, the refusal of logins with server-wide privileges, and connection failur
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Iterator
 from datetime import date
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from connectors import open_connector
-from connectors.base import ConnectorError, PermissionDenied, WarehouseUnavailable
+from connectors.base import ConnectorError, PermissionDenied, QueryFailed, WarehouseUnavailable
 from connectors.sql import SqlConnector
 from tests.connectors.sql_contract import SqlConnectorContract
 from tests.connectors.sql_fixtures import (
@@ -127,15 +128,38 @@ def test_session_changes_do_not_outlive_their_run(sample: Sample, first: str) ->
         connector.close()
 
 
-def test_named_locks_do_not_outlive_their_run(sample: Sample) -> None:
-    lock = sample.extra["name"]
+@pytest.mark.parametrize(
+    ("first", "check", "clean"),
+    [
+        ("SELECT GET_LOCK('{name}', 1)", "SELECT IS_USED_LOCK('{name}')", (None,)),
+        ("SET @stolen = 'x'", "SELECT @stolen", (None,)),
+        ("SELECT @stolen := 'x'", "SELECT @stolen", (None,)),
+        (
+            "SET SESSION sql_mode = 'ANSI_QUOTES'",
+            "SELECT @@session.sql_mode = @@global.sql_mode",
+            (1,),
+        ),
+        ("PREPARE s FROM 'SELECT 1'", "SELECT 1 FROM {name}.departments LIMIT 1", (1,)),
+        ("USE information_schema", "SELECT DATABASE()", ("{name}",)),
+    ],
+)
+def test_session_state_does_not_outlive_its_run(
+    sample: Sample, first: str, check: str, clean: tuple[object, ...]
+) -> None:
+    """Locks, variables, settings, prepared statements and the default database one run left
+    in its session are gone when the pooled connection serves the next run."""
+    name = sample.extra["name"]
     connector = SqlConnector(sample.url, pool_size=1)
     try:
-        assert connector.run(f"SELECT GET_LOCK('{lock}', 1)", max_rows=1, timeout_s=5).rows == [
-            (1,)
+        with contextlib.suppress(ConnectorError):
+            connector.run(first.format(name=name), max_rows=1, timeout_s=5)
+        result = connector.run(check.format(name=name), max_rows=1, timeout_s=5)
+        assert result.rows == [
+            tuple(str(v).format(name=name) if isinstance(v, str) else v for v in clean)
         ]
-        held = connector.run(f"SELECT IS_USED_LOCK('{lock}')", max_rows=1, timeout_s=5)
-        assert held.rows == [(None,)]
+        if first.startswith("PREPARE"):
+            with pytest.raises(QueryFailed, match="Unknown prepared statement"):
+                connector.run("EXECUTE s", max_rows=1, timeout_s=5)
     finally:
         connector.close()
 
