@@ -21,7 +21,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from connectors.base import PermissionDenied, TableInfo
+from connectors.base import ConnectorError, PermissionDenied, TableInfo
 from connectors.duckdb import DuckDBConnector
 from connectors.sandbox import (
     FileRejected,
@@ -30,6 +30,8 @@ from connectors.sandbox import (
     format_size,
     identifier,
 )
+from tests.gate import canary
+from tests.gate.fixture_files import load_harmful
 
 FILES = Path(__file__).resolve().parents[1] / "fixtures" / "files"
 THREAD = "T0TEST:C0FILES:1800000001.000100"
@@ -395,6 +397,37 @@ def test_the_query_connection_cannot_change_the_sandbox(
         connector.close()
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
     assert not (tmp_path / "out.csv").exists() and not (tmp_path / "other.duckdb").exists()
+
+
+def test_the_harmful_catalogue_sent_past_the_gate_changes_and_reveals_nothing(
+    sandboxes: Sandboxes, tmp_path: Path
+) -> None:
+    """Every DuckDB statement of the gate's harmful catalogue, as written and aimed at a
+    directory holding a secret, sent straight to the sandbox's query connector (no gate)."""
+    load(sandboxes, tmp_path, "sales.csv")
+    directory = tmp_path / "secrets"
+    canary.write_secrets(directory)
+    statements = canary.aimed([h.sql for h in load_harmful() if h.dialect == "duckdb"], directory)
+    db = sandboxes.path(THREAD)
+    before = (hashlib.sha256(db.read_bytes()).hexdigest(), canary.files(directory))
+    outside = canary.named_files(statements)
+    secrets = (canary.secret_text(), canary.PASSWD_LINE)
+    connector = sandboxes.open(THREAD)
+    try:
+        for sql in statements:
+            try:
+                result = connector.run(sql, max_rows=2000, timeout_s=2)
+            except ConnectorError as exc:
+                dump = f"{exc.message} {exc.hint} {exc.engine_message}"
+            else:
+                dump = repr(result.rows)
+            assert not any(secret in dump for secret in secrets), sql
+    finally:
+        connector.close()
+    assert len(statements) > 50
+    assert (hashlib.sha256(db.read_bytes()).hexdigest(), canary.files(directory)) == before
+    assert canary.named_files(statements) == outside, "a file the statements name changed"
+    assert sorted(p.name for p in db.parent.iterdir()) == ["files.duckdb", "thread.json"]
 
 
 def used_at(sandboxes: Sandboxes, thread: str, when: float) -> None:
