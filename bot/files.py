@@ -12,8 +12,6 @@ object, on `Content-Length` and while streaming, so an oversized file is never f
 from __future__ import annotations
 
 import logging
-import shutil
-import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -170,13 +168,3 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 _opener = urllib.request.build_opener(_NoRedirect)
-
-
-def upload_dir(root: Path) -> Path:
-    """A fresh directory under `root` for one download (removed with `discard`)."""
-    root.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=".upload-", dir=root))
-
-
-def discard(directory: Path) -> None:
-    shutil.rmtree(directory, ignore_errors=True)

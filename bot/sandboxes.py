@@ -152,7 +152,8 @@ class SandboxAgents:
         self._timer.start()
 
     def sweep(self, submit: Submit) -> list[str]:
-        """Queue the removal of every sandbox idle for `idle_s`; returns their thread ids."""
+        """Queue the removal of every sandbox idle for `idle_s` (and purge old tombstones);
+        returns the thread ids queued."""
         queued = []
         for thread_id in self.sandboxes.idle(self.idle_s):
             with self._lock:
@@ -161,6 +162,7 @@ class SandboxAgents:
                 self._expiring.add(thread_id)
             submit(thread_id, lambda t=thread_id: self._expire(t))
             queued.append(thread_id)
+        self.sandboxes.purge()
         return queued
 
     def _expire(self, thread_id: str) -> None:

@@ -19,7 +19,7 @@ from slack_sdk import WebClient
 from bot import blocks
 from bot.blocks import Message
 from bot.blocks.base import escaped, finish, section
-from bot.files import FileUnavailable, SharedFile, SlackFiles, discard, upload_dir
+from bot.files import FileUnavailable, SharedFile, SlackFiles
 from bot.sandboxes import SandboxAgents
 from bot.threads import SlackThread, ThreadAgent
 from bot.work import Work
@@ -115,13 +115,10 @@ class ThreadUploads:
         return loaded
 
     def _load_one(self, thread: SlackThread, file: SharedFile) -> list[LoadedTable]:
-        directory = upload_dir(self.agents.sandboxes.root)
-        try:
+        with self.agents.sandboxes.staging() as directory:
             path = directory / ("upload" + Path(file.name).suffix.lower()[:16])
             self.files.download(file, path)
             tables = self.agents.load(thread.id, path, file.name)
-        finally:
-            discard(directory)
         log.info("Loaded %s in %s as %s", file.id, thread.id, ", ".join(t.name for t in tables))
         return tables
 

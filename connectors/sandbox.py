@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import sqlite3
+import tempfile
 import threading
 import time
 import unicodedata
@@ -76,6 +77,9 @@ _TRANSLITERATE = str.maketrans(
     }
 )
 _DELIMITER_NAMES = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "pipes"}
+_STAGING_PREFIX = ".incoming-"
+#: A staging directory this old was left by a crash mid-download.
+_STAGING_MAX_AGE_S = 3600
 _DB_NAME = "files.duckdb"
 _META_NAME = "thread.json"
 
@@ -232,10 +236,30 @@ class Sandboxes:
         the thread ids removed. Their query connectors must be closed first."""
         now = time.time() if now is None else now
         removed = [t for t in self.idle(idle_s, now=now) if self.remove(t)]
+        self.purge(now=now)
+        return removed
+
+    def purge(self, *, now: float | None = None) -> None:
+        """Delete tombstones older than `tombstone_s`, and staging directories a crash left."""
+        now = time.time() if now is None else now
         for info in self._infos():
             if info.removed_at is not None and info.removed_at <= now - self.tombstone_s:
                 shutil.rmtree(self.directory(info.thread_id), ignore_errors=True)
-        return removed
+        if self.root.is_dir():
+            for stale in self.root.glob(f"{_STAGING_PREFIX}*"):
+                if stale.stat().st_mtime <= now - _STAGING_MAX_AGE_S:
+                    shutil.rmtree(stale, ignore_errors=True)
+
+    @contextmanager
+    def staging(self) -> Iterator[Path]:
+        """A fresh directory under the root for one download on its way into a sandbox (on
+        the same disk), removed afterwards."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        directory = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=self.root))
+        try:
+            yield directory
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
 
     # -- internals -----------------------------------------------------------------------------
 

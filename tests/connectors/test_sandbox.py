@@ -480,3 +480,19 @@ def test_remove_then_a_new_file_starts_afresh(sandboxes: Sandboxes, tmp_path: Pa
     info = sandboxes.info(THREAD)
     assert info.removed_at is None and info.file_names == ["budget.json"]
     assert set(tables(sandboxes)) == {"budget"}
+
+
+def test_staging_directories_are_removed_after_use_or_a_crash(sandboxes: Sandboxes) -> None:
+    with sandboxes.staging() as directory:
+        (directory / "upload.csv").write_text("a\n1\n")
+        assert directory.parent == sandboxes.root
+    assert not directory.exists()
+    with sandboxes.staging() as left:  # as if the process died mid-download
+        shutil.copytree(left, sandboxes.root / (left.name + "-crashed"))
+    crashed = sandboxes.root / (left.name + "-crashed")
+    sandboxes.purge()
+    assert crashed.exists(), "a download may still be running"
+    old = time.time() - 7200
+    os.utime(crashed, (old, old))
+    sandboxes.purge()
+    assert not crashed.exists()
