@@ -184,6 +184,12 @@ class Conversations:
         read, so it runs beside the thread's queue rather than behind a long query."""
         self.work.submit(f"{record.thread_id}:explain", lambda: self._explain(record, user))
 
+    def retire_pending(self, thread_id: str, verdict: str) -> None:
+        """Mark the thread's waiting proposals as replaced with `verdict` (nothing runs): what
+        the thread is answered from changed (a file was loaded into it)."""
+        for old in self.store.supersede_pending(thread_id):
+            self._redraw(old, verdict)
+
     def cancel(self, record: ProposalRecord, *, user: str) -> None:
         """A Cancel click on a running card: stop the query from a thread of its own (the
         thread's worker is busy running it). The decision's job then shows the cancellation."""
