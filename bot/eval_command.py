@@ -34,8 +34,9 @@ from agent.evaluation.runner import QuestionResult, evaluation_agent, run_golden
 from agent.examples import ExampleStore
 from agent.models import load_model
 from agent.strategies import StrategiesError, describe, parse_strategies
-from bot.config import load_config
+from bot.config import deployment_config, load_config
 from bot.settings import Settings
+from bot.wiring import warehouse_file
 from connectors import open_connector
 from connectors.base import Connector
 from connectors.duckdb import DuckDBConnector
@@ -67,7 +68,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.export_examples:
-        return export_examples(settings, args.export_examples)
+        return export_examples(settings, args.export_examples, args.warehouse)
     if not args.defog and not args.golden:
         print(
             "querybot eval: name a golden set, or use --defog or --export-examples", file=sys.stderr
@@ -191,9 +192,12 @@ def _defog(args: argparse.Namespace, setup: Setup) -> tuple[list[QuestionResult]
     return results, {"golden": "defog sql-eval", "corpora": str(args.corpora)}
 
 
-def export_examples(settings: Settings, path: Path) -> int:
-    """Write the approved examples the bot has learnt as a golden set (a regression suite)."""
-    store = ExampleStore(settings.examples_db)
+def export_examples(settings: Settings, path: Path, warehouse: str | None = None) -> int:
+    """Write the approved examples the bot has learnt as a golden set (a regression suite): with
+    QUERYBOT_CONFIG, those of `warehouse` (default: the config's default, or its only one)."""
+    config = deployment_config(settings, os.environ)
+    chosen = config.pick(warehouse) if config.path else config.pick(None)
+    store = ExampleStore(warehouse_file(settings, config, "examples", chosen.name))
     try:
         examples = store.active()
     finally:
@@ -201,6 +205,8 @@ def export_examples(settings: Settings, path: Path) -> int:
     questions = tuple(
         GoldenQuestion(f"approved-{e.id}", "approved", e.question, (e.sql,)) for e in examples
     )
-    dump_golden(GoldenSet(questions, warehouse=settings.warehouse), path)
+    # the set names the warehouse as `querybot eval` will find it: its config name, or the spec
+    name = chosen.name if config.path else settings.warehouse
+    dump_golden(GoldenSet(questions, warehouse=name), path)
     print(f"{len(questions)} approved examples written to {path}", file=sys.stderr)
     return 0

@@ -149,17 +149,12 @@ class Deployment:
         return dict(self.agents)
 
     def examples_path(self, name: str) -> Path:
-        """Each warehouse learns its own examples (they name its tables); without a config
-        file the one warehouse keeps `examples.sqlite`, as before."""
-        if self.config.path is None:
-            return self.settings.examples_db
-        return self.settings.data_dir / f"examples-{name}.sqlite"
+        """Each warehouse learns its own examples (they name its tables)."""
+        return warehouse_file(self.settings, self.config, "examples", name)
 
     def failures_path(self, name: str) -> Path:
         """Remembered failures (agent/failures.py), kept per warehouse like the examples."""
-        if self.config.path is None:
-            return self.settings.data_dir / "failures.sqlite"
-        return self.settings.data_dir / f"failures-{name}.sqlite"
+        return warehouse_file(self.settings, self.config, "failures", name)
 
     def close(self) -> None:
         """Let background catalog refreshes end, then close every warehouse it opened.
@@ -174,6 +169,13 @@ class Deployment:
                 agent.deps.connector.close()
             except Exception:
                 log.exception("Closing warehouse %r failed", name)
+
+
+def warehouse_file(settings: Settings, config: DeploymentConfig, stem: str, name: str) -> Path:
+    """A per-warehouse SQLite file in the data directory: `STEM-NAME.sqlite` with a config file,
+    `STEM.sqlite` for the one warehouse without (as before config files existed)."""
+    suffix = f"-{name}" if config.path is not None else ""
+    return settings.data_dir / f"{stem}{suffix}.sqlite"
 
 
 def open_configured(

@@ -14,6 +14,7 @@ import pytest
 from slack_sdk import WebClient
 
 from agent.conversation import Agent
+from agent.evaluation.golden import load_golden
 from bot.cli import main
 from bot.config import DeploymentConfig, load_config
 from bot.routing import RoutedChannelRules, Router, unmapped
@@ -213,6 +214,17 @@ def test_querybot_ask_picks_a_warehouse_by_name(
     out = capsys.readouterr().out
     # capped at the survey warehouse's own row_limit (2)
     assert "Sources: main.surveys · sqlite · 2+ rows" in out, out
+
+    # the approval taught the survey warehouse (only) an example; export it as a golden set
+    assert (settings.data_dir / "examples-survey.sqlite").is_file()
+    assert not (settings.data_dir / "examples.sqlite").exists()
+    exported = tmp_path / "approved.yaml"
+    assert main(["eval", "--export-examples", str(exported), "--warehouse", "survey"]) == 0
+    golden = load_golden(exported)
+    assert golden.warehouse == "survey" and len(golden.questions) == 1
+    assert "main.surveys" in golden.questions[0].gold[0]
+    assert main(["eval", "--export-examples", str(exported), "--warehouse", "shop"]) == 0
+    assert load_golden(exported).questions == ()
 
 
 def test_a_warehouse_that_cannot_open_stops_the_start_naming_it(
