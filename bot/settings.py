@@ -99,11 +99,6 @@ class Settings:
         return self.data_dir / "state.sqlite"
 
     @property
-    def examples_db(self) -> Path:
-        """Verified question -> SQL examples learnt from approved runs."""
-        return self.data_dir / "examples.sqlite"
-
-    @property
     def file_max_bytes(self) -> int:
         return int(self.file_max_mb * 1024 * 1024)
 
