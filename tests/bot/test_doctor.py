@@ -1,7 +1,8 @@
 """`querybot doctor` against real warehouses: the demo DuckDB file, a SQLite file, PostgreSQL and
-MariaDB on this machine (logins that hold every write grant on their database, so only the
-engine's read-only transaction refuses the probe), a port nothing listens on, logins too
-powerful to be held read-only, and a connector that really writes."""
+MariaDB on this machine (the test logins of tests/connectors/sql_fixtures.py: the PostgreSQL one
+holds every write grant on its database, so only the read-only transaction refuses the probe),
+a port nothing listens on, logins too powerful to be held read-only, and a connector that really
+writes."""
 
 from __future__ import annotations
 
@@ -123,7 +124,10 @@ def test_every_real_warehouse_passes_and_is_left_unchanged(
     assert "read-only transaction" in section(out, "warehouse pg ")
     assert "(${PG_URL})" in out and pg.url not in out  # the expanded secret is never shown
     maria_part = section(out, "warehouse maria ")
-    assert "✓ opens (mysql" in maria_part and "READ ONLY transaction" in maria_part
+    assert "✓ opens (mysql" in maria_part
+    assert (
+        "✓ read-only: a test write (CREATE TABLE querybot_doctor_probe (x INT)) was " in maria_part
+    )
     assert "✓ 4 tables visible" in maria_part  # departments, employees, salaries and a view
     assert "✓ QUERYBOT_MODEL builds" in out and "the doctor calls no model" in out
     assert "✓ SLACK_BOT_TOKEN is set" in out and "the doctor does not call Slack" in out
