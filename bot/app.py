@@ -96,14 +96,7 @@ def build_app(
     uploads = None
     if sandboxes is not None:
         files = SlackFiles(client, max_bytes=settings.file_max_bytes)
-        uploads = ThreadUploads(
-            client,
-            conversations.work,
-            sandboxes,
-            files,
-            agent=agent,
-            ask=lambda thread, text, user: conversations.question(thread, text, user=user),
-        )
+        uploads = ThreadUploads(conversations, sandboxes, files)
         sandboxes.start(conversations.work.submit)
 
     listeners.register(app, conversations, store, approvers, channels, tables, uploads)

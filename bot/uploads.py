@@ -1,62 +1,51 @@
 """Files shared in a conversation: fetched from Slack, loaded into the thread's sandbox, and the
 outcome posted in the thread ("Loaded sales.csv as table `sales` …" or why not).
 
-Listeners call `shared` (quick: one "Loading…" message); the download and the load run as a job
-in the thread's queue of the worker pool, so they happen in order with the thread's questions.
+Listeners call `shared`, which only queues a job in the thread's queue of the worker pool, so
+the "Loading…" message, the download and the load happen in order with the thread's questions.
 A question that came with the files is asked once they are loaded, and only if at least one
-was: a question about a file that could not be read is not sent to another warehouse.
+was: a question about a file that could not be read is not sent to another warehouse. A
+proposal still waiting in the thread is retired once a file is loaded: it was written for what
+the thread was answered from before.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-from slack_sdk import WebClient
 
 from bot import blocks
 from bot.blocks import Message
 from bot.blocks.base import escaped, finish, section
 from bot.files import FileUnavailable, SharedFile, SlackFiles
 from bot.sandboxes import SandboxAgents
-from bot.threads import SlackThread, ThreadAgent
-from bot.work import Work
+from bot.threads import Conversations, SlackThread
 from connectors.sandbox import FileRejected, LoadedTable
 
 log = logging.getLogger(__name__)
-
-#: Asks a question in a thread, as a mention does (`Conversations.question`).
-Ask = Callable[[SlackThread, str, str], None]
 
 LOAD_FAILED = (
     "Something went wrong while loading this file, so nothing was loaded. Share it again in a "
     "minute; if it keeps happening, tell whoever runs querybot (the details are in its log)."
 )
 NOT_ASKED = "I did not look at your question, since no file was loaded; share a file I can read."
+RETIRED = (
+    ":arrow_heading_down: Replaced: a file was loaded into this thread, which is now answered "
+    "from it; nothing was run."
+)
 
 
 class ThreadUploads:
     """Loads shared files into thread sandboxes (see the module docstring)."""
 
     def __init__(
-        self,
-        client: WebClient,
-        work: Work,
-        agents: SandboxAgents,
-        files: SlackFiles,
-        *,
-        agent: ThreadAgent,
-        ask: Ask,
+        self, conversations: Conversations, agents: SandboxAgents, files: SlackFiles
     ) -> None:
-        self.client = client
-        self.work = work
+        self.conversations = conversations
+        self.client = conversations.client
         self.agents = agents
         self.files = files
-        #: The bot's agent (the Router), to tell whether a thread is a conversation already.
-        self.agent = agent
-        self.ask = ask
 
     def shared(
         self,
@@ -74,13 +63,15 @@ class ThreadUploads:
         """
 
         def job() -> None:
-            if known_only and not self.agent.has_thread(thread.id):
+            if known_only and not self.conversations.agent.has_thread(thread.id):
                 return
             loaded = self._load_all(thread, files, bool(question))
+            if loaded:
+                self.conversations.retire_pending(thread.id, RETIRED)
             if question and loaded:
-                self.ask(thread, question, user)
+                self.conversations.question(thread, question, user=user)
 
-        self.work.submit(thread.id, job)
+        self.conversations.work.submit(thread.id, job)
 
     def _load_all(
         self, thread: SlackThread, files: list[dict[str, Any]], question: bool

@@ -37,6 +37,7 @@ FROM files.main.sales
 GROUP BY region
 ORDER BY revenue DESC"""
 BY_PRODUCT = "SELECT product, SUM(quantity) AS units FROM sales GROUP BY product ORDER BY product"
+BY_DAY = "SELECT order_date, SUM(amount) AS revenue FROM sales GROUP BY 1 ORDER BY 1"
 BUDGET_VS_SALES = """SELECT b.team, b.budget, (SELECT COUNT(*) FROM sales) AS sales_rows
 FROM budget AS b
 ORDER BY b.team"""
@@ -152,6 +153,7 @@ def test_a_csv_in_a_mention_is_loaded_and_answered(world: World) -> None:
         [
             sql_reply(BY_REGION, "Revenue by region in the uploaded file."),
             sql_reply(BY_PRODUCT, "Units by product."),
+            sql_reply(BY_DAY, "Revenue by day."),
             sql_reply(BUDGET_VS_SALES, "Budgets next to the number of sales rows."),
         ],
         QUERYBOT_FILE_MAX_MB="0.01",
@@ -191,6 +193,10 @@ def test_a_csv_in_a_mention_is_loaded_and_answered(world: World) -> None:
     units = csv_rows("SELECT Product, SUM(Quantity) FROM s GROUP BY 1 ORDER BY 1", s="sales.csv")
     assert result.table() == [["product", "units"], *[[p, cell_text(n)] for p, n in units]]
 
+    # a proposal waiting when another file is loaded is retired: it cannot run any more
+    flow.reply(bot, thread, "revenue by day?")
+    waiting = flow.proposal(slack, thread)
+
     # a second file shared later in the thread, no mention: a second table in the sandbox
     budget = share(slack, "budget.json")
     share_in_thread(bot, thread, [budget], "budgets next to the sales?")
@@ -200,6 +206,16 @@ def test_a_csv_in_a_mention_is_loaded_and_answered(world: World) -> None:
         has_text("Loaded budget.json as table `budget` (2 rows, 3 columns)."),
         "the second load",
     )
+    retired = flow.wait_message(
+        slack, thread, lambda m: m.ts == waiting.ts and "Replaced" in m.all_text(), "retired"
+    )
+    assert "a file was loaded into this thread" in retired.all_text()
+    assert retired.action_values() == {}
+    flow.click(bot, waiting, approve=True, user=ALICE)
+    note = slack.wait_for(lambda: slack.ephemerals_for(thread.channel, ALICE), what="the note")
+    assert "nothing was run" in note[0]["text"]
+    retired_id = waiting.action_values()[APPROVE_ACTION]
+    assert [e["event"] for e in audit_events(bot, proposal_id=retired_id)] == ["proposed"]
     result = approve(bot, slack, thread)
     assert result.table() == [
         ["team", "budget", "sales_rows"],
