@@ -61,7 +61,9 @@ def catalogue(failures: list[str]) -> None:
     print("when it names a file, aimed at a directory the server can read and write holding a")
     print("secret. Checked: canary tables, objects, roles and locks before and after, files in")
     print("that directory and every path the statements name, the secret or /etc/passwd in rows")
-    print("or error messages.\n")
+    print("or error messages. A MariaDB user that may write is refused when the connector opens")
+    print("(MariaDB's `SET STATEMENT tx_read_only=0 FOR <DDL>` would escape the read-only")
+    print("transaction), so only the SELECT-only user runs there.\n")
     print("| engine | login | statements | refused | failed | timed out | ran | changed |")
     print("|---|---|---:|---:|---:|---:|---:|---|")
     harmful = load_harmful()
@@ -86,11 +88,12 @@ def catalogue(failures: list[str]) -> None:
                 "MariaDB",
                 "mysql",
                 mariadb,
-                [("SELECT only", mariadb.url()), ("ALL on the db", mariadb.url(writer=True))],
+                [("SELECT only", mariadb.url())],
             )
         )
         for engine, dialect, db, logins in dbs:
-            statements = canary.aimed([h.sql for h in harmful if h.dialect == dialect], directory)
+            written = [h.sql for h in harmful if h.dialect == dialect]
+            statements = canary.aimed(written + canary.ESCAPES.get(dialect, []), directory)
             for login, url in logins:
                 before = db.snapshot()  # type: ignore[attr-defined]
                 files, named = canary.files(directory), canary.named_files(statements)

@@ -6,7 +6,9 @@ run outside the transaction, is refused too), sets `max_statement_time` (MariaDB
 ONLY` and rolls back. PyMySQL does not enable multi-statements, so the server parses one
 statement only. A read-only transaction does not stop `SELECT ... INTO OUTFILE`, `LOAD_FILE()`,
 `SET GLOBAL` or `SHUTDOWN`, so logins holding FILE, SUPER and similar global privileges
-(directly or through a role they can enable) are refused outright. After each run the session
+(directly or through a role they can enable) are refused outright, and so are logins that may
+write at all: MariaDB's `SET STATEMENT tx_read_only=0 FOR <DDL>` escapes the read-only
+transaction in one statement, so only privileges stop it. After each run the session
 is reset, so nothing one statement left in it (locks, variables, `sql_mode`) reaches the next.
 """
 
@@ -44,7 +46,18 @@ _COM_RESET_CONNECTION = 0x1F
 _DANGEROUS = frozenset(
     {"ALL", "ALL PRIVILEGES", "FILE", "SUPER", "SHUTDOWN", "RELOAD", "SYSTEM_VARIABLES_ADMIN"}
 )
-_GLOBAL_GRANT = re.compile(r"^GRANT (.+?) ON \*\.\* TO ", re.IGNORECASE)
+#: Privileges that write or change objects, on any level (database, table, column). MariaDB
+#: lets one statement lift the read-only transaction (`SET STATEMENT tx_read_only=0 FOR CREATE
+#: TABLE ...`: DDL commits implicitly, then runs read-write), so the login itself must not be
+#: able to write: only SELECT-like logins are accepted.
+_WRITES = frozenset(
+    {"ALL", "ALL PRIVILEGES", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "INDEX"}
+    | {"CREATE VIEW", "CREATE ROUTINE", "ALTER ROUTINE", "EVENT", "TRIGGER", "LOCK TABLES"}
+    | {"DELETE HISTORY", "CREATE USER", "CREATE TABLESPACE"}
+)
+_GRANT = re.compile(r"^GRANT (.+?) ON (.+?) TO ", re.IGNORECASE)
+#: Column lists in grants (`UPDATE (salary)`): dropped before splitting on commas.
+_COLUMNS = re.compile(r"\s*\([^)]*\)")
 
 _SYSTEM_SCHEMAS = ("information_schema", "mysql", "performance_schema", "sys")
 _SCHEMA_FILTER = "TABLE_SCHEMA = COALESCE(%s, TABLE_SCHEMA) AND TABLE_SCHEMA NOT IN %s"
@@ -110,17 +123,27 @@ class MySQLFlavor:
     def check_login(self, con: Connection) -> None:
         self.mariadb = "mariadb" in con.get_server_info().lower()
         with con.cursor() as cur:
-            privileges = _global_privileges(cur)
+            grants = _grants(cur)
             for role in _applicable_roles(cur, all_at_once=not self.mariadb):
                 cur.execute(role)
-                privileges |= _global_privileges(cur)
+                grants |= _grants(cur)
             cur.execute("SELECT CURRENT_USER()")
             user = cur.fetchone()[0]  # type: ignore[index]
+        privileges = {p for p, on in grants if on == "*.*"}
         dangerous = sorted(privileges & _DANGEROUS)
+        writes = sorted({f"{p} ON {on}" for p, on in grants if p in _WRITES})
         if dangerous:
             raise PermissionDenied(
                 f"Refusing to query MySQL as {user!r}: it holds {', '.join(dangerous)}, which "
                 "reach server files and settings even in a read-only transaction.",
+                hint="Connect as a user with only SELECT, e.g. CREATE USER 'querybot'@'%' "
+                "IDENTIFIED BY '...'; GRANT SELECT, SHOW VIEW ON mydb.* TO 'querybot'@'%';",
+            )
+        if writes:
+            raise PermissionDenied(
+                f"Refusing to query MySQL as {user!r}: it may {', '.join(writes[:4])}"
+                f"{' and more' if len(writes) > 4 else ''}; one statement can lift MariaDB's "
+                "read-only transaction, so the login must not be able to write.",
                 hint="Connect as a user with only SELECT, e.g. CREATE USER 'querybot'@'%' "
                 "IDENTIFIED BY '...'; GRANT SELECT, SHOW VIEW ON mydb.* TO 'querybot'@'%';",
             )
@@ -224,13 +247,16 @@ def _chunks(cursor: SSCursor) -> Iterator[tuple[Any, ...]]:
         yield from chunk
 
 
-def _global_privileges(cur: Cursor) -> set[str]:
-    """Privileges granted `ON *.*` to the current user and its active role."""
+def _grants(cur: Cursor) -> set[tuple[str, str]]:
+    """(privilege, level) pairs granted to the current user and its active role, the level as
+    written by SHOW GRANTS without quotes (`*.*`, `shop.*`, `shop.orders`)."""
     cur.execute("SHOW GRANTS")
-    found: set[str] = set()
+    found: set[tuple[str, str]] = set()
     for (line,) in cur.fetchall():
-        if match := _GLOBAL_GRANT.match(line):
-            found |= {p.strip().upper() for p in match.group(1).split(",")}
+        if match := _GRANT.match(line):
+            level = match.group(2).replace("`", "").strip()
+            privileges = _COLUMNS.sub("", match.group(1)).split(",")
+            found |= {(p.strip().upper(), level) for p in privileges}
     return found
 
 

@@ -2,8 +2,10 @@
 
 Each engine gets a uniquely named database (`querybot_test_<hex>`) holding the same small
 employees schema (departments, employees, salaries, a view), with comments where the engine has
-them, and a login that may write to it: whatever refuses a write in the tests is the read-only
-transaction or the authorizer, not a missing grant. Everything is dropped afterwards.
+them. The PostgreSQL login may write to it, so whatever refuses a write there is the read-only
+transaction, not a missing grant; the MySQL user holds SELECT only, because the connector
+refuses users that may write (MariaDB's `SET STATEMENT tx_read_only=0 FOR ...` lifts the
+read-only transaction). Everything is dropped afterwards.
 
 Servers: PostgreSQL and MariaDB on 127.0.0.1 (see the platform notes). When one is unreachable
 the tests that need it skip, except under CI=true, where they fail.
@@ -282,7 +284,7 @@ def mysql_connect(user: str = MYSQL_ADMIN, database: str | None = None) -> pymys
 
 @contextmanager
 def mysql_sample() -> Iterator[Sample]:
-    """Database and user `querybot_test_<hex>`; the user holds every privilege on it."""
+    """Database and user `querybot_test_<hex>`; the user may read it (SELECT, SHOW VIEW)."""
     require(port_open(MYSQL_PORT), f"MySQL/MariaDB is not reachable at {HOST}:{MYSQL_PORT}")
     name = unique_name()
     admin = mysql_connect()
@@ -290,7 +292,7 @@ def mysql_sample() -> Iterator[Sample]:
     cur.execute(f"CREATE DATABASE {name}")
     try:
         cur.execute(f"CREATE USER '{name}'@'%'")
-        cur.execute(f"GRANT ALL PRIVILEGES ON {name}.* TO '{name}'@'%'")
+        cur.execute(f"GRANT SELECT, SHOW VIEW ON {name}.* TO '{name}'@'%'")
         cur.execute(f"USE {name}")
         for statement in ddl(name, comments="inline"):
             cur.execute(statement)

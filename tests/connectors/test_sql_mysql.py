@@ -200,6 +200,51 @@ def test_users_with_server_privileges_are_refused(
         admin.close()
 
 
+@pytest.mark.parametrize(
+    ("grant", "on", "shown"),
+    [
+        ("ALL PRIVILEGES", "{db}.*", "ALL PRIVILEGES ON {db}.*"),
+        ("CREATE", "{db}.*", "CREATE ON {db}.*"),
+        ("INSERT", "{db}.departments", "INSERT ON {db}.departments"),
+        ("UPDATE (dept_name)", "{db}.departments", "UPDATE ON {db}.departments"),
+    ],
+)
+def test_users_that_may_write_are_refused(sample: Sample, grant: str, on: str, shown: str) -> None:
+    """With CREATE, `SET STATEMENT tx_read_only=0 FOR CREATE TABLE ...` would escape the
+    read-only transaction (MariaDB), so a login that may write is refused at the door."""
+    user = f"{sample.schema}_{uuid.uuid4().hex[:6]}"
+    admin = mysql_connect()
+    cur = admin.cursor()
+    try:
+        cur.execute(f"CREATE USER '{user}'@'%'")
+        cur.execute(f"GRANT SELECT ON {sample.schema}.* TO '{user}'@'%'")
+        cur.execute(f"GRANT {grant} ON {on.format(db=sample.schema)} TO '{user}'@'%'")
+        with pytest.raises(PermissionDenied) as caught:
+            SqlConnector(f"mysql://{user}@{HOST}:{MYSQL_PORT}/{sample.schema}")
+        assert shown.format(db=sample.schema) in caught.value.message
+        assert "GRANT SELECT" in caught.value.hint
+    finally:
+        cur.execute(f"DROP USER IF EXISTS '{user}'@'%'")
+        admin.close()
+
+
+def test_set_statement_cannot_lift_the_read_only_transaction(sample: Sample) -> None:
+    """What a SELECT-only login meets when it tries MariaDB's per-statement override."""
+    before = sample.fingerprint()
+    connector = SqlConnector(sample.url, pool_size=1)
+    try:
+        for sql in (
+            "SET STATEMENT tx_read_only=0 FOR CREATE TABLE {s}.stolen (a INT)",
+            "SET STATEMENT tx_read_only=0 FOR DROP TABLE {s}.salaries",
+            "SET STATEMENT tx_read_only=0 FOR INSERT INTO {s}.departments VALUES ('d998', 'x')",
+        ):
+            with pytest.raises(PermissionDenied):
+                connector.run(sql.format(s=sample.schema), max_rows=1, timeout_s=5)
+    finally:
+        connector.close()
+    assert sample.fingerprint() == before
+
+
 # -- connecting --------------------------------------------------------------------------------
 
 

@@ -551,6 +551,21 @@ class PostgresCanary:
 
 # -- containment: statements the gate rejects, sent to the connector anyway ---------------------
 
+#: Engine-specific escapes tried on top of the gate's catalogue.
+ESCAPES = {
+    "mysql": [
+        "SET STATEMENT tx_read_only=0 FOR CREATE TABLE stolen (a INT)",
+        "SET STATEMENT tx_read_only=0 FOR DROP TABLE orders",
+        "SET STATEMENT tx_read_only=0 FOR INSERT INTO customers VALUES (9, 'x', 'y')",
+        "SET STATEMENT tx_read_only=0 FOR SELECT * FROM users INTO OUTFILE '/tmp/users.txt'",
+    ],
+    "postgres": [
+        "SELECT set_config('transaction_read_only', 'off', true)",
+        "SELECT set_config('default_transaction_read_only', 'off', false)",
+        "SELECT set_config('role', 'postgres', false)",
+    ],
+}
+
 _QUOTED_PATH = re.compile(r"'(/[^']*)'")
 
 

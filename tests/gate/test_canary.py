@@ -19,6 +19,8 @@ from typing import Protocol
 import pytest
 
 from agent.gate import Verdict
+from connectors.base import PermissionDenied
+from connectors.sql import SqlConnector
 from tests.gate import canary
 from tests.gate.conftest import unavailable
 from tests.gate.fixture_files import load_cases, load_harmful
@@ -129,7 +131,10 @@ def test_golden_sql_runs_on_postgres(postgres_canary: canary.PostgresCanary) -> 
 
 
 def harmful(dialect: str, directory: Path) -> list[str]:
-    return canary.aimed([h.sql for h in HARMFUL if h.dialect == dialect], directory)
+    return canary.aimed(
+        [h.sql for h in HARMFUL if h.dialect == dialect] + canary.ESCAPES.get(dialect, []),
+        directory,
+    )
 
 
 def assert_contained(db: Canary, url: str, statements: list[str], directory: Path) -> canary.Run:
@@ -157,14 +162,18 @@ def test_harmful_catalogue_is_contained_by_postgres(
     )
 
 
-@pytest.mark.parametrize("writer", [False, True], ids=["select-only", "all-privileges"])
 def test_harmful_catalogue_is_contained_by_mariadb(
-    mariadb_canary: canary.MariaDBCanary, server_directory: Path, writer: bool
+    mariadb_canary: canary.MariaDBCanary, server_directory: Path
 ) -> None:
     statements = harmful("mysql", server_directory)
-    assert_contained(
-        mariadb_canary, mariadb_canary.url(writer=writer), statements, server_directory
-    )
+    assert_contained(mariadb_canary, mariadb_canary.url(), statements, server_directory)
+
+
+def test_mariadb_user_that_may_write_is_refused(mariadb_canary: canary.MariaDBCanary) -> None:
+    """With every privilege on the canary, `SET STATEMENT tx_read_only=0 FOR DROP TABLE ...`
+    would escape the read-only transaction: the connector will not open as that user."""
+    with pytest.raises(PermissionDenied, match="ALL PRIVILEGES ON querybot_gate_canary"):
+        SqlConnector(mariadb_canary.url(writer=True))
 
 
 def test_harmful_catalogue_is_contained_by_sqlite(
