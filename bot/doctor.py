@@ -3,17 +3,20 @@
 For each configured warehouse: it opens (host reachable, credentials accepted, login not too
 powerful), its tables are visible, a harmless write sent straight to the connector (bypassing
 the gate) is refused by the engine, and a one-row sample query passes the gate and runs. Then
-the model setting and the Slack secrets are checked for presence and form only: the doctor calls
-neither the model provider nor Slack, and says so.
+the state store (PostgreSQL reachable, or the data directory writable) is checked, and the model
+setting and the Slack secrets for presence and form only: the doctor calls neither the model
+provider nor Slack, and says so.
 """
 
 from __future__ import annotations
 
 import re
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+import psycopg
 from sqlglot import exp
 
 from agent.gate import GateSchema, Verdict, check_sql
@@ -246,6 +249,35 @@ def check_slack(settings: Settings) -> Section:
     return section
 
 
+def check_state(settings: Settings) -> Section:
+    """Where threads, proposals and the audit log are kept: PostgreSQL reachable, or the data
+    directory writable."""
+    if settings.state_url:
+        section = Section(f"state (QUERYBOT_STATE_URL={hide_password(settings.state_url)})")
+        try:
+            with psycopg.connect(settings.state_url, connect_timeout=5) as conn:
+                conn.execute("SELECT 1")
+        except psycopg.Error as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            section.fail(
+                f"PostgreSQL cannot be reached: {first}. Check the host, the login and that the "
+                "database exists (replicas share it)."
+            )
+        else:
+            section.ok("PostgreSQL is reachable")
+        return section
+    section = Section(f"state (SQLite files in {settings.data_dir})")
+    try:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=settings.data_dir):
+            pass
+    except OSError as exc:
+        section.fail(f"the data directory is not writable: {exc}. Fix QUERYBOT_DATA_DIR.")
+    else:
+        section.ok("the data directory is writable")
+    return section
+
+
 def check_config(config: DeploymentConfig) -> Section:
     """What the deployment is: its warehouses and where each channel's questions go."""
     source = f"config file {config.path}" if config.path else "QUERYBOT_WAREHOUSE, no config file"
@@ -276,7 +308,7 @@ def diagnose(
     except SettingsError as exc:
         broken = Section("deployment")
         broken.fail(str(exc))
-        return [broken, check_model(settings), check_slack(settings)]
+        return [broken, check_state(settings), check_model(settings), check_slack(settings)]
 
     def default_opener(warehouse: Warehouse) -> Connector:
         return open_configured(warehouse, config, settings)
@@ -286,7 +318,7 @@ def diagnose(
     sections += [
         check_warehouse(w, opener or default_opener, timeout_s=timeout) for w in warehouses
     ]
-    return [*sections, check_model(settings), check_slack(settings)]
+    return [*sections, check_state(settings), check_model(settings), check_slack(settings)]
 
 
 def render(sections: list[Section]) -> str:

@@ -131,6 +131,8 @@ def test_every_real_warehouse_passes_and_is_left_unchanged(
     assert "✓ 4 tables visible" in maria_part  # departments, employees, salaries and a view
     assert "✓ QUERYBOT_MODEL builds" in out and "the doctor calls no model" in out
     assert "✓ SLACK_BOT_TOKEN is set" in out and "the doctor does not call Slack" in out
+    assert f"state (SQLite files in {env.parent / 'data'})" in out
+    assert "✓ the data directory is writable" in out
     assert "Everything checked is fine." in out
     assert [s.fingerprint() for s in (lite, pg, maria)] == before
 
@@ -178,6 +180,24 @@ def test_logins_too_powerful_are_refused_at_open(
     assert "Refusing to query PostgreSQL as 'postgres'" in section(out, "warehouse pgroot ")
     mariaroot = section(out, "warehouse mariaroot ")
     assert "✗ does not open: Refusing to query MySQL as 'root" in mariaroot
+
+
+def test_the_state_database(
+    env: Path, demo_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require(port_open(PG_PORT), "PostgreSQL is not reachable")
+    env.write_text(f'[warehouses.shop]\nspec = "duckdb:{demo_file}"\n')
+    monkeypatch.setenv("QUERYBOT_STATE_URL", f"postgresql://postgres@{HOST}:{PG_PORT}/postgres")
+    code, out = doctor(capsys)
+    assert code == 0, out
+    assert "✓ PostgreSQL is reachable" in section(out, "state (QUERYBOT_STATE_URL=")
+    dead = f"postgresql://querybot:hunter2@{HOST}:{closed_port()}/state"
+    monkeypatch.setenv("QUERYBOT_STATE_URL", dead)
+    code, out = doctor(capsys)
+    assert code == 1
+    state = section(out, "state (QUERYBOT_STATE_URL=")
+    assert "querybot:***@" in state and "hunter2" not in out
+    assert "✗ PostgreSQL cannot be reached:" in state and "Connection refused" in state
 
 
 def test_only_one_warehouse(env: Path, demo_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
