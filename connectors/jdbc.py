@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import os
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -73,7 +74,8 @@ def start_jvm(jars: Sequence[str | Path]) -> None:
             )
     with _JVM_LOCK:
         if jpype.isJVMStarted():
-            running = str(jpype.java.lang.System.getProperty("java.class.path")).split(":")
+            class_path = str(jpype.java.lang.System.getProperty("java.class.path"))
+            running = class_path.split(os.pathsep)
             absent = [p for p in paths if p not in running]
             if absent:
                 raise WarehouseUnavailable(
