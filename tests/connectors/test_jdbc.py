@@ -85,6 +85,23 @@ def test_the_connection_is_read_only_even_for_a_login_that_may_write(standin_url
         admin.close()
 
 
+def test_file_reads_need_a_login_without_admin_rights(standin_url: str) -> None:
+    """Read-only is no sandbox: HSQLDB lets a DBA's read-only session read files with
+    LOAD_FILE (the gate denies load_file); the bot's own SELECT-only login cannot."""
+    sql = "SELECT LOAD_FILE('/etc/hostname') FROM (VALUES (0))"
+    admin = runner_for(standin_url, user="SA", password="")
+    try:
+        assert admin.run(sql, max_rows=1, timeout_s=30).total_rows == 1
+    finally:
+        admin.close()
+    bot = runner_for(standin_url)
+    try:
+        with pytest.raises(QueryFailed, match="admin rights required"):
+            bot.run(sql, max_rows=1, timeout_s=30)
+    finally:
+        bot.close()
+
+
 def test_a_statement_without_rows_is_refused(runner: JdbcRunner) -> None:
     with pytest.raises(PermissionDenied, match="returns no rows"):
         runner.run("COMMIT", max_rows=1, timeout_s=30)
