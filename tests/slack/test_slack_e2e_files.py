@@ -25,7 +25,7 @@ import slack_payloads as payloads
 from botproc import BotProcess, audit_events, data_dir_with, sql_reply, write_script
 from slack_flow import Thread, has_text
 from slack_payloads import ALICE, BOB
-from standin import TEAM_ID, Posted, SlackStandin
+from standin import BOT_USER_ID, TEAM_ID, Posted, SlackStandin
 
 from bot.blocks import APPROVE_ACTION, cell_text
 from connectors.sandbox import Sandboxes
@@ -223,6 +223,21 @@ def test_a_csv_in_a_mention_is_loaded_and_answered(world: World) -> None:
         ["Sales", cell_text(300000.0), "8"],
     ]
     assert len(sandbox_files(world.data_dir)) == 1
+
+    # the bot's own uploads in the thread (result.csv, chart.png) are never loaded, even when
+    # their event names only the bot's user (Bolt's self-event filter)
+    own = payloads.message(
+        thread.channel, "", thread_ts=thread.ts, user=BOT_USER_ID, subtype="file_share"
+    )
+    result_csv = share(slack, "result.csv", b"a,b\n1,2\n")
+    own["event"] |= {"files": [result_csv], "upload": True}
+    bot.send_event(own)
+    # then a person shares a file the bot refuses: once that note is there, the thread's job
+    # queue has passed anything the bot's own upload would have queued
+    share_in_thread(bot, thread, [share(slack, "deck.pptx", b"PK\x03\x04" + bytes(100))])
+    flow.wait_message(slack, thread, has_text("deck.pptx is not a CSV"), "the refusal")
+    assert not any("result.csv" in m.all_text() for m in slack.thread(thread.channel, thread.ts))
+    assert all(d[0] != result_csv["id"] for d in slack.downloads)
 
 
 def test_a_file_in_a_direct_message(world: World) -> None:
