@@ -84,8 +84,15 @@ class ThreadUploads:
                 described.append(self.files.describe(obj))
             except FileUnavailable as exc:
                 problems.append(str(exc))
+            except Exception:
+                log.exception("Reading the file record %s in %s failed", obj.get("id"), thread.id)
+                problems.append(LOAD_FAILED)
         names = ", ".join(f.name for f in described) or "the file"
-        placeholder = self._post(thread, blocks.working(f"Loading {names}…"))
+        placeholder: str | None = None
+        try:
+            placeholder = self._post(thread, blocks.working(f"Loading {names}…"))
+        except Exception:  # the outcome is posted anew at the end
+            log.exception("Could not say in %s that files are loading", thread.id)
         loaded: list[LoadedTable] = []
         for file in described:
             try:
@@ -98,9 +105,12 @@ class ThreadUploads:
                 problems.append(LOAD_FAILED)
         message = loaded_message(loaded, problems, question=question)
         try:
-            self.client.chat_update(
-                channel=thread.channel, ts=placeholder, text=message.text, blocks=message.blocks
-            )
+            if placeholder:
+                self.client.chat_update(
+                    channel=thread.channel, ts=placeholder, text=message.text, blocks=message.blocks
+                )
+            else:
+                self._post(thread, message)
         except Exception:
             log.exception("Could not post what was loaded in %s", thread.id)
         return loaded
