@@ -11,6 +11,7 @@ flavor's way (from another connection, or by interrupting SQLite).
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from connectors.base import (
     CostEstimate,
     QueryCancelled,
     QueryResult,
+    QueryTimeout,
     RunContext,
     TableInfo,
     WarehouseUnavailable,
@@ -36,6 +38,9 @@ from connectors.sql_flavor import Flavor, first_line
 
 #: Time allowed for the one catalog pass that builds the table list.
 _METADATA_TIMEOUT_S = 60.0
+
+#: How long past its limit a statement may run before the watchdog stops it.
+_WATCHDOG_GRACE_S = 2.0
 
 #: URL backend -> drivers accepted after `+` (None: no driver named).
 _DRIVERS: dict[str, frozenset[str | None]] = {
@@ -74,6 +79,7 @@ class SqlConnector:
         self._tables_lock = threading.Lock()
         self._tables: list[TableInfo] | None = None
         self._runs = Runs()
+        self._run_ids = itertools.count(1)
         try:
             with self._connection(_METADATA_TIMEOUT_S, keep=False) as con:
                 self._flavor.check_login(con)
@@ -106,12 +112,25 @@ class SqlConnector:
         """Run one statement read-only: keep `max_rows` rows, count the rest, stop at timeout.
 
         The time limit is enforced by the engine and covers streaming the rows being counted.
+        A watchdog stops the statement the way `cancel` does if it is still running
+        `_WATCHDOG_GRACE_S` after the limit (one statement can lift the engine's limit, e.g.
+        MariaDB's `SET STATEMENT max_statement_time=0 FOR ...`).
         `context.job_key` names the run for `cancel`; these engines keep no job records to label.
         """
         if max_rows < 0:
             raise ValueError("max_rows must not be negative")
         started = time.perf_counter()
-        with self._runs.track(context.job_key if context else "") as run:
+        key = (context.job_key if context else "") or f"querybot-run-{next(self._run_ids)}"
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            self._runs.cancel(key)
+
+        watchdog = threading.Timer(timeout_s + _WATCHDOG_GRACE_S, expire)
+        watchdog.daemon = True
+        with self._runs.track(key) as run:
+            watchdog.start()
             try:
                 with self._connection(timeout_s) as con:
                     self._flavor.begin(con, timeout_s)
@@ -131,10 +150,14 @@ class SqlConnector:
                     cursor.close()
                     self._flavor.end(con)
             except ConnectorError as exc:
+                if expired.is_set():
+                    raise QueryTimeout(timeout_s) from exc
                 # Whatever the engine called it (a user request, an interrupt), it was the cancel.
                 if run.cancelled and not isinstance(exc, QueryCancelled):
                     raise QueryCancelled() from exc
                 raise
+            finally:
+                watchdog.cancel()
         return QueryResult(
             columns=columns,
             rows=rows,

@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from connectors import open_connector
-from connectors.base import ConnectorError, PermissionDenied, QueryFailed, WarehouseUnavailable
+from connectors.base import (
+    ConnectorError,
+    PermissionDenied,
+    QueryFailed,
+    QueryTimeout,
+    WarehouseUnavailable,
+)
 from connectors.sql import SqlConnector
 from tests.connectors.sql_contract import SqlConnectorContract
 from tests.connectors.sql_fixtures import (
@@ -243,6 +249,22 @@ def test_set_statement_cannot_lift_the_read_only_transaction(sample: Sample) -> 
     finally:
         connector.close()
     assert sample.fingerprint() == before
+
+
+def test_a_lifted_time_limit_meets_the_watchdog(sample: Sample) -> None:
+    """`SET STATEMENT max_statement_time=0 FOR ...` switches MariaDB's limit off for one
+    statement: the connector's watchdog stops it anyway, as a timeout, and the pool recovers."""
+    connector = SqlConnector(sample.url, pool_size=1)
+    try:
+        with pytest.raises(QueryTimeout):
+            connector.run(
+                "SET STATEMENT max_statement_time=0 FOR SELECT SLEEP(30)",
+                max_rows=1,
+                timeout_s=0.5,
+            )
+        assert connector.run("SELECT 1", max_rows=1, timeout_s=5).rows == [(1,)]
+    finally:
+        connector.close()
 
 
 # -- connecting --------------------------------------------------------------------------------
