@@ -24,7 +24,8 @@ import sqlglot
 from google.cloud import bigquery
 from sqlglot import exp
 
-CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
+from agent.evaluation.defog import CORPORA
+
 DEFOG = CORPORA / "defog-data"
 SQL_EVAL = CORPORA / "sql-eval"
 

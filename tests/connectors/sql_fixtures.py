@@ -30,14 +30,13 @@ import psycopg
 import pymysql
 import pytest
 
+from agent.evaluation.defog import CORPORA
+
 HOST = "127.0.0.1"
 PG_PORT = 5432
 MYSQL_PORT = 3306
 PG_ADMIN = "postgres"
 MYSQL_ADMIN = "root"
-
-ROOT = Path(__file__).resolve().parents[2]
-CORPORA = Path(os.environ.get("QUERYBOT_CORPORA", ROOT.parent / "shared" / "corpora"))
 
 
 def payloads(every: int = 1) -> list[str]:

@@ -558,11 +558,13 @@ ESCAPES = {
         "SET STATEMENT tx_read_only=0 FOR DROP TABLE orders",
         "SET STATEMENT tx_read_only=0 FOR INSERT INTO customers VALUES (9, 'x', 'y')",
         "SET STATEMENT tx_read_only=0 FOR SELECT * FROM users INTO OUTFILE '/tmp/users.txt'",
+        "SET STATEMENT max_statement_time=0 FOR SELECT SLEEP(5)",
     ],
     "postgres": [
         "SELECT set_config('transaction_read_only', 'off', true)",
         "SELECT set_config('default_transaction_read_only', 'off', false)",
         "SELECT set_config('role', 'postgres', false)",
+        "SELECT set_config('statement_timeout', '0', true), pg_sleep(5)",
     ],
 }
 

@@ -9,17 +9,14 @@ from __future__ import annotations
 import csv
 import itertools
 import json
-import os
 import re
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
+from agent.evaluation.defog import CORPORA
 from agent.gate import GateSchema
 from connectors.base import ColumnInfo, TableInfo
 
-ROOT = Path(__file__).resolve().parents[2]
-CORPORA = Path(os.environ.get("QUERYBOT_CORPORA", ROOT.parent / "shared" / "corpora"))
 PAYLOADS = CORPORA / "sqli-payloads"
 GOLD = CORPORA / "sql-eval"
 DEFOG = CORPORA / "defog-data"
