@@ -94,7 +94,10 @@ class SandboxAgents:
         self.sandboxes = sandboxes
         self.build = build
         self.idle_s = idle_s
-        self._lock = threading.RLock()
+        #: Guards the maps below; each thread's own lock guards opening, loading and closing
+        #: its sandbox, so a long load holds up no other thread.
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.RLock] = {}
         self._agents: dict[str, SandboxAgent] = {}
         #: Threads whose removal waits in their job queue.
         self._expiring: set[str] = set()
@@ -105,13 +108,15 @@ class SandboxAgents:
 
     def lookup(self, thread_id: str) -> ThreadAgent | None:
         """The thread's sandbox agent, a FilesGone when its files were removed, else None."""
-        with self._lock:
-            found = self._agents.get(thread_id)
-            if found is not None:
-                self.sandboxes.touch(thread_id)
-                return found
-            if self.sandboxes.exists(thread_id):
-                return self._open(thread_id)
+        found = self._agents.get(thread_id)
+        if found is None and self.sandboxes.exists(thread_id):
+            with self._thread_lock(thread_id):
+                found = self._agents.get(thread_id)
+                if found is None and self.sandboxes.exists(thread_id):
+                    found = self._open(thread_id)
+        if found is not None:
+            self.sandboxes.touch(thread_id)
+            return found
         info = self.sandboxes.info(thread_id)
         if info is not None and info.removed_at is not None:
             return FilesGone(info, self.idle_s)
@@ -122,13 +127,13 @@ class SandboxAgents:
     def load(self, thread_id: str, file: Path, name: str) -> list[LoadedTable]:
         """Load `file` into the thread's sandbox (see Sandboxes.load); the thread's agent is
         closed first and opened again on its next lookup."""
-        with self._lock:
+        with self._thread_lock(thread_id):
             self._close(thread_id)
             return self.sandboxes.load(thread_id, file, name)
 
     def remove(self, thread_id: str) -> bool:
         """Close the thread's agent and remove its sandbox (leaving a tombstone)."""
-        with self._lock:
+        with self._thread_lock(thread_id):
             self._close(thread_id)
             removed = self.sandboxes.remove(thread_id)
         if removed:
@@ -156,7 +161,7 @@ class SandboxAgents:
         returns the thread ids queued."""
         queued = []
         for thread_id in self.sandboxes.idle(self.idle_s):
-            with self._lock:
+            with self._guard:
                 if thread_id in self._expiring:
                     continue
                 self._expiring.add(thread_id)
@@ -168,13 +173,13 @@ class SandboxAgents:
     def _expire(self, thread_id: str) -> None:
         """Runs in the thread's job queue: remove the sandbox if nothing used it meanwhile."""
         try:
-            with self._lock:
+            with self._thread_lock(thread_id):
                 info = self.sandboxes.info(thread_id)
                 unused = info is not None and info.last_used <= time.time() - self.idle_s
                 if unused and info.removed_at is None:
                     self.remove(thread_id)
         finally:
-            with self._lock:
+            with self._guard:
                 self._expiring.discard(thread_id)
 
     def close(self) -> None:
@@ -182,11 +187,15 @@ class SandboxAgents:
         self._stop.set()
         if self._timer is not None:
             self._timer.join(timeout=5)
-        with self._lock:
-            for thread_id in list(self._agents):
+        for thread_id in list(self._agents):
+            with self._thread_lock(thread_id):
                 self._close(thread_id)
 
     # -- internals -----------------------------------------------------------------------------
+
+    def _thread_lock(self, thread_id: str) -> threading.RLock:
+        with self._guard:
+            return self._locks.setdefault(thread_id, threading.RLock())
 
     def _open(self, thread_id: str) -> SandboxAgent:
         connector = self.sandboxes.open(thread_id)
@@ -195,11 +204,13 @@ class SandboxAgents:
         except BaseException:
             connector.close()
             raise
-        self._agents[thread_id] = agent
+        with self._guard:
+            self._agents[thread_id] = agent
         return agent
 
     def _close(self, thread_id: str) -> None:
-        found = self._agents.pop(thread_id, None)
+        with self._guard:
+            found = self._agents.pop(thread_id, None)
         if found is None:
             return
         found.agent.deps.catalog.wait_idle(timeout_s=30)
