@@ -7,6 +7,7 @@ first. `RoutedChannelRules` refuses, before any work, in channels no warehouse a
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 
 from slack_sdk import WebClient
@@ -18,6 +19,9 @@ from bot.blocks import escape
 from bot.channels import ChannelRules
 from bot.config import DeploymentConfig
 from bot.threads import SlackThread, ThreadAgent
+from connectors.base import ConnectorError
+
+log = logging.getLogger(__name__)
 
 
 def unmapped(config: DeploymentConfig, *, links: bool) -> str:
@@ -126,11 +130,15 @@ class Router:
         """(name, description) of every table people can ask about. With several warehouses
         each name says its warehouse ("finance: public.invoices")."""
         several = len(self.agents) > 1
-        return [
-            (f"{name}: {t.name}" if several else t.name, t.description)
-            for name, agent in self.agents.items()
-            for t in agent.deps.catalog.tables
-        ]
+        listed: list[tuple[str, str]] = []
+        for name, agent in self.agents.items():
+            try:
+                tables = agent.deps.catalog.tables
+            except ConnectorError:  # one warehouse down must not blank the whole tab
+                log.exception("Could not list the tables of warehouse %r", name)
+                continue
+            listed += [(f"{name}: {t.name}" if several else t.name, t.description) for t in tables]
+        return listed
 
 
 class RoutedChannelRules(ChannelRules):

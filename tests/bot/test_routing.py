@@ -20,7 +20,7 @@ from bot.config import DeploymentConfig, load_config
 from bot.routing import RoutedChannelRules, Router, unmapped
 from bot.settings import Settings
 from bot.wiring import Deployment
-from connectors.base import ConnectorError
+from connectors.base import ConnectorError, TableInfo, WarehouseUnavailable
 from connectors.demo import ensure_demo
 from connectors.duckdb import DuckDBConnector
 
@@ -277,3 +277,21 @@ def test_querybot_eval_runs_on_a_configured_warehouse_by_name(
     assert report["meta"]["warehouse"] == "survey"
     assert report["summary"]["accuracy"] == 1.0
     capsys.readouterr()
+
+
+class UnreachableDuckDB(DuckDBConnector):
+    """The demo file, but its table list fails as a warehouse gone away mid-run would."""
+
+    def list_tables(self) -> list[TableInfo]:
+        raise WarehouseUnavailable("The warehouse went away.")
+
+
+def test_home_tab_keeps_the_tables_of_warehouses_still_up(
+    deployment: Deployment, demo_file: Path
+) -> None:
+    agents = deployment.open_warehouses()
+    broken = UnreachableDuckDB(demo_file)
+    agents["shop"] = deployment.agent_for(broken, name="shop")
+    names = [name for name, _ in Router(agents, deployment.config).tables()]
+    assert names == ["survey: main.surveys"]
+    broken.close()
