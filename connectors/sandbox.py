@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import functools
 import hashlib
 import json
 import os
@@ -35,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import sqlglot
+from sqlglot import exp
 
 from connectors import sandbox_sqlite
 from connectors.base import ConnectorError, WarehouseUnavailable
@@ -328,10 +331,12 @@ class _Loader:
         self.taken = {t.lower() for t in existing}
         self.tables = len(existing)
         self.rows = sum(self._count(t) for t in existing)
+        #: Keywords DuckDB does not take as a bare column name (`select`, `at`, `join`...).
         self.reserved = {
             k
             for (k,) in con.execute(
-                "SELECT keyword_name FROM duckdb_keywords() WHERE keyword_category = 'reserved'"
+                "SELECT keyword_name FROM duckdb_keywords() "
+                "WHERE keyword_category IN ('reserved', 'type_function')"
             ).fetchall()
         }
         self.loaded_at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -351,7 +356,13 @@ class _Loader:
         table = self._table_name(Path(self.name).stem)
         originals = [row[0] for row in described]
         columns = self._column_names(originals)
-        select = ", ".join(f"{_q(o)} AS {_q(c)}" for o, c in zip(originals, columns, strict=True))
+        # Times with a zone offset are kept in UTC without the zone: fetching TIMESTAMPTZ into
+        # Python needs pytz, which the bot does not depend on.
+        zoned = {row[0] for row in described if row[1] == "TIMESTAMP WITH TIME ZONE"}
+        select = ", ".join(
+            f"timezone('UTC', {_q(o)}) AS {_q(c)}" if o in zoned else f"{_q(o)} AS {_q(c)}"
+            for o, c in zip(originals, columns, strict=True)
+        )
         room = self.limits.max_rows - self.rows
         try:
             self.con.execute(
@@ -362,7 +373,7 @@ class _Loader:
             raise self._unreadable(kind, exc) from exc
         rows = self._count(table)
         self._check_rows(rows, room)
-        self._describe(table, originals, columns, f"the file {self.name}")
+        self._describe(table, originals, columns, f"the file {self.name}", utc=zoned)
         return self._loaded(table, rows, len(columns))
 
     def load_sqlite(self, file: Path) -> list[LoadedTable]:
@@ -475,12 +486,24 @@ class _Loader:
         (rows,) = self.con.execute(f"SELECT count(*) FROM {_q(table)}").fetchone()
         return int(rows)
 
-    def _describe(self, table: str, originals: list[str], columns: list[str], origin: str) -> None:
+    def _describe(
+        self,
+        table: str,
+        originals: list[str],
+        columns: list[str],
+        origin: str,
+        *,
+        utc: set[str] | frozenset[str] = frozenset(),
+    ) -> None:
+        """Table and column comments saying where the data came from (`utc`: original names of
+        columns whose times were converted to UTC)."""
         self.con.execute(
             f"COMMENT ON TABLE {_q(table)} IS {_lit(f'Loaded from {origin} on {self.loaded_at}.')}"
         )
         for original, column in zip(originals, columns, strict=True):
             text = f'Column "{original}" of {origin}.'
+            if original in utc:
+                text += " Times in UTC."
             self.con.execute(f"COMMENT ON COLUMN {_q(table)}.{_q(column)} IS {_lit(text)}")
 
     def _loaded(self, table: str, rows: int, columns: int) -> LoadedTable:
@@ -542,7 +565,9 @@ def identifier(
     text: str, *, fallback: str, reserved: set[str] | frozenset[str] = frozenset()
 ) -> str:
     """A lower-case ASCII name (`Umsatz Größe 2024` -> `umsatz_grosse_2024`) that needs no
-    quoting: letters, digits and underscores, not starting with a digit, not a reserved word."""
+    quoting: letters, digits and underscores, not starting with a digit, not a `reserved` word
+    and not one the gate's parser (sqlglot) reads as a keyword (`map`, `between`): those get a
+    trailing underscore."""
     ascii_text = (
         unicodedata.normalize("NFKD", text.translate(_TRANSLITERATE))
         .encode("ascii", "ignore")
@@ -553,9 +578,20 @@ def identifier(
         return fallback
     if name[0].isdigit():
         name = f"{fallback}_{name}"
-    if name in reserved:
+    if name in reserved or not _parses_as_name(name):
         name += "_"
     return name
+
+
+@functools.lru_cache(maxsize=4096)
+def _parses_as_name(name: str) -> bool:
+    """Whether sqlglot reads `name` as a plain table and column name in DuckDB's SQL."""
+    sql = f"SELECT {name}, COUNT(*) FROM {name} GROUP BY {name} ORDER BY {name}"
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except sqlglot.errors.SqlglotError:
+        return False
+    return isinstance(tree, exp.Select) and tree.sql(dialect="duckdb") == sql
 
 
 def format_size(size: int) -> str:

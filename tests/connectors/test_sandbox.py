@@ -152,6 +152,34 @@ def test_parquet_written_by_duckdb(sandboxes: Sandboxes, tmp_path: Path, query) 
     ]
 
 
+def test_times_with_a_zone_are_kept_in_utc(sandboxes: Sandboxes, tmp_path: Path, query) -> None:
+    csv = b"id,at\n1,2026-01-01T10:00:00+02:00\n2,2026-01-02 11:30:00+00\n"
+    sandboxes.load(THREAD, upload(tmp_path, "logins.csv", csv), "logins.csv")
+    parquet = tmp_path / "written" / "visits.parquet"
+    parquet.parent.mkdir()
+    with duckdb.connect() as con:
+        con.execute("SET TimeZone = 'UTC'")
+        con.execute(
+            f"COPY (SELECT TIMESTAMPTZ '2026-03-01 12:00:00+01' AS seen) TO '{parquet}' "
+            "(FORMAT parquet)"
+        )
+    sandboxes.load(THREAD, parquet, "visits.parquet")
+    found = tables(sandboxes)
+    at = found["logins"].columns[1]
+    assert (at.name, at.type, at.description) == (
+        "at_",  # `at` is a keyword to DuckDB
+        "TIMESTAMP",
+        'Column "at" of the file logins.csv. Times in UTC.',
+    )
+    assert found["visits"].columns[0].type == "TIMESTAMP"
+    # fetched without pytz (which the bot does not depend on)
+    assert query("SELECT at_ FROM logins ORDER BY id") == [
+        (dt.datetime(2026, 1, 1, 8, 0),),
+        (dt.datetime(2026, 1, 2, 11, 30),),
+    ]
+    assert query("SELECT seen FROM visits") == [(dt.datetime(2026, 3, 1, 11, 0),)]
+
+
 def test_ndjson_and_a_json_array(sandboxes: Sandboxes, tmp_path: Path, query) -> None:
     [events] = load(sandboxes, tmp_path, "events.ndjson")
     [budget] = load(sandboxes, tmp_path, "budget.json")
@@ -160,7 +188,7 @@ def test_ndjson_and_a_json_array(sandboxes: Sandboxes, tmp_path: Path, query) ->
     assert query("SELECT count(DISTINCT user_id) FROM events WHERE event = 'signup'") == [(2,)]
     assert query("SELECT team FROM budget ORDER BY budget DESC") == [("Sales",), ("Data",)]
     found = tables(sandboxes)
-    assert {c.name: c.type for c in found["events"].columns}["at"] == "TIMESTAMP"
+    assert {c.name: c.type for c in found["events"].columns}["at_"] == "TIMESTAMP"
 
 
 def make_sqlite(path: Path) -> Path:
@@ -355,6 +383,10 @@ def test_identifier() -> None:
     assert identifier("  --Net € (EUR)--  ", fallback="column") == "net_eur"
     assert identifier("Ærø Œuvre", fallback="file") == "aero_oeuvre"
     assert identifier("order", fallback="column", reserved={"order"}) == "order_"
+    # words the gate's parser (sqlglot) takes for keywords
+    assert identifier("Map", fallback="column") == "map_"
+    assert identifier("values", fallback="column") == "values_"
+    assert identifier("date", fallback="column") == "date"
     assert identifier("9lives", fallback="file") == "file_9lives"
     assert identifier("🙂", fallback="file") == "file"
 
