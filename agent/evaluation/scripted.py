@@ -10,8 +10,9 @@ follow the previous one's, the way `querybot eval --strategies A --strategies B`
         > gold.jsonl
 
 The replies are the gold answers (a clarifying reply where the right answer is not SQL), a plan
-without filters, and a self-check that accepts: the script measures what the strategies cost in
-calls and tokens, not what they gain (a model that is always right gains nothing).
+naming the gold SQL's text filters (so their grounding runs), and a self-check that accepts:
+the script measures what the strategies cost in calls and tokens, not what they gain (a model
+that is always right gains nothing).
 """
 
 from __future__ import annotations
@@ -22,8 +23,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
 from agent.context import Strategies
 from agent.evaluation.golden import GoldenQuestion, GoldenSet, load_golden
+from agent.grounding import literal_filters
 from agent.strategies import parse_strategies
 
 CLARIFY = "Which measure and period do you mean?"
@@ -37,8 +43,29 @@ def sql_reply(question: GoldenQuestion) -> str:
     return json.dumps({"kind": "sql", "explanation": "Answers the question.", "sql": sql})
 
 
+def plan_filters(sql: str, dialect: str) -> list[dict[str, str]]:
+    """The gold SQL's text filters (`column = 'value'`, `IN` lists) as a plan would name them
+    (`table.column`), so the plan's value grounding runs on real values."""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except SqlglotError:
+        return []
+    tables = {t.alias_or_name.lower(): t.name for t in tree.find_all(exp.Table)}
+    only = next(iter(tables.values())) if len(set(tables.values())) == 1 else ""
+    filters = []
+    for column, value, folded in literal_filters(tree):
+        table = tables.get(column.table.lower(), "") if column.table else only
+        if table and not folded:
+            filters.append({"column": f"{table}.{column.name}", "operator": "=", "value": value})
+    return filters
+
+
 def replies(
-    question: GoldenQuestion, strategies: Strategies, *, whole_schema: bool = True
+    question: GoldenQuestion,
+    strategies: Strategies,
+    *,
+    whole_schema: bool = True,
+    dialect: str = "duckdb",
 ) -> list[str]:
     """Every reply one question takes under `strategies`, in call order."""
     lines = []
@@ -48,7 +75,12 @@ def replies(
     if strategies.plan:
         if question.expect != "answer":
             return [*lines, json.dumps({"kind": "clarify", "explanation": CLARIFY})]
-        plan = {"kind": "plan", "explanation": "As asked.", "fields": [], "filters": []}
+        plan = {
+            "kind": "plan",
+            "explanation": "As asked.",
+            "fields": [],
+            "filters": plan_filters(question.gold[0], dialect),
+        }
         lines.append(json.dumps(plan))
     lines += [sql_reply(question)] * max(1, strategies.candidates)
     if strategies.self_check and question.expect == "answer":
@@ -60,12 +92,13 @@ def gold_script(
     golden: GoldenSet, configurations: Sequence[Strategies], *, whole_schema: bool = True
 ) -> list[str]:
     """The script for evaluating `golden` under each configuration in turn."""
+    dialect = golden.dialect or "duckdb"
     return [
         line
         for strategies in configurations
         for chain in golden.chains()
         for question in chain
-        for line in replies(question, strategies, whole_schema=whole_schema)
+        for line in replies(question, strategies, whole_schema=whole_schema, dialect=dialect)
     ]
 
 
