@@ -33,7 +33,8 @@ CREATE INDEX IF NOT EXISTS failures_by_connector ON failures (connector, problem
 PROBLEM_CHARS = 300
 
 
-def _one_line(problem: str) -> str:
+def one_line(problem: str) -> str:
+    """A problem as it is remembered: its first line, spaces collapsed, cut short."""
     line = " ".join(problem.strip().splitlines()[0].split()) if problem.strip() else ""
     return line[:PROBLEM_CHARS]
 
@@ -54,7 +55,7 @@ class FailureStore:
         at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         rows = [
             (connector, thread, kind, line, sql[:2000], at)
-            for line in dict.fromkeys(_one_line(p) for p in problems)
+            for line in dict.fromkeys(one_line(p) for p in problems)
             if line
         ]
         with self._lock:

@@ -12,6 +12,7 @@ from langchain_core.runnables import RunnableConfig
 from agent import prompts
 from agent.catalog import CatalogSnapshot
 from agent.context import AgentDeps, thread_of
+from agent.failures import one_line
 from agent.model_errors import is_retryable, user_message
 from agent.planning import plan_text
 from agent.question_context import ModelContext
@@ -65,7 +66,13 @@ def build_messages(
     if state.get("plan"):
         messages.append(HumanMessage(plan_text(state["plan"])))
     if deps.strategies.remember_failures:
-        avoid = deps.failures.hints(deps.connector.name, thread_of(config))
+        # the draft under repair has its own problems listed below: not twice
+        current = {one_line(p) for p in state.get("feedback") or []}
+        avoid = [
+            h
+            for h in deps.failures.hints(deps.connector.name, thread_of(config))
+            if h not in current
+        ]
         if avoid:
             problems = "\n".join(f"- {p}" for p in avoid)
             messages.append(HumanMessage(prompts.AVOID.format(problems=problems)))

@@ -251,6 +251,8 @@ def test_failures_in_a_thread_and_recurring_ones_become_avoid_hints(
     )
     assert agent.ask("t1", "North sales?", user="U1").kind == "proposal"
     assert "Mistakes already made" not in prompt_of(model, 0)
+    # the repair lists the draft's own problem once, not again as a hint
+    assert "regoin" in prompt_of(model, 1) and "Mistakes already made" not in prompt_of(model, 1)
     # the next question in the same thread is warned
     assert agent.ask("t1", "North sales again?", user="U1").kind == "proposal"
     assert "Mistakes already made" in prompt_of(model, 2) and "regoin" in prompt_of(model, 2)
