@@ -1,8 +1,8 @@
 """Load with faults: twenty questions at once in twenty threads of one channel, with one model
-call in ten failing (a provider error) and one approved query in ten failing when it runs (a
-cast DuckDB refuses at run time, after the gate and the approval). Every question must end, in
-its own thread, with an answer or a clear error: none is dropped, none is left "Working on it…"
-or waiting on a button nobody will press.
+call in ten failing (a provider error of a kind the agent does not retry) and one approved query
+in ten failing when it runs (a cast DuckDB refuses at run time, after the gate and the
+approval). Every question must end, in its own thread, with an answer or a clear error: none is
+dropped, none is left "Working on it…" or waiting on a button nobody will press.
 
 The real bot process serves signed HTTP requests; the scripted model's replies are taken in the
 order the calls arrive, so which thread meets which fault varies from run to run, but how many
