@@ -145,6 +145,9 @@ def test_the_sweep_goes_through_the_threads_queue(opened, tmp_path: Path) -> Non
     assert router.decide(THREAD, "p1", approved=True, user="U2").kind == "failed"
     assert router.cancel(THREAD, "p1", user="U2") is False
 
+    load_sales(agents, tmp_path)  # uploaded again: the thread has its sandbox back
+    assert isinstance(agents.lookup(THREAD), SandboxAgent)
+
 
 def test_a_sweep_job_leaves_a_sandbox_used_since_it_was_queued(opened, tmp_path: Path) -> None:
     _, agents = opened([], QUERYBOT_FILE_IDLE_S="60")
