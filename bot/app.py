@@ -34,6 +34,9 @@ from bot.work import Work
 
 log = logging.getLogger(__name__)
 
+#: Seconds between looks for work that a crashed process (another replica) left unfinished.
+RECOVER_EVERY_S = 60.0
+
 
 #: Threads for Bolt's listeners (Bolt's default is 5). A listener makes a Slack call or two before
 #: it returns (the "Working on it…" placeholder, the decided card), and a click is acked only
@@ -100,7 +103,9 @@ def build_app(
         sandboxes.start(conversations.work.submit)
 
     listeners.register(app, conversations, store, approvers, channels, tables, uploads)
-    conversations.recover()  # threads a crashed process left mid-way hear what happened
+    # threads a crashed process (this one before a restart, or another replica) left mid-way
+    # hear what happened
+    conversations.watch(RECOVER_EVERY_S)
     return app
 
 

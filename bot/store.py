@@ -296,12 +296,14 @@ class Store(ABC):
         owners = {
             owner
             for (owner,) in self._rows(
-                "SELECT DISTINCT owner FROM bot_questions UNION"
-                " SELECT DISTINCT COALESCE(claimed_by, '') FROM bot_proposals WHERE status = ?",
+                "SELECT DISTINCT owner FROM bot_questions UNION SELECT DISTINCT claimed_by"
+                " FROM bot_proposals WHERE status = ? AND claimed_by IS NOT NULL",
                 (Status.RUNNING,),
             )
         }
-        dead = [o for o in owners if o != self.instance_id and not (o and self._alive(o))]
+        # A claim without an owner was made by a version that did not record one: its process
+        # cannot be checked, so it is left alone.
+        dead = [o for o in owners if o != self.instance_id and not self._alive(o)]
         questions: list[QuestionRecord] = []
         proposals: list[ProposalRecord] = []
         for owner in dead:
@@ -313,7 +315,7 @@ class Store(ABC):
                 questions.append(QuestionRecord(thread_id, channel, ts, user))
             rows = self._rows(
                 "UPDATE bot_proposals SET status = ?, updated_at = ?"
-                " WHERE status = ? AND COALESCE(claimed_by, '') = ?"
+                " WHERE status = ? AND claimed_by = ?"
                 f" RETURNING {_COLUMNS}",
                 (Status.DONE, time.time(), Status.RUNNING, owner),
             )

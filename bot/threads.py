@@ -211,11 +211,28 @@ class Conversations:
         self.store.start_question(thread.id, thread.channel, placeholder, user)
         self._ask(thread, text, user, placeholder)
 
+    def watch(self, every_s: float) -> threading.Event:
+        """`recover()` now and then every `every_s` seconds, so the work of a replica that died
+        is reported by the others without waiting for a restart. Set the event to stop."""
+        stop = threading.Event()
+
+        def loop() -> None:
+            while True:
+                try:
+                    self.recover()
+                except Exception:  # the store unreachable for a moment: try again later
+                    log.exception("Looking for interrupted work failed")
+                if stop.wait(every_s):
+                    return
+
+        threading.Thread(target=loop, name="querybot-recover", daemon=True).start()
+        return stop
+
     def recover(self) -> None:
-        """At start-up: tell each thread that a process which is gone (`kill -9`, a crash) left
-        mid-way what happened. Nothing is run again: a question shows its proposal if it got
-        that far, else says to ask again; a query that was running says it may not have
-        finished. Runs in the worker pool, in order with each thread's later work."""
+        """Tell each thread that a process which is gone (`kill -9`, a crash) left mid-way what
+        happened. Nothing is run again: a question shows its proposal if it got that far, else
+        says to ask again; a query that was running says it may not have finished. Runs in the
+        worker pool, in order with each thread's later work."""
         questions, proposals = self.store.abandoned()
         for question in questions:
             log.warning("Question in %s was interrupted by a restart", question.thread_id)

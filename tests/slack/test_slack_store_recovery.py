@@ -1,5 +1,6 @@
 """bot.store after a crash: the work of a process that was killed (SIGKILL, in a real child
-process) is handed over once, and never while that process lives. Both back ends: SQLite
+process) is handed over once, and never while that process lives; a living replica's watch
+reports it in the threads (through the Slack stand-in) without a restart. Both back ends: SQLite
 (`flock` liveness) and PostgreSQL (advisory-lock liveness, a scratch database)."""
 
 from __future__ import annotations
@@ -7,11 +8,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pgdb import scratch_database
+from pgdb import rows, scratch_database
 
 from bot.store import SqliteStore, Status, Store
 from bot.store_postgres import PostgresStore
@@ -46,7 +48,9 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[st
     if request.param == "sqlite":
         yield "sqlite", str(tmp_path / "state.sqlite")
     else:
-        yield "postgres", request.getfixturevalue("postgres_url")
+        url = request.getfixturevalue("postgres_url")
+        yield "postgres", url
+        rows(url, "TRUNCATE bot_events, bot_proposals, bot_questions")
 
 
 def open_store(kind: str, where: str) -> Store:
@@ -114,3 +118,87 @@ def test_a_living_process_keeps_its_work(backend: tuple[str, str]) -> None:
         assert other.abandoned() == ([], [])
     finally:
         other.close()
+
+
+WATCH_CHILD = """
+import sys, time
+from agent.outcome import Proposal
+from bot.store import SqliteStore
+from bot.store_postgres import PostgresStore
+
+kind, where, channel, question_ts, card_ts = sys.argv[1:]
+store = SqliteStore(__import__("pathlib").Path(where)) if kind == "sqlite" else PostgresStore(where)
+proposal = Proposal("p-run", "how many?", "SELECT 1", "Counts.", [], "ab" * 32)
+thread = f"T0TEST:{channel}:1.000001"
+store.add_proposal(
+    proposal, thread_id=thread, channel=channel, message_ts=card_ts, requested_by="U1"
+)
+store.claim("p-run", approved=True, user="U2")
+store.start_question(thread, channel, question_ts, "U1")
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_living_replica_reports_the_work_of_one_that_died(backend: tuple[str, str]) -> None:
+    from fake_agent import FakeAgent
+    from slack_sdk import WebClient
+    from standin import SlackStandin
+
+    from agent.outcome import Proposal
+    from bot import blocks
+    from bot.threads import INTERRUPTED, RESTARTED_ASKING, RESTARTED_RUNNING, Conversations
+    from bot.work import Work
+
+    with SlackStandin() as slack:
+        client = WebClient(token="xoxb-test", base_url=slack.url)
+        channel, root = "C0WATCH01", "1.000001"
+        working = blocks.working()
+        question_ts = client.chat_postMessage(
+            channel=channel, thread_ts=root, text=working.text, blocks=working.blocks
+        )["ts"]
+        card = blocks.proposal(
+            Proposal("p-run", "how many?", "SELECT 1", "Counts.", [], "ab" * 32), requested_by="U1"
+        )
+        card_ts = client.chat_postMessage(
+            channel=channel, thread_ts=root, text=card.text, blocks=card.blocks
+        )["ts"]
+        replica = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                textwrap.dedent(WATCH_CHILD),
+                *backend,
+                channel,
+                question_ts,
+                card_ts,
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        store = open_store(*backend)
+        work = Work(2)
+        try:
+            assert replica.stdout is not None and replica.stdout.readline().strip() == "ready"
+            conversations = Conversations(client, FakeAgent(), store, work, display_rows=20)
+            stop = conversations.watch(0.2)
+            time.sleep(1)
+            assert work.wait_idle(5) and not slack.calls_to("chat.update")  # it still lives
+
+            replica.kill()
+            replica.wait()
+            slack.wait_thread(
+                channel, root, lambda ms: any(RESTARTED_RUNNING in m.all_text() for m in ms)
+            )
+            stop.set()
+            assert work.wait_idle(5)
+            by_ts = {m.ts: m for m in slack.thread(channel, root)}
+            assert RESTARTED_ASKING in by_ts[question_ts].all_text()
+            assert INTERRUPTED in by_ts[card_ts].all_text()
+            assert len(by_ts) == 3  # told once, though the watch ran many times
+            slack.assert_clean()
+        finally:
+            replica.kill()
+            replica.wait()
+            work.shutdown()
+            store.close()
