@@ -223,3 +223,14 @@ def test_the_exception_types_langchain_google_genai_raises() -> None:
         with pytest.raises(ModelRateLimitError if code == 429 else ModelAuthenticationError) as e:
             _handle_client_error(ClientError(code, body), {"model": "gemini-2.5-flash"})
         assert classify(e.value) is fault
+
+
+def test_load_model_bounds_gemini_and_leaves_retries_to_the_agent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agent.models import MODEL_TIMEOUT_S, load_model
+
+    monkeypatch.setenv("GOOGLE_API_KEY", "standin-key")
+    model = load_model("google_genai:gemini-2.5-flash")
+    # max_retries=1 is one attempt in the Google SDK (0 would mean its default of 5 retries)
+    assert (model.timeout, model.max_retries) == (MODEL_TIMEOUT_S, 1)
