@@ -140,6 +140,12 @@ class Store(ABC):
 
     #: This process's id in the store (set by subclasses, which hold its liveness lock).
     instance_id: str
+    #: Whether a free liveness lock proves its process dead. When a lost connection frees it
+    #: too (PostgreSQL), a process is taken for dead only when two looks in a row find it so,
+    #: which gives a living one time to take its lock again (`keep_alive`).
+    free_lock_is_death: bool = True
+    #: Processes found dead by the last look, when one look is not proof enough.
+    _suspects: frozenset[str] = frozenset()
 
     @abstractmethod
     def close(self) -> None: ...
@@ -147,6 +153,10 @@ class Store(ABC):
     @abstractmethod
     def _alive(self, instance_id: str) -> bool:
         """Whether the process `instance_id` (another one) still holds its liveness lock."""
+
+    @abstractmethod
+    def keep_alive(self) -> None:
+        """Take this process's liveness lock again if it was lost (a dropped connection)."""
 
     @abstractmethod
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -303,7 +313,9 @@ class Store(ABC):
         }
         # A claim without an owner was made by a version that did not record one: its process
         # cannot be checked, so it is left alone.
-        dead = [o for o in owners if o != self.instance_id and not self._alive(o)]
+        found = frozenset(o for o in owners if o != self.instance_id and not self._alive(o))
+        dead = found if self.free_lock_is_death else found & self._suspects
+        self._suspects = found
         questions: list[QuestionRecord] = []
         proposals: list[ProposalRecord] = []
         for owner in dead:
@@ -364,6 +376,9 @@ class SqliteStore(Store):
             self._conn.close()
         (self._instances / self.instance_id).unlink(missing_ok=True)
         self._liveness.close()
+
+    def keep_alive(self) -> None:
+        """Nothing to do: a `flock` is lost only with the process."""
 
     def _alive(self, instance_id: str) -> bool:
         lock_file = self._instances / instance_id

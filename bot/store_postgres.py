@@ -62,17 +62,32 @@ class PostgresStore(Store):
 
     A connection of its own holds a session advisory lock on this process's instance id while
     the process lives; PostgreSQL releases it when that connection ends, however the process died.
+    A connection can also end while the process lives (PostgreSQL restarted), so `keep_alive`
+    takes the lock again and a process must be found dead twice before its work is taken over.
     """
+
+    free_lock_is_death = False
 
     def __init__(self, url: str, *, max_connections: int = 4) -> None:
         self._pool = open_pool(url, max_size=max_connections)
         with setup_lock(self._pool, "querybot.bot_store"), self._pool.connection() as conn:
             conn.execute(_SCHEMA, prepare=False)  # several statements: no prepare
         self.instance_id = uuid.uuid4().hex
-        self._liveness = psycopg.connect(url, autocommit=True)
-        self._liveness.execute(
-            "SELECT pg_advisory_lock(hashtext(%s))", (_liveness_key(self.instance_id),)
-        )
+        self._url = url
+        self._liveness = self._lock_instance()
+
+    def _lock_instance(self) -> psycopg.Connection:
+        connection = psycopg.connect(self._url, autocommit=True)
+        key = _liveness_key(self.instance_id)
+        connection.execute("SELECT pg_advisory_lock(hashtext(%s))", (key,))
+        return connection
+
+    def keep_alive(self) -> None:
+        try:
+            self._liveness.execute("SELECT 1")
+        except psycopg.Error:
+            self._liveness.close()
+            self._liveness = self._lock_instance()
 
     def close(self) -> None:
         self._pool.close()

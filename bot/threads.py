@@ -10,6 +10,7 @@ busy running the very query it stops.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 from collections.abc import Mapping
@@ -213,16 +214,19 @@ class Conversations:
 
     def watch(self, every_s: float) -> threading.Event:
         """`recover()` now and then every `every_s` seconds, so the work of a replica that died
-        is reported by the others without waiting for a restart. Set the event to stop."""
+        is reported by the others without waiting for a restart; in between, keep this
+        process's liveness lock (bot/store.py). Set the event to stop."""
         stop = threading.Event()
 
         def loop() -> None:
-            while True:
+            for tick in itertools.count():
                 try:
-                    self.recover()
+                    self.store.keep_alive()
+                    if tick % 4 == 0:
+                        self.recover()
                 except Exception:  # the store unreachable for a moment: try again later
                     log.exception("Looking for interrupted work failed")
-                if stop.wait(every_s):
+                if stop.wait(every_s / 4):
                     return
 
         threading.Thread(target=loop, name="querybot-recover", daemon=True).start()

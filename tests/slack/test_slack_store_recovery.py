@@ -57,6 +57,12 @@ def open_store(kind: str, where: str) -> Store:
     return SqliteStore(Path(where)) if kind == "sqlite" else PostgresStore(where)
 
 
+def look(store: Store) -> tuple[list, list]:
+    """What `store` takes over in two looks: PostgreSQL needs a process found dead twice."""
+    first = store.abandoned()
+    return first if first != ([], []) else store.abandoned()
+
+
 @pytest.fixture
 def child(backend: tuple[str, str]) -> Iterator[subprocess.Popen[str]]:
     """A process that claims two proposals, starts a question, and then waits to be killed."""
@@ -83,10 +89,12 @@ def test_the_work_of_a_killed_process_is_handed_over_once(
 
     try:
         first = opened()
-        assert first.abandoned() == ([], [])  # its owner still lives: nothing to take over
+        assert look(first) == ([], [])  # its owner still lives: nothing to take over
 
         child.kill()
         child.wait()
+        if not first.free_lock_is_death:  # one look is not enough on PostgreSQL
+            assert first.abandoned() == ([], [])
         questions, proposals = first.abandoned()
         assert [(q.thread_id, q.message_ts, q.user) for q in questions] == [
             ("T:C:2", "200.1", "U1")
@@ -99,7 +107,7 @@ def test_the_work_of_a_killed_process_is_handed_over_once(
             "p-edit": Status.DONE,
             "p-run": Status.DONE,
         }
-        assert opened().abandoned() == ([], [])  # taken over once only
+        assert look(opened()) == ([], [])  # taken over once only
         waiting = first.proposal("p-wait")
         assert waiting is not None and waiting.status is Status.PENDING  # a click still works
     finally:
@@ -112,11 +120,29 @@ def test_a_living_process_keeps_its_work(backend: tuple[str, str]) -> None:
     other = open_store(*backend)
     try:
         store.start_question("T:C:9", "C9", "9.9", "U1")
-        assert other.abandoned() == ([], []) and store.abandoned() == ([], [])
+        assert look(other) == ([], []) and look(store) == ([], [])
         store.end_question("C9", "9.9")
         store.close()  # a clean exit
-        assert other.abandoned() == ([], [])
+        assert look(other) == ([], [])
     finally:
+        other.close()
+
+
+def test_a_lost_liveness_connection_is_not_death(postgres_url: str) -> None:
+    """PostgreSQL restarted (here: this process's liveness session terminated): the process
+    takes its lock again before anyone, looking twice, takes its work over."""
+    store, other = PostgresStore(postgres_url), PostgresStore(postgres_url)
+    try:
+        store.start_question("T:C:7", "C7", "7.7", "U1")
+        pid = store._liveness.info.backend_pid
+        rows(postgres_url, "SELECT pg_terminate_backend(%s)", pid)
+        assert other.abandoned() == ([], [])  # found free once: only a suspect
+        store.keep_alive()
+        assert other.abandoned() == ([], [])  # alive again: never taken over
+        assert store._liveness.info.backend_pid != pid
+    finally:
+        store.end_question("C7", "7.7")
+        store.close()
         other.close()
 
 
