@@ -18,7 +18,8 @@ class Step(TypedDict):
     reads these back without a model call; a renderer may swap `by` in `text` for a mention).
     `kind` is stable: question, pasted, model, repair,
     unreadable, clarify, checks_failed, gate_fix, proposed, approved, rejected, edited, executed,
-    execution_failed, cancelled, empty, relaxed, not_relaxed, failed."""
+    execution_failed, cancelled, empty, relaxed, not_relaxed, failed; and from the strategies:
+    variations, plan, candidates, self_check."""
 
     kind: str
     text: str
