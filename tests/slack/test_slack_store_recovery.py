@@ -57,6 +57,26 @@ def open_store(kind: str, where: str) -> Store:
     return SqliteStore(Path(where)) if kind == "sqlite" else PostgresStore(where)
 
 
+def advisory_locks(url: str) -> int:
+    """Advisory locks held in `url`'s database (each living PostgresStore holds one)."""
+    found = rows(
+        url,
+        "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted"
+        " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+    )
+    return int(found[0]["n"])  # type: ignore[call-overload]
+
+
+def wait_for_server_to_see_death(backend: tuple[str, str], held_before: int) -> None:
+    """PostgreSQL frees a killed client's locks only once its backend notices the closed
+    socket, which a loaded machine may take a moment to do; SQLite's flock goes at once."""
+    kind, where = backend
+    deadline = time.monotonic() + 30
+    while kind == "postgres" and advisory_locks(where) >= held_before:
+        assert time.monotonic() < deadline, "the killed process's lock was never released"
+        time.sleep(0.05)
+
+
 def look(store: Store) -> tuple[list, list]:
     """What `store` takes over in two looks: PostgreSQL needs a process found dead twice."""
     first = store.abandoned()
@@ -91,8 +111,10 @@ def test_the_work_of_a_killed_process_is_handed_over_once(
         first = opened()
         assert look(first) == ([], [])  # its owner still lives: nothing to take over
 
+        held = advisory_locks(backend[1]) if backend[0] == "postgres" else 0
         child.kill()
         child.wait()
+        wait_for_server_to_see_death(backend, held)
         if not first.free_lock_is_death:  # one look is not enough on PostgreSQL
             assert first.abandoned() == ([], [])
         questions, proposals = first.abandoned()
