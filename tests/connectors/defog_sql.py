@@ -21,6 +21,7 @@ import datetime as dt
 import decimal
 import sqlite3
 import statistics
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -485,8 +486,7 @@ def evaluate(dialect: str, found: list[Pair], cache: Path) -> Report:
     files = {name: reference(name, cache) for name in names}
     sources = {name: source_tables(path) for name, path in files.items()}
     outcomes = []
-    folder = cache / f"{dialect}-copies"
-    folder.mkdir(exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"{dialect}-copies-", dir=cache))
     with load(dialect, sources, folder) as loaded:
         for name in names:
             with duckdb.connect(str(files[name]), read_only=True) as con:
