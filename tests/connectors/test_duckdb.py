@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from concurrent.futures import ThreadPoolExecutor
-from datetime import date
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -160,6 +160,12 @@ def test_run_returns_raw_engine_values(shop: DuckDBConnector) -> None:
     )
     assert result.rows[0] == ("North", Decimal("10.50"), date(2026, 1, 5))
     assert result.column_types == ["VARCHAR", "DECIMAL(10,2)", "DATE"]
+
+
+def test_run_returns_times_with_a_zone(shop: DuckDBConnector) -> None:
+    # DuckDB needs pytz to hand a TIMESTAMPTZ to Python; without it every such column fails
+    result = shop.run("SELECT TIMESTAMPTZ '2024-01-01 10:00:00+02' AS at", max_rows=1, timeout_s=30)
+    assert result.rows == [(datetime(2024, 1, 1, 8, tzinfo=UTC),)]
 
 
 def test_run_timeout_interrupts_and_connector_recovers(shop: DuckDBConnector) -> None:
