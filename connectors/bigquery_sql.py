@@ -1,7 +1,7 @@
 """What a BigQuery statement reads, found with sqlglot's `bigquery` dialect.
 
 The agent's gate has already vetted the SQL; these checks are the connector's own last line
-(one statement, only allow-listed datasets) and the source of its cost advice (a partitioned
+(one query statement, only allow-listed datasets) and the source of its cost advice (a partitioned
 table scanned without a filter on its partition column).
 """
 
@@ -30,9 +30,12 @@ class Layout:
 
 
 def parse(sql: str) -> exp.Expr:
-    """Exactly one GoogleSQL statement; anything else fails closed.
+    """Exactly one GoogleSQL query; anything else fails closed.
 
-    BigQuery runs `a; b` as a script, so a second statement must never reach it.
+    BigQuery runs `a; b` as a script, so a second statement must never reach it. BigQuery has
+    no read-only session: past this check only the service account's IAM roles would stop a
+    write, so a statement that is not a query (DDL, DML, a script, anything sqlglot keeps as an
+    opaque command) is refused here, before any job exists.
     """
     try:
         statements = [s for s in sqlglot.parse(sql, read="bigquery") if s is not None]
@@ -47,7 +50,13 @@ def parse(sql: str) -> exp.Expr:
             f"Expected one statement, got {len(statements)}.",
             hint="Send exactly one SELECT.",
         )
-    return statements[0]
+    statement = statements[0]
+    if not isinstance(statement, exp.Query):
+        raise PermissionDenied(
+            f"Only a query may run on BigQuery, not {statement.key.upper()}.",
+            hint="Send one read-only SELECT.",
+        )
+    return statement
 
 
 @dataclass(frozen=True)

@@ -175,6 +175,36 @@ def test_datasets_outside_the_allow_list_are_refused(
         connector.run("SELECT * FROM hr.salaries", max_rows=5, timeout_s=30)
 
 
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE TABLE shop.written (x INT64)",
+        "INSERT INTO shop.orders (id) VALUES (-1)",
+        "DROP TABLE shop.orders",
+        "DECLARE x INT64 DEFAULT 1",
+    ],
+)
+def test_run_refuses_what_is_not_a_query(
+    emulator_client: bigquery.Client, connector: BigQueryConnector, shop: str, sql: str
+) -> None:
+    # the emulator has no IAM, so only the connector's own check stands between these and it
+    before = {
+        t.table_id: t.num_rows
+        for t in map(emulator_client.get_table, _tables(emulator_client, shop))
+    }
+    with pytest.raises(PermissionDenied, match="Only a query may run on BigQuery"):
+        connector.run(sql, max_rows=5, timeout_s=30)
+    after = {
+        t.table_id: t.num_rows
+        for t in map(emulator_client.get_table, _tables(emulator_client, shop))
+    }
+    assert after == before
+
+
+def _tables(client: bigquery.Client, dataset: str) -> list[str]:
+    return [f"{t.project}.{t.dataset_id}.{t.table_id}" for t in client.list_tables(dataset)]
+
+
 def test_factory_reaches_the_emulator(
     emulator: Emulator, shop: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
