@@ -31,6 +31,11 @@ from connectors.base import Connector, ConnectorError
 
 log = logging.getLogger(__name__)
 
+#: Connectors whose values `QUERYBOT_PROFILE_VALUES=auto` leaves unprofiled: on BigQuery the
+#: profiling scans cost money; Looker refuses the plain aggregates profiling sends (measures may
+#: only appear inside AGGREGATE()), and its connector shows sample rows instead.
+NOT_PROFILED = frozenset({"bigquery", "looker"})
+
 
 class Deployment:
     """The shared parts of every agent in one process, and the agents built on them.
@@ -95,12 +100,12 @@ class Deployment:
     ) -> Agent:
         """An Agent over `connector` sharing this deployment's model, audit log and
         checkpointer. `name` is for logs; `limits` default to the deployment's (value profiling
-        on except for BigQuery, as QUERYBOT_PROFILE_VALUES says); `examples` default to an
+        on except for NOT_PROFILED, as QUERYBOT_PROFILE_VALUES says); `examples` default to an
         in-memory store (nothing learnt outlives the process). The caller closes `connector`.
         """
         chosen = limits or self.limits
         profile = self.settings.profile_values == "on" or (
-            self.settings.profile_values == "auto" and connector.name != "bigquery"
+            self.settings.profile_values == "auto" and connector.name not in NOT_PROFILED
         )
         deps = AgentDeps(
             connector=connector,

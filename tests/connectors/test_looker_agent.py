@@ -14,7 +14,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agent.context import AgentDeps, Limits
 from agent.conversation import Agent
 from agent.models import ScriptedChatModel
+from bot.settings import Settings
+from bot.wiring import Deployment
 from connectors import open_connector
+from connectors.duckdb import DuckDBConnector
 from connectors.looker import LookerConnector
 from tests.fixtures.looker import standin
 
@@ -90,3 +93,18 @@ def test_rules_broken_every_time_end_in_a_clear_failure(looker: LookerConnector)
     assert outcome.kind == "failed" and model.calls == 3
     assert agent.pending_proposal("t1") is None
     assert "no JOIN" in model.seen[1][-1].content
+
+
+def test_value_profiling_is_off_for_looker_by_default(
+    looker: LookerConnector, demo: DuckDBConnector, tmp_path: Path
+) -> None:
+    script = tmp_path / "none.jsonl"
+    script.write_text("", encoding="utf-8")
+    env = {"QUERYBOT_MODEL": f"scripted:{script}", "QUERYBOT_DATA_DIR": str(tmp_path)}
+    settings = Settings.from_env(env, dotenv=False)
+    deployment = Deployment(settings)
+    try:
+        assert not deployment.agent_for(looker, name="looker").deps.limits.profile_values
+        assert deployment.agent_for(demo, name="demo").deps.limits.profile_values
+    finally:
+        deployment.close()
