@@ -1,4 +1,8 @@
-"""Fixtures for the Slack tests: the Web API stand-in and the prebuilt demo warehouse."""
+"""Fixtures for the Slack tests: the Web API stand-in and the prebuilt demo warehouse.
+
+End-to-end modules define their own `bot` (a BotProcess with that module's script and
+settings) and mark themselves `pytestmark = pytest.mark.usefixtures("checked")`.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from botproc import BotProcess
 from standin import SlackStandin
 
 
@@ -15,6 +20,22 @@ def slack() -> Iterator[SlackStandin]:
     with SlackStandin() as standin:
         yield standin
         standin.assert_clean()
+
+
+@pytest.fixture(scope="module")
+def standin() -> Iterator[SlackStandin]:
+    """One Web API stand-in per end-to-end module, shared with that module's bot process."""
+    with SlackStandin() as slack:
+        yield slack
+
+
+@pytest.fixture
+def checked(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
+    """After each end-to-end test: the tail of the bot's log (pytest shows it when the test
+    failed), and a failure if the bot sent anything Slack would refuse."""
+    yield
+    print(bot.log()[-5000:])
+    standin.assert_clean()
 
 
 @pytest.fixture(scope="session")

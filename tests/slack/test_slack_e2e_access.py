@@ -20,6 +20,8 @@ from standin import TEAM_ID, SlackStandin
 
 from bot.blocks import APPROVE_ACTION, cell_text
 
+pytestmark = pytest.mark.usefixtures("checked")
+
 CAROL = "U0CAROL01"
 DAVE = "U0DAVE001"
 GROUP = "S0DATA"
@@ -55,13 +57,6 @@ def bot(
     data_dir = data_dir_with(tmp / "data", demo_db)
     with BotProcess(slack=standin, data_dir=data_dir, script=script, env=env) as process:
         yield process
-
-
-@pytest.fixture(autouse=True)
-def clean(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
-    yield
-    print(bot.log()[-5000:])
-    standin.assert_clean()
 
 
 def test_a_click_by_someone_not_allowed_runs_nothing(

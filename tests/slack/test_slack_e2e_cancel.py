@@ -19,18 +19,14 @@ from standin import Posted, SlackStandin
 
 from bot.blocks import CANCEL_ACTION
 
+pytestmark = pytest.mark.usefixtures("checked")
+
 #: 50,000 order lines cubed: runs far longer than the test.
 SLOW = """SELECT COUNT(*) AS n
 FROM demo.main.order_items AS a
 CROSS JOIN demo.main.order_items AS b
 CROSS JOIN demo.main.order_items AS c"""
 STRANGER = "U0STRANGE1"
-
-
-@pytest.fixture(scope="module")
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as slack:
-        yield slack
 
 
 @pytest.fixture(scope="module")
@@ -43,13 +39,6 @@ def bot(
     data_dir = data_dir_with(tmp / "data", demo_db)
     with BotProcess(slack=standin, data_dir=data_dir, script=script, env=env) as process:
         yield process
-
-
-@pytest.fixture(autouse=True)
-def clean(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
-    yield
-    print(bot.log()[-5000:])  # shown when the test failed
-    standin.assert_clean()
 
 
 def test_the_requester_cancels_a_running_query(bot: BotProcess, standin: SlackStandin) -> None:

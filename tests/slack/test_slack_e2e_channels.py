@@ -32,6 +32,8 @@ from tests.connectors.sql_fixtures import (
     postgres_sample,
 )
 
+pytestmark = pytest.mark.usefixtures("checked")
+
 SHOP = "C0SHOP0001"
 SURVEY = "C0SURVEY01"
 HR_PG = "C0HRPG0001"
@@ -53,12 +55,6 @@ def headcount_sql(schema: str) -> str:
 HEADCOUNT = sorted(
     Counter(dict(DEPARTMENTS)[dept] for *_, dept in EMPLOYEES).items(), key=lambda kv: kv[0]
 )
-
-
-@pytest.fixture(scope="module")
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as slack:
-        yield slack
 
 
 @pytest.fixture(scope="module")
@@ -118,13 +114,6 @@ def bot(
     data_dir = data_dir_with(tmp / "data", demo_db)
     with BotProcess(slack=standin, data_dir=data_dir, script=script, env=env) as process:
         yield process
-
-
-@pytest.fixture(autouse=True)
-def clean(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
-    yield
-    print(bot.log()[-5000:])  # shown when the test failed
-    standin.assert_clean()
 
 
 def answer(bot: BotProcess, standin: SlackStandin, thread: Thread) -> tuple[str, str]:

@@ -21,6 +21,8 @@ from standin import SlackStandin
 from bot.blocks import APPROVE_ACTION, EDIT_ACTION, cell_text
 from bot.blocks.views import EDIT_BLOCK
 
+pytestmark = pytest.mark.usefixtures("checked")
+
 ORDER_COUNT = "SELECT COUNT(*) AS orders FROM demo.main.orders"
 CANCELLED = "SELECT COUNT(*) AS orders FROM demo.main.orders WHERE status = 'cancelled'"
 CUSTOMER_COUNT = "SELECT COUNT(*) AS customers FROM demo.main.customers"
@@ -29,12 +31,6 @@ SCRIPT = [
     sql_reply(ORDER_COUNT, "Counts all orders."),  # edit, then approve the edit
     sql_reply(CUSTOMER_COUNT, "Counts customers."),  # a broken edit
 ]
-
-
-@pytest.fixture(scope="module")
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as slack:
-        yield slack
 
 
 @pytest.fixture(scope="module")
@@ -47,13 +43,6 @@ def bot(
         slack=standin, data_dir=data_dir_with(tmp / "data", demo_db), script=script
     ) as b:
         yield b
-
-
-@pytest.fixture(autouse=True)
-def clean(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
-    yield
-    print(bot.log()[-5000:])
-    standin.assert_clean()
 
 
 def test_edit_is_checked_proposed_again_and_runs_when_approved(

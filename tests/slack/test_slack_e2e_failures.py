@@ -21,6 +21,8 @@ from standin import SlackStandin
 from bot.blocks import APPROVE_ACTION
 from bot.threads import REPAIRED
 
+pytestmark = pytest.mark.usefixtures("checked")
+
 COUNT_ORDERS = "SELECT COUNT(*) AS orders FROM demo.main.orders"
 UNKNOWN_TABLE = "SELECT SUM(amount) AS revenue FROM demo.main.sales_2026"
 FAILS_AT_RUN_TIME = (
@@ -54,12 +56,6 @@ SCRIPT: list[dict[str, str] | str] = [
 
 
 @pytest.fixture(scope="module")
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as slack:
-        yield slack
-
-
-@pytest.fixture(scope="module")
 def bot(
     standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[BotProcess]:
@@ -68,13 +64,6 @@ def bot(
     data_dir = data_dir_with(tmp / "data", demo_db)
     with BotProcess(slack=standin, data_dir=data_dir, script=script) as process:
         yield process
-
-
-@pytest.fixture(autouse=True)
-def clean(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
-    yield
-    print(bot.log()[-5000:])  # shown when the test failed
-    standin.assert_clean()
 
 
 def test_a_reply_that_is_not_json_is_repaired(bot: BotProcess, standin: SlackStandin) -> None:

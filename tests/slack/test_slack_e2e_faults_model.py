@@ -17,6 +17,8 @@ from botproc import BotProcess, audit_events, data_dir_with, sql_reply, write_sc
 from slack_flow import has_text
 from standin import SlackStandin
 
+pytestmark = pytest.mark.usefixtures("checked")
+
 COUNT = "SELECT COUNT(*) AS customers FROM demo.main.customers"
 QUOTA = {"__error__": "Resource has been exhausted (e.g. check quota).", "status": 429}
 BAD_KEY = {"__error__": "API key not valid. Please pass a valid API key.", "status": 401}
@@ -38,12 +40,6 @@ SCRIPT: list[dict | str] = [
 
 
 @pytest.fixture(scope="module")
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as slack:
-        yield slack
-
-
-@pytest.fixture(scope="module")
 def bot(
     standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[BotProcess]:
@@ -53,13 +49,6 @@ def bot(
         slack=standin, data_dir=data_dir_with(tmp / "data", demo_db), script=script
     ) as p:
         yield p
-
-
-@pytest.fixture(autouse=True)
-def clean(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
-    yield
-    print(bot.log()[-5000:])  # shown when the test failed
-    standin.assert_clean()
 
 
 def test_a_passing_rate_limit_is_retried(bot: BotProcess, standin: SlackStandin) -> None:

@@ -155,12 +155,6 @@ def warehouse() -> Iterator[Warehouse]:
 
 
 @pytest.fixture(scope="module")
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as slack:
-        yield slack
-
-
-@pytest.fixture(scope="module")
 def bot(
     standin: SlackStandin,
     warehouse: Warehouse,

@@ -21,6 +21,8 @@ from standin import TEAM_ID, Posted, SlackStandin
 
 from bot.blocks import APPROVE_ACTION, EXPLAIN_ACTION, FOLLOW_UP_PREFIX, cell_text, follow_up_of
 
+pytestmark = pytest.mark.usefixtures("checked")
+
 CAROL = "U0CAROL01"
 
 ORDERS_OCTOBER_2020 = """SELECT r.region_name AS region, COUNT(*) AS orders
@@ -45,12 +47,6 @@ SCRIPT = [
 
 
 @pytest.fixture(scope="module")
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as slack:
-        yield slack
-
-
-@pytest.fixture(scope="module")
 def bot(
     standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[BotProcess]:
@@ -60,13 +56,6 @@ def bot(
         slack=standin, data_dir=data_dir_with(tmp / "data", demo_db), script=script
     ) as p:
         yield p
-
-
-@pytest.fixture(autouse=True)
-def clean(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
-    yield
-    print(bot.log()[-5000:])  # shown when the test failed
-    standin.assert_clean()
 
 
 def results(standin: SlackStandin, thread: Thread, count: int) -> list[Posted]:

@@ -30,6 +30,8 @@ from standin import TEAM_ID, Posted, SlackStandin
 
 from bot.blocks import APPROVE_ACTION, cell_text
 
+pytestmark = pytest.mark.usefixtures("checked")
+
 REVENUE_OCTOBER = """SELECT r.region_name AS region,
        ROUND(SUM(i.quantity * i.unit_price * (1 - i.discount)), 2) AS revenue
 FROM demo.main.orders AS o
@@ -70,12 +72,6 @@ SCRIPT = [
 
 
 @pytest.fixture(scope="module")
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as slack:
-        yield slack
-
-
-@pytest.fixture(scope="module")
 def bot(
     standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[BotProcess]:
@@ -84,13 +80,6 @@ def bot(
     data_dir = data_dir_with(tmp / "data", demo_db)
     with BotProcess(slack=standin, data_dir=data_dir, script=script) as process:
         yield process
-
-
-@pytest.fixture(autouse=True)
-def clean(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
-    yield
-    print(bot.log()[-5000:])  # shown when the test failed
-    standin.assert_clean()
 
 
 def approve(bot: BotProcess, standin: SlackStandin, thread: Thread) -> tuple[Posted, Posted]:

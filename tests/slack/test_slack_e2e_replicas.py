@@ -40,12 +40,6 @@ def state_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as slack:
-        yield slack
-
-
-@pytest.fixture(scope="module")
 def replicas(
     standin: SlackStandin,
     demo_db: Path,

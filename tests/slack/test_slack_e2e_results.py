@@ -22,6 +22,8 @@ from standin import SlackStandin, Upload
 
 from bot.blocks import APPROVE_ACTION, cell_text
 
+pytestmark = pytest.mark.usefixtures("checked")
+
 FIRST_200_CUSTOMERS = """SELECT customer_id, customer_name, country
 FROM demo.main.customers ORDER BY customer_id LIMIT 200"""
 ORDERS_BY_MONTH = """SELECT strftime(order_date, '%Y-%m') AS month, COUNT(*) AS orders
@@ -39,12 +41,6 @@ SCRIPT = [
 
 
 @pytest.fixture(scope="module")
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as slack:
-        yield slack
-
-
-@pytest.fixture(scope="module")
 def bot(
     standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[BotProcess]:
@@ -54,13 +50,6 @@ def bot(
         slack=standin, data_dir=data_dir_with(tmp / "data", demo_db), script=script
     ) as b:
         yield b
-
-
-@pytest.fixture(autouse=True)
-def clean(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
-    yield
-    print(bot.log()[-5000:])
-    standin.assert_clean()
 
 
 def approved_result(bot: BotProcess, standin: SlackStandin, question: str) -> Thread:

@@ -21,6 +21,8 @@ from standin import Posted, SlackStandin
 
 from bot.blocks import REJECT_ACTION
 
+pytestmark = pytest.mark.usefixtures("checked")
+
 #: 50,000 order lines cubed: never finishes, so the timeout ends it.
 SLOW = """SELECT COUNT(*) AS n
 FROM demo.main.order_items AS a
@@ -28,12 +30,6 @@ CROSS JOIN demo.main.order_items AS b
 CROSS JOIN demo.main.order_items AS c"""
 IN_FLIGHT = 20
 TIMEOUT_S = 12
-
-
-@pytest.fixture(scope="module")
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as slack:
-        yield slack
 
 
 @pytest.fixture(scope="module")
@@ -46,13 +42,6 @@ def bot(
     data_dir = data_dir_with(tmp / "data", demo_db)
     with BotProcess(slack=standin, data_dir=data_dir, script=script, env=env) as process:
         yield process
-
-
-@pytest.fixture(autouse=True)
-def clean(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
-    yield
-    print(bot.log()[-5000:])  # shown when the test failed
-    standin.assert_clean()
 
 
 def test_a_click_is_acked_while_twenty_queries_run(bot: BotProcess, standin: SlackStandin) -> None:

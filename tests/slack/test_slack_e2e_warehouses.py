@@ -19,14 +19,10 @@ from bot.blocks import APPROVE_ACTION, cell_text
 from tests.connectors import employees
 from tests.connectors.employees import QUESTIONS, Loaded
 
+pytestmark = pytest.mark.usefixtures("checked")
+
 HEADCOUNT = QUESTIONS[0]
 TOP_PAID = QUESTIONS[2]
-
-
-@pytest.fixture(scope="module")
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as slack:
-        yield slack
 
 
 @pytest.fixture(scope="module", params=["postgres", "mysql", "sqlite"])
@@ -70,13 +66,6 @@ def bot(
     env = {"QUERYBOT_WAREHOUSE": warehouse.url}
     with BotProcess(slack=standin, data_dir=data_dir, script=script, env=env) as process:
         yield process
-
-
-@pytest.fixture(autouse=True)
-def clean(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
-    yield
-    print(bot.log()[-5000:])  # shown when the test failed
-    standin.assert_clean()
 
 
 def test_mention_proposal_approval_and_answer(
