@@ -12,7 +12,7 @@ from connectors.duckdb import DuckDBConnector
 from tests.eval.conftest import OracleModel
 
 #: Gold queries DuckDB cannot run after transpiling (PostgreSQL-only formats and grouping).
-GOLD_ERRORS = {"atis-058", "atis-059", "broker-194", "yelp-161", "yelp-175"}
+GOLD_ERRORS = {"atis-059", "broker-194", "yelp-161", "yelp-175"}
 
 
 def test_the_sql_eval_set_runs_on_every_defog_database(tmp_path: Path) -> None:
