@@ -20,7 +20,8 @@ from pathlib import Path
 
 import duckdb
 
-from connectors.sandbox import Sandboxes, SandboxLimits, format_size
+from connectors.sandbox import Sandboxes
+from connectors.sandbox_load import SandboxLimits, format_size
 
 _ROWS_SQL = """
 SELECT i AS order_id,

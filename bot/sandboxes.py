@@ -24,7 +24,8 @@ from agent.outcome import Outcome
 from bot.threads import ThreadAgent
 from bot.wiring import Deployment
 from connectors.base import Connector
-from connectors.sandbox import LoadedTable, Sandboxes, SandboxInfo, SandboxLimits
+from connectors.sandbox import Sandboxes, SandboxInfo
+from connectors.sandbox_load import LoadedTable, SandboxLimits
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from bot.blocks.base import escaped, finish, section
 from bot.files import FileUnavailable, SharedFile, SlackFiles
 from bot.sandboxes import SandboxAgents
 from bot.threads import Conversations, SlackThread
-from connectors.sandbox import FileRejected, LoadedTable
+from connectors.sandbox_load import FileRejected, LoadedTable
 
 log = logging.getLogger(__name__)
 

@@ -23,13 +23,8 @@ import pytest
 
 from connectors.base import ConnectorError, PermissionDenied, TableInfo
 from connectors.duckdb import DuckDBConnector
-from connectors.sandbox import (
-    FileRejected,
-    Sandboxes,
-    SandboxLimits,
-    format_size,
-    identifier,
-)
+from connectors.sandbox import Sandboxes
+from connectors.sandbox_load import FileRejected, SandboxLimits, format_size, identifier
 from tests.gate import canary
 from tests.gate.fixture_files import load_harmful
 
