@@ -57,9 +57,10 @@ class Strategies:
     Model-side strategies (agent/strategies.py parses `QUERYBOT_STRATEGIES`; the README's
     "Answer-quality strategies" gives their costs): `plan` (a plan with grounded filter values
     before the SQL: one call), `self_check` (a second call judges the accepted SQL),
-    `candidates` (N drafts at once, ranked by agreement: N calls instead of one), `variations`
-    (paraphrases widen table retrieval: one call, only when the warehouse is too big to show
-    whole), `remember_failures` (past errors become "avoid" hints: no call).
+    `candidates` (N drafts at once, those passing the checks first, then by agreement: N calls
+    instead of one), `variations` (paraphrases widen table retrieval: one call, only when the
+    warehouse is too big to show whole), `remember_failures` (past errors become "avoid" hints:
+    no call).
     """
 
     relax_empty: bool = True

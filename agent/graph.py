@@ -3,9 +3,9 @@ and after an answer: relax (an empty result: a loosened proposal, back to approv
 (follow-up questions), each when its strategy is on.
 
 Before the first draft, when their strategies are on: vary (paraphrases for the table search),
-plan (a grounded plan), candidates (N drafts ranked by agreement, instead of generate's one);
-after validate accepts the model's SQL: check (a second model call, back to generate when it
-finds a problem).
+plan (a grounded plan), candidates (N drafts ranked by checks, then agreement, instead of
+generate's one); after validate accepts the model's SQL: check (a second model call, back to
+generate when it finds a problem).
 
 Nodes decide; the routing functions below only read what the nodes decided."""
 
