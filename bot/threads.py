@@ -115,6 +115,19 @@ class SlackThread:
         return cls(team=team, channel=channel, ts=ts)
 
 
+def post(client: WebClient, thread: SlackThread, message: Message) -> str:
+    """Post `message` in `thread` (links and media not unfurled); returns its ts."""
+    response = client.chat_postMessage(
+        channel=thread.channel,
+        thread_ts=thread.ts or None,
+        text=message.text,
+        blocks=message.blocks,
+        unfurl_links=False,
+        unfurl_media=False,
+    )
+    return str(response["ts"])
+
+
 class Conversations:
     """Runs questions and decisions for Slack threads and posts their outcomes."""
 
@@ -520,15 +533,7 @@ class Conversations:
             self._post(thread, message)
 
     def _post(self, thread: SlackThread, message: Message) -> str:
-        response = self.client.chat_postMessage(
-            channel=thread.channel,
-            thread_ts=thread.ts or None,
-            text=message.text,
-            blocks=message.blocks,
-            unfurl_links=False,
-            unfurl_media=False,
-        )
-        return str(response["ts"])
+        return post(self.client, thread, message)
 
     def _update(self, channel: str, ts: str, message: Message) -> None:
         self.client.chat_update(channel=channel, ts=ts, text=message.text, blocks=message.blocks)

@@ -20,7 +20,7 @@ from bot.blocks import Message
 from bot.blocks.base import escaped, finish, section
 from bot.files import FileUnavailable, SharedFile, SlackFiles
 from bot.sandboxes import SandboxAgents
-from bot.threads import Conversations, SlackThread
+from bot.threads import Conversations, SlackThread, post
 from connectors.sandbox_load import FileRejected, LoadedTable
 
 log = logging.getLogger(__name__)
@@ -124,15 +124,7 @@ class ThreadUploads:
         return tables
 
     def _post(self, thread: SlackThread, message: Message) -> str:
-        response = self.client.chat_postMessage(
-            channel=thread.channel,
-            thread_ts=thread.ts or None,
-            text=message.text,
-            blocks=message.blocks,
-            unfurl_links=False,
-            unfurl_media=False,
-        )
-        return str(response["ts"])
+        return post(self.client, thread, message)
 
 
 def _problem_text(exc: Exception) -> str:
