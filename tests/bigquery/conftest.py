@@ -13,8 +13,9 @@ from google.cloud import bigquery
 
 from connectors.bigquery import BigQueryConnector, endpoint_client
 from connectors.bigquery_metadata import metadata_sql
-from tests.bigquery.emulator import Emulator, EmulatorError, cache_dir, ensure_venv, unavailable
+from tests.bigquery.emulator import Emulator, EmulatorError, cache_dir, ensure_venv
 from tests.bigquery.fake_api import FakeBigQuery, metadata_rows
+from tests.needs import unavailable
 
 EMULATOR_PROJECT = "demo"
 

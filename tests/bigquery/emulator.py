@@ -14,9 +14,6 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import NoReturn
-
-import pytest
 
 #: What the emulator's venv holds; changing it rebuilds the venv. duckdb and its spatial
 #: extension are pinned together (the extension cannot be downloaded here), numpy is needed
@@ -33,13 +30,6 @@ _INSTALL_SPATIAL = (
     "p = next(pathlib.Path(m.__file__).parent.glob('extensions/*/spatial.duckdb_extension')); "
     "duckdb.connect().execute(f\"INSTALL '{p}'\")"
 )
-
-
-def unavailable(reason: str) -> NoReturn:
-    """Fail under CI (CI=true), where everything the tests need must be present; skip elsewhere."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(reason)
-    pytest.skip(reason)
 
 
 class EmulatorError(RuntimeError):

@@ -20,7 +20,7 @@ from google.cloud import bigquery
 from connectors.base import ConnectorError, RunContext
 from connectors.bigquery import BigQueryConnector
 from tests.bigquery import defog
-from tests.bigquery.emulator import unavailable
+from tests.needs import unavailable
 
 #: Rows kept per gold query: more than any gold answer over these small databases.
 MAX_ROWS = 10_000

@@ -14,7 +14,6 @@ the tests that need it skip, except under CI=true, where they fail.
 from __future__ import annotations
 
 import hashlib
-import os
 import socket
 import sqlite3
 import uuid
@@ -28,9 +27,9 @@ from typing import Any
 
 import psycopg
 import pymysql
-import pytest
 
 from agent.evaluation.defog import CORPORA
+from tests.needs import unavailable
 
 HOST = "127.0.0.1"
 PG_PORT = 5432
@@ -58,11 +57,8 @@ def payloads(every: int = 1) -> list[str]:
 
 def require(available: bool, reason: str) -> None:
     """Skip when something a test needs is missing; fail instead under CI=true."""
-    if available:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: not skipping)")
-    pytest.skip(reason)
+    if not available:
+        unavailable(reason)
 
 
 def port_open(port: int, host: str = HOST) -> bool:

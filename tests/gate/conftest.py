@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
 
 from agent.gate import Verdict, check_sql
 from tests.gate import canary, corpora
-
-IN_CI = os.environ.get("CI", "").lower() == "true"
-
-
-def unavailable(reason: str) -> None:
-    """Skip on a developer's machine; fail in CI, where everything must be there."""
-    if IN_CI:
-        pytest.fail(f"{reason} (CI=true: tests that need it fail instead of skipping)")
-    pytest.skip(reason)
+from tests.needs import unavailable
 
 
 @pytest.fixture(scope="session")

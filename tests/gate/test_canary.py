@@ -22,8 +22,8 @@ from agent.gate import Verdict
 from connectors.base import PermissionDenied
 from connectors.sql import SqlConnector
 from tests.gate import canary
-from tests.gate.conftest import unavailable
 from tests.gate.fixture_files import load_cases, load_harmful
+from tests.needs import unavailable
 
 GOLDEN = load_cases("normalise.sql")
 HARMFUL = load_harmful()

@@ -13,18 +13,18 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
+import psycopg
 import pytest
 
 from agent.gate import check_sql
 from tests.gate import corpora
-from tests.gate.conftest import unavailable
+from tests.needs import unavailable
 
 PREFIX = f"querybot_gate_{os.getpid()}_"  # concurrent test sessions do not collide
 
 
 @pytest.fixture(scope="module")
 def databases(corpora_ready: None) -> Iterator[dict[str, Any]]:
-    psycopg = pytest.importorskip("psycopg")
     try:
         admin = psycopg.connect(
             host="127.0.0.1", user="postgres", dbname="postgres", autocommit=True

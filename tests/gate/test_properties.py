@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 from agent.gate import GateSchema, Verdict, check_sql
 from tests.gate import canary, corpora, oracle
 from tests.gate.fixture_files import load_cases, load_harmful
+from tests.needs import in_ci
 
 settings.register_profile(
     "gate",
     max_examples=int(os.environ.get("GATE_EXAMPLES", "800")),
     deadline=None,
-    derandomize=os.environ.get("CI", "").lower() == "true",
+    derandomize=in_ci(),
     suppress_health_check=[HealthCheck.too_slow],
 )
 

@@ -18,7 +18,8 @@ from standin import SlackStandin
 
 from bot.blocks import APPROVE_ACTION, cell_text
 from connectors.bigquery import endpoint_client
-from tests.bigquery.emulator import Emulator, EmulatorError, cache_dir, ensure_venv, unavailable
+from tests.bigquery.emulator import Emulator, EmulatorError, cache_dir, ensure_venv
+from tests.needs import unavailable
 
 pytestmark = pytest.mark.usefixtures("checked")
 
