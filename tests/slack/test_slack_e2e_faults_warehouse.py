@@ -5,25 +5,21 @@ server gone between proposal and approval, the query's connection killed mid-run
 a clear message in the thread, the card marked failed, the audit log saying so, and the thread
 able to go on.
 
-"Server gone" goes through a TCP relay the test owns and stops: the shared server is never
-stopped; only backends of this test's login are terminated.
+"Server gone" goes through a TCP relay the test owns and stops (pgwarehouse.py): the shared
+server is never stopped; only backends of this test's login are terminated.
 """
 
 from __future__ import annotations
 
-import contextlib
 import socket
-import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 import slack_flow as flow
 from botproc import BotProcess, audit_events, data_dir_with, sql_reply, write_script
-from pgdb import HOST, scratch_database
+from pgwarehouse import Warehouse, shop_warehouse
 from slack_flow import has_text
 from standin import Posted, SlackStandin
 
@@ -54,104 +50,10 @@ SCRIPT = [
 ]
 
 
-class Relay:
-    """A TCP relay to PostgreSQL that the test can stop (the server "goes away") and restart
-    on the same port."""
-
-    def __init__(self, target: tuple[str, int]) -> None:
-        self.target = target
-        self.port = 0
-        self._listener: socket.socket | None = None
-        self._sockets: list[socket.socket] = []
-        self._lock = threading.Lock()
-
-    def start(self) -> Relay:
-        listener = socket.socket()
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
-        listener.listen(16)
-        self.port = listener.getsockname()[1]
-        self._listener = listener
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        """Refuse new connections and cut the open ones."""
-        with self._lock:
-            listener, self._listener = self._listener, None
-            sockets, self._sockets = self._sockets, []
-        if listener:
-            # shutdown wakes the thread blocked in accept(); close alone leaves it listening
-            with contextlib.suppress(OSError):
-                listener.shutdown(socket.SHUT_RDWR)
-            listener.close()
-        for sock in sockets:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-            sock.close()
-
-    def _accept(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                return
-            server = socket.create_connection(self.target)
-            with self._lock:
-                self._sockets += [client, server]
-            for a, b in ((client, server), (server, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while data := source.recv(65536):
-                sink.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for sock in (source, sink):
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-
-
-class Warehouse:
-    def __init__(self, admin_url: str, role: str, relay: Relay) -> None:
-        self.admin_url = admin_url
-        self.role = role
-        self.relay = relay
-        database = admin_url.rsplit("/", 1)[1]
-        self.url = f"postgresql://{role}@127.0.0.1:{relay.port}/{database}"
-
-    def admin(self, sql: str) -> list[tuple]:
-        with psycopg.connect(self.admin_url, autocommit=True) as con:
-            cursor = con.execute(sql)
-            return cursor.fetchall() if cursor.description else []
-
-
 @pytest.fixture(scope="module")
 def warehouse() -> Iterator[Warehouse]:
-    role = f"querybot_faults_{uuid.uuid4().hex[:8]}"
-    host, port = HOST.split(":")
-    relay = Relay((host, int(port))).start()
-    with scratch_database("faults") as admin_url:
-        wh = Warehouse(admin_url, role, relay)
-        wh.admin(
-            "CREATE SCHEMA shop;"
-            " CREATE TABLE shop.sales (region text, amount int);"
-            " INSERT INTO shop.sales SELECT 'r' || (g % 5), g FROM generate_series(1, 3000) g;"
-            " CREATE TABLE shop.salaries (name text, salary int);"
-            " INSERT INTO shop.salaries VALUES ('ann', 100);"
-            f' CREATE ROLE "{role}" LOGIN;'
-            f' GRANT USAGE ON SCHEMA shop TO "{role}";'
-            f' GRANT SELECT ON shop.sales, shop.salaries TO "{role}"'
-        )
-        try:
-            yield wh
-        finally:
-            relay.stop()
-    with psycopg.connect(admin_url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as con:
-        con.execute(f'DROP ROLE IF EXISTS "{role}"')
+    with shop_warehouse("faults") as wh:
+        yield wh
 
 
 @pytest.fixture(scope="module")
@@ -246,16 +148,12 @@ def test_connection_killed_mid_query(
     thread = flow.ask(bot, "how many triples?")
     proposal = flow.proposal(standin, thread)
     flow.click(bot, proposal, approve=True)
-    find = (
-        "SELECT pid FROM pg_stat_activity WHERE state = 'active'"
-        f" AND usename = '{warehouse.role}' AND query LIKE '%CROSS JOIN%'"
-    )
     deadline = time.monotonic() + TIMEOUT_S - 1
-    while not (running := warehouse.admin(find)):
+    while not (running := warehouse.running("CROSS JOIN")):
         assert time.monotonic() < deadline, "the approved query never started"
         time.sleep(0.05)
-    [(pid,)] = running
-    assert warehouse.admin(f"SELECT pg_terminate_backend({pid})") == [(True,)]
+    [pid] = running
+    assert warehouse.terminate(pid)
     message = failed_run(standin, thread, proposal, "The PostgreSQL connection failed")
     assert "terminating connection" in message.all_text()
     assert events(bot, proposal) == ["proposed", "approved", "execution_failed"]
