@@ -4,9 +4,10 @@ DuckDB's own SQLite reader is an extension that must be downloaded, which a bot 
 cannot do, so the rows are read with Python's sqlite3 and handed to DuckDB in column batches
 (numpy arrays, which DuckDB scans without a per-row round trip).
 
-The file is opened `mode=ro&immutable=1` behind the read-only authorizer of `sqlite_guard`, with
-`trusted_schema` off and extension loading off. Only ordinary tables are read: views, triggers
-and virtual tables hold SQL or module code from the file, so they are skipped, never run.
+The file is opened immutable through `sqlite_guard.open_readonly` (read-only, behind its
+authorizer, `trusted_schema` off, extension loading off). Only ordinary tables are read: views,
+triggers and virtual tables hold SQL or module code from the file, so they are skipped, never
+run.
 SQLite columns have no fixed type; each column's type here is what its values really are
 (`typeof`), and text columns declared as dates become DATE/TIMESTAMP when every value casts.
 """
@@ -19,12 +20,11 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import duckdb
 import numpy as np
 
-from connectors.sqlite_guard import authorize
+from connectors.sqlite_guard import open_readonly
 
 #: Rows handed to DuckDB at a time.
 BATCH_ROWS = 50_000
@@ -65,14 +65,8 @@ def quote_sqlite(name: str) -> str:
 
 @contextmanager
 def open_upload(path: Path) -> Iterator[sqlite3.Connection]:
-    """The uploaded file, read-only and immutable, behind the read-only authorizer."""
-    uri = f"file:{quote(str(path))}?mode=ro&immutable=1"
-    with closing(sqlite3.connect(uri, uri=True, isolation_level=None)) as con:
-        if hasattr(con, "enable_load_extension"):  # absent when Python lacks extension support
-            con.enable_load_extension(False)
-        # Functions in the file's schema (views, generated columns) may only be harmless ones.
-        con.execute("PRAGMA trusted_schema = OFF")
-        con.set_authorizer(authorize)
+    """The uploaded file, read-only and immutable, locked down as `sqlite_guard` does it."""
+    with closing(open_readonly(path, immutable=True)) as con:
         yield con
 
 

@@ -4,7 +4,10 @@
 a new file (the attached database is opened read-write). The authorizer below allows reading
 tables, calling functions other than the few that reach outside the database, recursive CTEs,
 and the introspection pragmas; it denies ATTACH, DETACH, every write and DDL action, temp
-objects, transactions and pragma assignments. Extension loading is switched off as well.
+objects, transactions and pragma assignments. Extension loading is switched off as well, and
+`trusted_schema` too: SQL stored in the file (views, triggers, generated columns) may call only
+the functions SQLite marks innocuous, so a file cannot make a query run anything else. The
+warehouse connector and the upload reader both open files through `open_readonly`.
 """
 
 from __future__ import annotations
@@ -59,19 +62,22 @@ class GuardedConnection(sqlite3.Connection):
         self.stop_requested = threading.Event()
 
 
-def open_readonly(path: Path) -> GuardedConnection:
-    """Open `path` read-only with the authorizer installed and extensions disabled.
+def open_readonly(path: Path, *, immutable: bool = False) -> GuardedConnection:
+    """Open `path` read-only with extensions disabled, `trusted_schema` off and the authorizer
+    installed. `immutable` also tells SQLite the file cannot change (no locks; an uploaded copy).
 
     `check_same_thread=False` because a pool hands connections to whichever thread runs next
     (one at a time); autocommit mode because Python would otherwise send BEGIN, which the
     authorizer refuses.
     """
-    uri = f"file:{quote(str(path))}?mode=ro"
+    uri = f"file:{quote(str(path))}?mode=ro{'&immutable=1' if immutable else ''}"
     con = sqlite3.connect(
         uri, uri=True, check_same_thread=False, isolation_level=None, factory=GuardedConnection
     )
     if hasattr(con, "enable_load_extension"):  # absent when Python lacks extension support
         con.enable_load_extension(False)
+    # Before the authorizer, which refuses pragma assignments.
+    con.execute("PRAGMA trusted_schema = OFF")
     con.set_authorizer(authorize)
     return con
 

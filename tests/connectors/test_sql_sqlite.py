@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -82,6 +84,30 @@ def test_attach_then_create_makes_no_file(sample: Sample, tmp_path: Path) -> Non
     finally:
         connector.close()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_files_own_sql_may_not_call_unsafe_functions(tmp_path: Path) -> None:
+    """`trusted_schema` is off: a view stored in the file (so a view over it too) may call only
+    functions SQLite marks innocuous (`fts5_source_id` is not), while the same call written in
+    the query itself runs."""
+    path = tmp_path / "crafted.db"
+    with closing(sqlite3.connect(path)) as con:
+        con.execute("CREATE TABLE t (a INTEGER)")
+        con.execute("INSERT INTO t (a) VALUES (1)")
+        con.execute("CREATE VIEW v AS SELECT a, fts5_source_id() AS x FROM t")
+        con.execute("CREATE VIEW w AS SELECT a FROM v")
+        con.commit()
+    connector = SqlConnector(f"sqlite:///{path}")
+    try:
+        for sql in ("SELECT x FROM v", "SELECT a FROM w"):
+            with pytest.raises(QueryFailed, match=r"unsafe use of fts5_source_id\(\)") as caught:
+                connector.run(sql, max_rows=1, timeout_s=5)
+            assert "read the tables it is built on" in caught.value.hint
+        assert connector.run("SELECT a FROM t", max_rows=1, timeout_s=5).rows == [(1,)]
+        direct = connector.run("SELECT fts5_source_id()", max_rows=1, timeout_s=5)
+        assert direct.total_rows == 1
+    finally:
+        connector.close()
 
 
 def test_introspection_pragmas_are_allowed(connector: SqlConnector) -> None:
