@@ -7,6 +7,10 @@ SQLAlchemy supplies URL parsing and the connection pool; statements go to the DB
 connection unchanged. A run that fails discards its connection, so no session state it may have
 changed (or a half-read result) reaches the next run. `cancel` stops a run by its job key the
 flavor's way (from another connection, or by interrupting SQLite).
+
+The pool is what protects the warehouse: at most `pool_size` statements run on it at once, however
+many of the bot's workers ask. A run that finds every connection busy queues for one for up to its
+own time limit (a queued run can be cancelled); only then does it fail, saying so.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from connectors.base import (
     WarehouseUnavailable,
     find_table,
 )
-from connectors.runs import Runs
+from connectors.runs import Run, Runs
 from connectors.sql_flavor import Flavor, first_line
 
 #: Time allowed for the one catalog pass that builds the table list.
@@ -76,6 +80,10 @@ class SqlConnector:
         self._pool_size = pool_size
         self._engine = self._flavor.create_engine(pool_size)
         self._closed = False
+        #: Connections taken from the pool; runs wait here, never in the pool (whose wait
+        #: neither a cancel nor the run's own time limit could end).
+        self._free = threading.Condition()
+        self._in_use = 0
         self._tables_lock = threading.Lock()
         self._tables: list[TableInfo] | None = None
         self._runs = Runs()
@@ -116,6 +124,8 @@ class SqlConnector:
         `_WATCHDOG_GRACE_S` after the limit (one statement can lift the engine's limit, e.g.
         MariaDB's `SET STATEMENT max_statement_time=0 FOR ...`).
         `context.job_key` names the run for `cancel`; these engines keep no job records to label.
+        When every pooled connection is busy the run first waits up to `timeout_s` for one (that
+        wait does not count against the statement's limit).
         """
         if max_rows < 0:
             raise ValueError("max_rows must not be negative")
@@ -130,9 +140,9 @@ class SqlConnector:
         watchdog = threading.Timer(timeout_s + _WATCHDOG_GRACE_S, expire)
         watchdog.daemon = True
         with self._runs.track(key) as run:
-            watchdog.start()
             try:
-                with self._connection(timeout_s) as con:
+                with self._connection(timeout_s, run=run) as con:
+                    watchdog.start()
                     self._flavor.begin(con, timeout_s)
                     # Armed as late as possible: a cancel sent to an idle server is lost.
                     self._runs.arm(run, self._flavor.stopper(self._engine, con))
@@ -171,27 +181,71 @@ class SqlConnector:
         return self._runs.cancel(job_key)
 
     def close(self) -> None:
-        self._closed = True
+        with self._free:
+            self._closed = True
+            self._free.notify_all()  # queued runs fail now, not at the end of their wait
         self._engine.dispose()
 
     @contextmanager
-    def _connection(self, timeout_s: float, *, keep: bool = True) -> Iterator[Any]:
-        """A pooled driver connection; engine errors become connector errors.
+    def _connection(
+        self, timeout_s: float, *, keep: bool = True, run: Run | None = None
+    ) -> Iterator[Any]:
+        """A pooled driver connection, once one is free; engine errors become connector errors.
 
         A connection whose work failed is discarded, not returned to the pool; so is one used
         with `keep=False` (the login check changes session state).
         """
-        if self._closed:
-            raise WarehouseUnavailable(
-                f"The {self.name} connector is closed.", hint="Restart the bot."
-            )
+        self._take_slot(timeout_s, run)
+        try:
+            with self._checked_out(timeout_s, keep=keep) as con:
+                yield con
+        finally:
+            with self._free:
+                self._in_use -= 1
+                self._free.notify()
+
+    def _take_slot(self, wait_s: float, run: Run | None) -> None:
+        """Wait up to `wait_s` until fewer than `pool_size` connections are taken, then take
+        one. A cancel of `run` ends the wait (QueryCancelled)."""
+
+        def wake() -> None:
+            with self._free:
+                self._free.notify_all()
+
+        def ready() -> bool:
+            cancelled = run is not None and run.cancelled
+            return cancelled or self._closed or self._in_use < self._pool_size
+
+        if run is not None:
+            # Not under self._free: a cancel calls `wake` while holding the runs' lock.
+            self._runs.arm(run, wake)
+        try:
+            with self._free:
+                free = self._free.wait_for(ready, timeout=wait_s)
+                if run is not None and run.cancelled:
+                    raise QueryCancelled()
+                if self._closed:
+                    raise WarehouseUnavailable(
+                        f"The {self.name} connector is closed.", hint="Restart the bot."
+                    )
+                if not free:
+                    count = f"{self._pool_size} connection{'s' if self._pool_size > 1 else ''}"
+                    raise WarehouseUnavailable(
+                        f"The query did not start: querybot's {count} to the {self.name} "
+                        f"database stayed busy with other queries for {wait_s:g} s.",
+                        hint="Ask again in a few minutes. If it keeps happening, the database is "
+                        "overloaded or its queries are slow: tell whoever runs querybot.",
+                    )
+                self._in_use += 1
+        finally:
+            if run is not None:
+                self._runs.disarm(run)
+
+    @contextmanager
+    def _checked_out(self, timeout_s: float, *, keep: bool) -> Iterator[Any]:
+        """A connection from the pool, which always has one free for a run holding a slot."""
         try:
             proxied = self._engine.raw_connection()
-        except sa_exc.TimeoutError as exc:
-            raise WarehouseUnavailable(
-                f"All {self._pool_size} connections to the {self.name} database are busy.",
-                hint="Try again when the running queries have finished.",
-            ) from exc
         except (sa_exc.DBAPIError, *self._flavor.errors) as exc:
             # The pool raises the driver's own exception; an engine would wrap it.
             cause = exc.orig if isinstance(exc, sa_exc.DBAPIError) else exc
