@@ -166,8 +166,8 @@ class AuditLog(_Audit):
 class PostgresAuditLog(_Audit):
     """The log in PostgreSQL, shared by replicas. Thread-safe (a small connection pool)."""
 
-    def __init__(self, url: str, *, max_connections: int = 4) -> None:
-        self._pool = open_pool(url, max_size=max_connections)
+    def __init__(self, url: str) -> None:
+        self._pool = open_pool(url)
         with setup_lock(self._pool, "querybot.audit"), self._pool.connection() as conn:
             conn.execute(PG_SCHEMA, prepare=False)  # several statements: no prepare
 

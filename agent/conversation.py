@@ -24,7 +24,7 @@ from agent.explain import Explanation, explain
 from agent.gate import check_sql
 from agent.graph import build_graph
 from agent.outcome import Answer, Outcome, Proposal
-from agent.postgres import open_pool, setup_lock
+from agent.postgres import CHECKPOINT_POOL_SIZE, open_pool, setup_lock
 
 NOT_WAITING = (
     "That proposal is no longer waiting for approval (it was decided or replaced by a newer "
@@ -42,13 +42,14 @@ def sqlite_checkpointer(path: Path) -> SqliteSaver:
     return saver
 
 
-def postgres_checkpointer(url: str, *, max_connections: int) -> PostgresSaver:
+def postgres_checkpointer(url: str) -> PostgresSaver:
     """A checkpointer in PostgreSQL, shared by every replica (and thread) that opens `url`.
 
     Two replicas may resume one thread at once and both run its next node: the bot's approval
-    claim, not the checkpointer, decides which one goes ahead.
+    claim, not the checkpointer, decides which one goes ahead. The saver serialises its own
+    queries, so its pool stays small however many workers share it.
     """
-    pool = open_pool(url, max_size=max_connections)
+    pool = open_pool(url, max_size=CHECKPOINT_POOL_SIZE)
     saver = PostgresSaver(pool)  # type: ignore[arg-type]
     with setup_lock(pool, "querybot.checkpoints"):
         saver.setup()

@@ -3,6 +3,10 @@
 Every pool uses the settings the LangGraph checkpointer needs (autocommit, no server-side
 prepared statements, so poolers such as PgBouncer work, dict rows); other users ask for tuple rows
 per cursor.
+
+A replica opens at most CHECKPOINT_POOL_SIZE + 2 x POOL_SIZE + 1 = 11 connections: the
+checkpointer's pool, the bot store's and the audit log's, and the bot store's liveness lock
+(bot/store_postgres.py), whatever QUERYBOT_WORKERS is.
 """
 
 from __future__ import annotations
@@ -16,17 +20,28 @@ from psycopg_pool import ConnectionPool
 #: Seconds to wait for the first connection before reporting the database unreachable.
 CONNECT_TIMEOUT_S = 10.0
 
+#: Connections each pool of the bot store and the audit log may open. Every call holds one for a
+#: single short statement or transaction, so a few serve any number of workers (a worker waits its
+#: turn for milliseconds). Fixed, not derived from QUERYBOT_WORKERS.
+POOL_SIZE = 4
+
+#: Connections the checkpointer's pool may open. PostgresSaver holds one lock per saver around
+#: every use of its connection (`PostgresSaver._cursor`, langgraph-checkpoint-postgres 3.2), so
+#: only one is in use while it runs; set-up needs two (`setup_lock` holds one while the saver
+#: creates its tables on the other).
+CHECKPOINT_POOL_SIZE = 2
+
 
 class StateDatabaseError(Exception):
     """The PostgreSQL state database cannot be reached; the message says which one."""
 
 
-def open_pool(url: str, *, max_size: int) -> ConnectionPool:
+def open_pool(url: str, *, max_size: int = POOL_SIZE) -> ConnectionPool:
     """A connection pool for `url`, opened and checked (raises StateDatabaseError)."""
     pool = ConnectionPool(
         url,
         min_size=1,
-        max_size=max(max_size, 2),
+        max_size=max_size,
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
         open=False,
     )

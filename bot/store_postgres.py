@@ -68,8 +68,8 @@ class PostgresStore(Store):
 
     free_lock_is_death = False
 
-    def __init__(self, url: str, *, max_connections: int = 4) -> None:
-        self._pool = open_pool(url, max_size=max_connections)
+    def __init__(self, url: str) -> None:
+        self._pool = open_pool(url)
         with setup_lock(self._pool, "querybot.bot_store"), self._pool.connection() as conn:
             conn.execute(_SCHEMA, prepare=False)  # several statements: no prepare
         self.instance_id = uuid.uuid4().hex

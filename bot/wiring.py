@@ -80,10 +80,8 @@ class Deployment:
         )
         self.checkpointer: BaseCheckpointSaver
         if settings.state_url:
-            # Every worker may hold a checkpointer connection at once; one more for set-up.
-            self.checkpointer = postgres_checkpointer(
-                settings.state_url, max_connections=settings.workers + 1
-            )
+            # Pools of a fixed size, whatever settings.workers is (agent/postgres.py says why).
+            self.checkpointer = postgres_checkpointer(settings.state_url)
         else:
             self.checkpointer = sqlite_checkpointer(settings.state_db)
         #: Agents of the configured warehouses opened so far, by name.
