@@ -13,6 +13,7 @@ from agent.strategies import StrategiesError, parse_strategies
 from bot.approvals import ApproverRule
 
 DEFAULT_MODEL = "google_genai:gemini-2.5-flash"
+DEFAULT_WORKERS = 64
 
 #: Where each secret comes from, for the message shown when it is missing.
 _WHERE = {
@@ -45,6 +46,18 @@ def _state_url(value: str) -> str | None:
     return value
 
 
+def _workers(value: str) -> int:
+    if not value:
+        return DEFAULT_WORKERS
+    workers = int(value)
+    if workers < 1:
+        raise SettingsError(
+            f"QUERYBOT_WORKERS={workers}: it is how many questions are worked on at once, so at "
+            f"least 1 (default {DEFAULT_WORKERS})."
+        )
+    return workers
+
+
 class SettingsError(Exception):
     """Settings are missing or wrong; the message names each one and where to get it."""
 
@@ -60,7 +73,12 @@ class Settings:
     query_timeout_s: float = 60.0
     max_repairs: int = 3
     display_rows: int = 20
-    workers: int = 8
+    #: `QUERYBOT_WORKERS`: questions and approvals worked on at once. A question holds its worker
+    #: while the model answers (seconds of waiting, little CPU), so this is the number of people
+    #: served at once. It bounds nothing else: a SQL database's connector runs at most 4
+    #: statements at once and queues the rest (connectors/sql.py), and the PostgreSQL state
+    #: pools have fixed sizes (agent/postgres.py).
+    workers: int = DEFAULT_WORKERS
     slack_bot_token: str = ""
     slack_app_token: str = ""
     slack_signing_secret: str = ""
@@ -122,7 +140,7 @@ class Settings:
                 row_limit=int(env.get("QUERYBOT_ROW_LIMIT") or 1000),
                 query_timeout_s=float(env.get("QUERYBOT_QUERY_TIMEOUT_S") or 60),
                 max_repairs=int(env.get("QUERYBOT_MAX_REPAIRS") or 3),
-                workers=int(env.get("QUERYBOT_WORKERS") or 8),
+                workers=_workers(env.get("QUERYBOT_WORKERS", "").strip()),
                 display_rows=int(env.get("QUERYBOT_DISPLAY_ROWS") or 20),
                 slack_bot_token=env.get("SLACK_BOT_TOKEN", ""),
                 slack_app_token=env.get("SLACK_APP_TOKEN", ""),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.settings import Settings, SettingsError
+from bot.settings import DEFAULT_WORKERS, Settings, SettingsError
 
 
 def test_missing_secrets_are_named_with_where_to_get_them() -> None:
@@ -75,3 +75,13 @@ def test_cli_reports_a_broken_glossary(
     assert main(["ask", "hello"]) == 2
     err = capsys.readouterr().err
     assert "QUERYBOT_GLOSSARY" in err and "glossary.yaml" in err and "Traceback" not in err
+
+
+def test_workers_default_and_bad_values() -> None:
+    assert Settings.from_env({}).workers == DEFAULT_WORKERS
+    assert Settings.from_env({"QUERYBOT_WORKERS": " 12 "}).workers == 12
+    for bad in ("0", "-3"):
+        with pytest.raises(SettingsError, match=r"QUERYBOT_WORKERS.*at least 1"):
+            Settings.from_env({"QUERYBOT_WORKERS": bad})
+    with pytest.raises(SettingsError, match="not a number"):
+        Settings.from_env({"QUERYBOT_WORKERS": "many"})
