@@ -15,8 +15,11 @@ chosen, since it reads `||` as OR and writes MySQL-only functions). And the gene
 every identifier, so what runs always carries the backticks Looker requires, whatever the
 checks rewrote. `AGGREGATE(...)` is an unknown function to sqlglot and stays as written.
 
-Two rules are added to Looker's: a query reads one Explore (a SELECT without FROM reaches no
-LookML model), and BigQuery's denied functions are denied too, as Looker runs on BigQuery.
+Following from the measure rule, `SELECT *` is refused over an Explore that has measures (it
+would read them outside AGGREGATE()), and AGGREGATE() may not filter rows in WHERE (HAVING
+filters on measures, as in SQL). Two rules are added to Looker's: a query reads one Explore
+(a SELECT without FROM reaches no LookML model), and BigQuery's denied functions are denied
+too, as Looker runs on BigQuery.
 The trailing-semicolon rule is met by the gate's usual fix: semicolons at the end are stripped
 before parsing (and listed among the fixes), so no statement sent to Looker ends with one.
 `JSON_OBJECT` filter arguments after an Explore (`FROM m.e(JSON_OBJECT(...))`) are not supported.
@@ -52,6 +55,8 @@ RULES = {
     "looker_measure_outside_aggregate": "a LookML measure may appear only inside AGGREGATE()",
     "looker_aggregate_argument": "AGGREGATE() takes exactly one LookML measure",
     "looker_aggregate_in_group_by": "GROUP BY may not contain AGGREGATE()",
+    "looker_aggregate_in_where": "WHERE may not contain AGGREGATE() (filter on measures in HAVING)",
+    "looker_star_with_measures": "SELECT * may not read an Explore that has measures",
     "looker_join": "no JOIN (an Explore already joins its views: use the Explore with the fields)",
     "looker_subquery": "no subqueries",
     "looker_window": "no window functions",
@@ -109,6 +114,8 @@ def looker_reasons(query: exp.Expr, schema: GateSchema) -> list[Reason]:
             reasons.extend(_aggregate_argument(node, schema.measures))
         elif isinstance(node, exp.Func):
             reasons.extend(_bigquery_denied(node))
+    reasons.extend(_star(query, schema))
+    reasons.extend(_where(query))
     reasons.extend(_group_by(query))
     return list(dict.fromkeys(reasons))
 
@@ -172,6 +179,39 @@ def _aggregate_argument(call: exp.Expr, measures: frozenset[str]) -> list[Reason
         return []
     written = ", ".join(a.sql(DIALECT) for a in args)
     return [_reason("looker_aggregate_argument", f"not AGGREGATE({written})")]
+
+
+def _star(query: exp.Expr, schema: GateSchema) -> list[Reason]:
+    """`*` (or `explore.*`) selects every field, measures included, and a measure may appear
+    only inside AGGREGATE(); Explores without measures may be read with `*`."""
+    if not isinstance(query, exp.Select) or not any(
+        isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
+        for p in query.expressions
+    ):
+        return []
+    source = query.args.get("from_")
+    table = source.this if source is not None else None
+    if not isinstance(table, exp.Table):
+        return []  # no single Explore: looker_one_explore says so
+    entries, _ = schema.resolve(tuple(p.name for p in table.parts))
+    measures = sorted(
+        name
+        for entry in entries
+        for name in entry.columns.values()
+        if name.lower() in schema.measures
+    )
+    if not measures:
+        return []
+    listed = ", ".join(f"`{m}`" for m in measures[:3]) + (", ..." if len(measures) > 3 else "")
+    detail = f"{table.name} has the measures {listed}: list the fields instead"
+    return [_reason("looker_star_with_measures", detail)]
+
+
+def _where(query: exp.Expr) -> list[Reason]:
+    where = query.args.get("where") if isinstance(query, exp.Select) else None
+    if where is not None and any(_is_aggregate(n) for n in where.walk()):
+        return [_reason("looker_aggregate_in_where", "move the condition to HAVING")]
+    return []
 
 
 def _group_by(query: exp.Expr) -> list[Reason]:

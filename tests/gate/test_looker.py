@@ -7,6 +7,8 @@ import pytest
 from agent import prompts
 from agent.gate import GateSchema, check_sql
 from agent.gate.looker import RULES
+from connectors.base import ColumnInfo, TableInfo
+from connectors.looker_metadata import DIMENSION
 from tests.fixtures.looker import recorded
 from tests.gate.fixture_files import Case, load_cases, load_harmful
 
@@ -48,6 +50,19 @@ def test_rejected_looker_statements_name_the_rule(case: Case, schema: GateSchema
 
 def test_every_rule_has_a_rejected_case() -> None:
     assert set(RULES) <= {c.code for c in REJECTED}
+
+
+def test_select_star_reads_an_explore_without_measures() -> None:
+    """`*` is refused only because it would read measures: an Explore with none may use it."""
+    explore = TableInfo(
+        "thelook.events",
+        (ColumnInfo("events.id", "INT64", DIMENSION), ColumnInfo("events.kind", "STRING")),
+    )
+    schema = GateSchema.from_tables([explore, *recorded.tables()], "looker")
+    verdict = check_sql("SELECT * FROM `thelook`.`events`", schema)
+    assert verdict.ok, verdict.reasons
+    assert verdict.sql == "SELECT * FROM `thelook`.`events` LIMIT 1000"
+    assert not check_sql("SELECT * FROM `thelook`.`users`", schema).ok
 
 
 def test_the_harmful_catalogue_is_refused_for_looker(schema: GateSchema) -> None:
