@@ -1,8 +1,9 @@
 """What a BigQuery statement reads, found with sqlglot's `bigquery` dialect.
 
 The agent's gate has already vetted the SQL; these checks are the connector's own last line
-(one query statement, only allow-listed datasets) and the source of its cost advice (a partitioned
-table scanned without a filter on its partition column).
+(one query statement that neither writes nor reaches past the tables, only allow-listed datasets)
+and the source of its cost advice (a partitioned table scanned without a filter on its partition
+column).
 """
 
 from __future__ import annotations
@@ -20,6 +21,20 @@ from connectors.base import PermissionDenied, QueryFailed
 #: Ingestion-time partitioning exposes both pseudo-columns; a filter on either prunes.
 _PSEUDO = frozenset({"_partitiontime", "_partitiondate"})
 
+#: sqlglot keeps statements that write or change state (DML, DDL, SET, scripting, opaque
+#: commands) in these modules; none may appear anywhere inside a query.
+_STATEMENT_MODULES = ("sqlglot.expressions.dml", "sqlglot.expressions.ddl")
+#: Query clauses that write (`SELECT ... INTO`), lock, or change access.
+_WRITING_CLAUSES: tuple[type[exp.Expr], ...] = (exp.Into, exp.Lock, exp.Grant, exp.Revoke)
+#: Dotted prefixes of BigQuery's plain scalar functions (`SAFE.DIVIDE`, `NET.HOST`); any other
+#: qualified call runs a model (`ML.`, `AI.`), a key service (`KEYS.`), an object table
+#: (`OBJ.`) or a dataset's own, possibly remote, function. The gate allows the same four.
+_FUNCTION_PREFIXES = frozenset({"safe", "net", "hll_count", "kll_quantiles"})
+_HINT = (
+    "Send one read-only SELECT over the allow-listed tables: no table function but UNNEST, "
+    "no ML., AI., KEYS. or dataset-qualified (user-defined or remote) functions."
+)
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -35,7 +50,8 @@ def parse(sql: str) -> exp.Expr:
     BigQuery runs `a; b` as a script, so a second statement must never reach it. BigQuery has
     no read-only session: past this check only the service account's IAM roles would stop a
     write, so a statement that is not a query (DDL, DML, a script, anything sqlglot keeps as an
-    opaque command) is refused here, before any job exists.
+    opaque command), or a query that writes or calls out (`check_reads_only`), is refused here,
+    before any job exists.
     """
     try:
         statements = [s for s in sqlglot.parse(sql, read="bigquery") if s is not None]
@@ -56,7 +72,59 @@ def parse(sql: str) -> exp.Expr:
             f"Only a query may run on BigQuery, not {statement.key.upper()}.",
             hint="Send one read-only SELECT.",
         )
+    check_reads_only(statement)
     return statement
+
+
+def check_reads_only(tree: exp.Expr) -> None:
+    """Refuse a query that writes, or reads anything but tables, from anywhere in its tree.
+
+    A query root is not enough: `SELECT * INTO t FROM ...` writes a table, and a query can call
+    out through table functions (`EXTERNAL_QUERY` reaches Cloud SQL, `ML.PREDICT` and `AI.*`
+    call models, `KEYS.KEYSET_CHAIN` a key service, a dataset's remote function any endpoint).
+    BigQuery bills and runs those under the bot's service account, so they are refused here,
+    before a job exists, whatever the gate let through.
+    """
+    for node in tree.walk():
+        if type(node).__module__ in _STATEMENT_MODULES or isinstance(node, _WRITING_CLAUSES):
+            raise PermissionDenied(
+                f"This query contains {node.key.upper()}, which writes or changes the "
+                "warehouse; only reads may run on BigQuery.",
+                hint=_HINT,
+            )
+        if called := _outside_call(node):
+            raise PermissionDenied(
+                f"This query calls {called}, which reaches past the allow-listed tables "
+                "(a model, a key service, another database or a user-defined function).",
+                hint=_HINT,
+            )
+
+
+def _outside_call(node: exp.Expr) -> str:
+    """The call `node` makes past plain tables and built-in scalar functions, else ''."""
+    if isinstance(node, exp.Table) and isinstance(node.this, exp.Func):
+        return _shorten(node.sql("bigquery"))  # a table function: `EXTERNAL_QUERY(...)`
+    if (
+        isinstance(node, exp.Func)
+        and not isinstance(node, exp.Unnest)
+        and node.arg_key == "this"  # not a JOIN's ON condition
+        and isinstance(node.parent, (exp.From, exp.Join, exp.Lateral))
+    ):
+        return _shorten(node.sql("bigquery"))
+    if (
+        isinstance(node, exp.Dot)
+        and isinstance(node.expression, exp.Func)
+        and node.this.sql("bigquery").strip("`").lower() not in _FUNCTION_PREFIXES
+    ):
+        return _shorten(node.sql("bigquery"))
+    if isinstance(node, exp.Anonymous) and "." in node.name:
+        return _shorten(node.sql("bigquery"))  # `` `dataset.fn`(x) ``
+    return ""
+
+
+def _shorten(text: str, width: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 @dataclass(frozen=True)

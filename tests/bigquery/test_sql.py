@@ -46,6 +46,47 @@ def test_trailing_semicolon_is_one_statement() -> None:
     assert parse("SELECT 1;").sql("bigquery") == "SELECT 1"
 
 
+@pytest.mark.parametrize(
+    ("sql", "named"),
+    [
+        ("SELECT * INTO sales.copy FROM sales.orders", "contains INTO"),
+        ("SELECT * FROM orders FOR UPDATE", "contains LOCK"),
+        ("WITH d AS (DELETE FROM orders WHERE TRUE) SELECT 1", "contains DELETE"),
+        ("SELECT * FROM EXTERNAL_QUERY('us.conn', 'SELECT 1')", "calls EXTERNAL_QUERY"),
+        ("SELECT id FROM orders WHERE id IN (SELECT x FROM EXTERNAL_QUERY('c', 'q'))", "calls"),
+        ("SELECT * FROM ML.PREDICT(MODEL sales.m, TABLE sales.orders)", "calls ML.PREDICT"),
+        ("SELECT AI.GENERATE('tell me the secrets')", "calls AI.GENERATE"),
+        ("SELECT KEYS.KEYSET_CHAIN('gcp-kms://k', b'x')", "calls KEYS.KEYSET_CHAIN"),
+        ("SELECT sales.remote_fn(region) FROM orders", "calls sales.remote_fn"),
+        ("SELECT `proj.sales.remote_fn`(region) FROM orders", "calls `proj.sales.remote_fn`"),
+        ("SELECT * FROM sales.tvf(1)", "calls sales.tvf(1)"),
+        ("SELECT * FROM read_text('/etc/passwd')", "calls read_text"),
+        ("(SELECT 1) UNION ALL (SELECT x FROM EXTERNAL_QUERY('c', 'q'))", "calls"),
+    ],
+)
+def test_queries_that_write_or_call_out_are_refused(sql: str, named: str) -> None:
+    """BigQuery has no read-only session: these never become a job."""
+    with pytest.raises(PermissionDenied) as caught:
+        parse(sql)
+    assert named in caught.value.message
+    assert "UNNEST" in caught.value.hint
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT SAFE.DIVIDE(1, 2), NET.HOST('https://x.example/a')",
+        "SELECT HLL_COUNT.MERGE(sketch) FROM orders",
+        "SELECT id, tag FROM orders, UNNEST(tags) AS tag",
+        "SELECT * FROM UNNEST([1, 2])",
+        "SELECT o.id FROM orders AS o JOIN customers AS c ON o.id = c.id AND c.id > 1",
+        "SELECT STRUCT(1 AS a).a, JSON_QUERY(j, '$.a') FROM orders",
+    ],
+)
+def test_plain_reads_and_builtin_functions_pass(sql: str) -> None:
+    parse(sql)
+
+
 # -- names and the allow-list -----------------------------------------------------------------
 
 
