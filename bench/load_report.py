@@ -2,7 +2,7 @@
 way Slack drives it (signed requests) against the Web API stand-in, with a scripted model.
 
     uv run python -m bench.load_report [--questions 100] [--threads 50] [--delay 2]
-        [--workers 8,50] [--cold-runs 3] [--slack-latency 0] [--json PATH]
+        [--workers 64] [--cold-runs 3] [--slack-latency 0] [--state-url URL] [--json PATH]
     uv run python -m bench.load_report --short      # CI: one bot, 6 questions, then 8 at once
 
 - overhead: one question at a time, the model answering at once. From the signed `app_mention`
@@ -12,8 +12,12 @@ way Slack drives it (signed requests) against the Web API stand-in, with a scrip
   seconds, for each worker pool size in WORKERS (QUERYBOT_WORKERS): every proposal posted, the
   wall time from the first mention to the last proposal against the ideal, each request's ack
   time, then every proposal approved at once; the bot's peak resident memory (VmHWM) and its
-  CPU time. SLACK_LATENCY makes the stand-in answer each Web API call that much later, as
-  Slack's own API does (tens to hundreds of milliseconds).
+  CPU time, and the machine's 1-minute load average before and after. SLACK_LATENCY makes the
+  stand-in answer each Web API call that much later, as Slack's own API does (tens to hundreds
+  of milliseconds).
+- STATE_URL (postgresql://USER@HOST:PORT/DB, a user that may create databases): each bot keeps
+  its state in PostgreSQL (QUERYBOT_STATE_URL), in a throwaway database created on that server
+  and dropped afterwards; without it, in SQLite files in its data directory.
 - cold start: process start to the first signed `url_verification` answered (polled every
   0.1 s), with the demo warehouse already built and without; then the first question's proposal.
 
@@ -27,11 +31,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shutil
 import statistics
 import tempfile
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +57,10 @@ from bench.load_slack import (
     is_result,
     payloads,
     peak_rss_mib,
+    scratch_state,
     shown_at,
 )
+from bot.settings import DEFAULT_WORKERS
 from connectors.demo import ensure_demo
 
 GOLDEN = Path(__file__).resolve().parents[1] / "evals" / "demo.yaml"
@@ -92,7 +100,8 @@ def spread_ms(values: Sequence[float]) -> dict[str, float]:
 
 
 class Run:
-    """One bot process on its own stand-in and data directory; collects functional problems."""
+    """One bot process on its own stand-in and data directory (and, with `state_server`, its
+    own PostgreSQL state database); collects functional problems."""
 
     def __init__(
         self,
@@ -102,12 +111,18 @@ class Run:
         env: dict[str, str] | None = None,
         *,
         slack_latency_s: float = 0,
+        state_server: str | None = None,
     ) -> None:
         work.mkdir(parents=True)
         if demo is not None:
             shutil.copy(demo, work / demo.name)
         path = work / "script.jsonl"
         path.write_text("".join(json.dumps(line) + "\n" for line in script), encoding="utf-8")
+        self._state = ExitStack()
+        env = dict(env or {})
+        if state_server:
+            env["QUERYBOT_STATE_URL"] = self._state.enter_context(scratch_state(state_server))
+        self.state = "postgresql" if state_server else "sqlite"
         self.slack = TimedStandin(slack_latency_s)
         self.bot = VerifiedBot(slack=self.slack, data_dir=work, script=path, env=env)
         self.channel = payloads.new_channel()
@@ -125,6 +140,7 @@ class Run:
             self.bot.stop()
         finally:
             self.slack.stop()
+            self._state.close()
         self.problems += [
             f"Slack would refuse {c.method}: {c.answer.get('error')}" for c in self.slack.refused
         ]
@@ -210,6 +226,7 @@ def concurrency(run: Run, asked: list[str], delay: float, workers: int) -> dict[
     """Ask every question at once, each in its own thread, then approve every proposal at once.
     Each scripted reply takes `delay` seconds; the bot has `workers` workers."""
     threads = len(asked)
+    load_before = os.getloadavg()[0]
     idle_rss = peak_rss_mib(run.bot.pid)[1]
     cpu_start = cpu_seconds(run.bot.pid)
     mentions = all_at_once([lambda q=q: ask(run.bot, run.channel, q) for q in asked])
@@ -233,6 +250,7 @@ def concurrency(run: Run, asked: list[str], delay: float, workers: int) -> dict[
         "slack_latency_s": run.slack.latency_s,
         "model_delay_s": delay,
         "workers": workers,
+        "state": run.state,
         "proposals": len(proposals),
         "results": len(results),
         "proposals_wall_s": round(wall, 2),
@@ -248,13 +266,16 @@ def concurrency(run: Run, asked: list[str], delay: float, workers: int) -> dict[
         "bot_cpu_ms_per_approval": ms((cpu_end - cpu_asked) / max(1, len(clicks))),
         "rss_idle_mib": round(idle_rss, 1),
         "rss_peak_mib": round(peak_rss, 1),
+        "load_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
     }
 
 
-def cold_start(work: Path, demo: Path | None) -> tuple[dict[str, Any], list[str]]:
+def cold_start(
+    work: Path, demo: Path | None, state_server: str | None
+) -> tuple[dict[str, Any], list[str]]:
     """Start a bot; then its first question, from the mention to the proposal."""
     question, sql = questions()[0]
-    run = Run(work, demo, [sql_line(sql)])
+    run = Run(work, demo, [sql_line(sql)], state_server=state_server)
     try:
         ready = run.start()
         root, mention = ask(run.bot, run.channel, question)
@@ -274,13 +295,13 @@ def full(args: argparse.Namespace, root: Path, demo: Path) -> tuple[dict[str, An
         runs = []
         for i in range(args.cold_runs):
             name = f"cold-{'built' if prebuilt else 'fresh'}-{i}"
-            figures, found = cold_start(root / name, demo if prebuilt else None)
+            figures, found = cold_start(root / name, demo if prebuilt else None, args.state_url)
             runs.append(figures)
             problems += found
         out["cold_start"]["demo built" if prebuilt else "demo not built"] = runs
     if args.questions:
         questions_, script = asked(args.warmup + args.questions)
-        run = Run(root / "overhead", demo, script)
+        run = Run(root / "overhead", demo, script, state_server=args.state_url)
         try:
             run.start()
             out["overhead"] = overhead(run, questions_, args.warmup)
@@ -295,6 +316,7 @@ def full(args: argparse.Namespace, root: Path, demo: Path) -> tuple[dict[str, An
             script,
             {"QUERYBOT_WORKERS": str(workers)},
             slack_latency_s=args.slack_latency,
+            state_server=args.state_url,
         )
         try:
             run.start()
@@ -306,16 +328,16 @@ def full(args: argparse.Namespace, root: Path, demo: Path) -> tuple[dict[str, An
 
 
 def short(root: Path, demo: Path) -> tuple[dict[str, Any], list[str]]:
-    """CI: one bot process (8 workers) for a few questions one by one, then 8 at once."""
+    """CI: one bot process (default settings) for a few questions one by one, then 8 at once."""
     one_by_one, script = asked(6)
     at_once, slow = asked(8, delay=0.5)
-    run = Run(root / "short", demo, script + slow, {"QUERYBOT_WORKERS": "8"})
+    run = Run(root / "short", demo, script + slow)
     try:
         ready = run.start()
         out = {
             "cold_start": {"demo built": [{"ready_s": round(ready, 2)}]},
             "overhead": overhead(run, one_by_one, warmup=1),
-            "concurrency": [concurrency(run, at_once, 0.5, 8)],
+            "concurrency": [concurrency(run, at_once, 0.5, DEFAULT_WORKERS)],
         }
     finally:
         run.stop()
@@ -346,7 +368,8 @@ def render(out: dict[str, Any]) -> str:
         lines.append(
             f"concurrency {c['threads']} threads, model {c['model_delay_s']:g} s, "
             f"Slack API {ms(c['slack_latency_s']):g} ms, "
-            f"{c['workers']} workers: {c['proposals']} proposals, {c['results']} results; "
+            f"{c['workers']} workers, {c['state']} state: "
+            f"{c['proposals']} proposals, {c['results']} results; "
             f"proposals wall {c['proposals_wall_s']} s (model bound {c['ideal_model_bound_s']:g} s"
             f", x{c['wall_over_model_bound']}; pool bound {c['ideal_pool_bound_s']:g} s); "
             f"approvals wall {c['approvals_wall_s']} s; "
@@ -355,7 +378,8 @@ def render(out: dict[str, Any]) -> str:
             f"{c['click_ack'].get('median_ms')} ms max {c['click_ack'].get('max_ms')} ms; "
             f"bot CPU {c['bot_cpu_ms_per_question']} ms a question, "
             f"{c['bot_cpu_ms_per_approval']} ms an approval; "
-            f"RSS idle {c['rss_idle_mib']} MiB, peak {c['rss_peak_mib']} MiB"
+            f"RSS idle {c['rss_idle_mib']} MiB, peak {c['rss_peak_mib']} MiB; "
+            f"load {c['load_1min'][0]} -> {c['load_1min'][1]}"
         )
     return "\n".join(lines)
 
@@ -367,10 +391,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=int, default=3, help="first questions left out of overhead")
     p.add_argument("--threads", type=int, default=50)
     p.add_argument("--delay", type=float, default=2.0, help="seconds per model call")
-    p.add_argument("--workers", default="8,50", help="QUERYBOT_WORKERS values to try")
+    p.add_argument(
+        "--workers", default=str(DEFAULT_WORKERS), help="QUERYBOT_WORKERS values to try, e.g. 8,64"
+    )
     p.add_argument("--cold-runs", type=int, default=3)
     p.add_argument(
         "--slack-latency", type=float, default=0, help="seconds the stand-in takes per call"
+    )
+    p.add_argument(
+        "--state-url",
+        metavar="URL",
+        help="postgresql://USER@HOST:PORT/DB: keep each bot's state in a throwaway database "
+        "created (and dropped) on that server, as with QUERYBOT_STATE_URL",
     )
     p.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = p.parse_args(argv)

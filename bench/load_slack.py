@@ -13,10 +13,15 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+
+import psycopg
 
 # The stand-in, the bot process and Slack's payloads live with the Slack tests (flat modules).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "slack"))
@@ -188,3 +193,17 @@ def peak_rss_mib(pid: int) -> tuple[float, float]:
         if name in {"VmHWM", "VmRSS"}:
             fields[name] = int(value.split()[0]) / 1024
     return fields["VmHWM"], fields["VmRSS"]
+
+
+@contextmanager
+def scratch_state(server_url: str) -> Iterator[str]:
+    """A new, empty database on the PostgreSQL server that `server_url` (postgresql://...) logs
+    in to as a user that may create databases: yields the database's URL, for
+    QUERYBOT_STATE_URL, then drops it (closing whatever connection is left to it)."""
+    name = f"querybot_load_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield urlsplit(server_url)._replace(path=f"/{name}").geturl()
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -338,9 +338,9 @@ class Conversations:
             self._redraw(record, f"{verdict} · {RUN_FAILED}")
         elif running.shown:
             self._redraw(record, verdict)  # the card no longer says "Running…"
-        self.store.finish(record.proposal_id)
         if outcome is None:
             self._fail(thread, None, DECIDE_FAILED)
+            self.store.finish(record.proposal_id)
             return
         try:
             if outcome.kind == "proposal":
@@ -359,6 +359,9 @@ class Conversations:
         except Exception:
             log.exception("Posting the outcome of proposal %s failed", record.proposal_id)
             self._fail(thread, None, DECIDE_FAILED)
+        # Finished only once the outcome is in the thread: a process killed before (the result's
+        # post held up by Slack) leaves its claim to `recover()`, which tells the thread.
+        self.store.finish(record.proposal_id)
 
     def _cancel(self, record: ProposalRecord, user: str) -> None:
         pid = record.proposal_id
