@@ -4,8 +4,8 @@ and after an answer: relax (an empty result: a loosened proposal, back to approv
 
 Before the first draft, when their strategies are on: vary (paraphrases for the table search),
 plan (a grounded plan), candidates (N drafts ranked by checks, then agreement, instead of
-generate's one); after validate accepts the model's SQL: check (a second model call, back to
-generate when it finds a problem).
+generate's one; it screens and judges them itself, so it routes as validate does); after the
+model's SQL is accepted: check (a second model call, back to generate when it finds a problem).
 
 Nodes decide; the routing functions below only read what the nodes decided."""
 
@@ -51,8 +51,8 @@ def model_step(state: ThreadState, strategies: Strategies) -> Step:
 
 
 def after_draft(state: ThreadState, strategies: Strategies) -> Step:
-    """After start (pasted SQL is a draft), the strategy steps, candidates and generate (no
-    draft: unreadable reply, asked again)."""
+    """After start (pasted SQL is a draft), the strategy steps and generate (no draft:
+    unreadable reply, asked again)."""
     if state.get("final"):
         return "finish"
     return "validate" if state.get("draft") else model_step(state, strategies)
@@ -116,9 +116,10 @@ def build_graph(
     graph.add_node("finish", finish)
     graph.add_edge(START, "start")
     to_draft = partial(after_draft, strategies=deps.strategies)
-    for node in ("start", "vary", "plan", "candidates", "generate"):
+    for node in ("start", "vary", "plan", "generate"):
         graph.add_conditional_edges(node, to_draft)
-    graph.add_conditional_edges("validate", after_validate)
+    for node in ("candidates", "validate"):
+        graph.add_conditional_edges(node, after_validate)
     graph.add_conditional_edges("check", after_check)
     graph.add_conditional_edges("approve", after_approve)
     graph.add_conditional_edges("execute", partial(after_execute, strategies=deps.strategies))

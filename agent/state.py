@@ -26,6 +26,9 @@ class Step(TypedDict):
     proposal_id: NotRequired[str]
     #: The person the step names (as given to the agent: a Slack user id, a login), if any.
     by: NotRequired[str]
+    #: A few words for the account's one-line summary, on steps worth naming there (the
+    #: strategies' plan, vote and self-check verdict).
+    brief: NotRequired[str]
 
 
 def add_steps(old: list[Step] | None, new: list[Step] | None) -> list[Step]:
@@ -55,8 +58,12 @@ class Draft(TypedDict):
     kind: Literal["sql", "clarify"]
     explanation: str
     sql: str
-    #: Written by the model (the self-check strategy judges only the model's SQL).
+    #: Written by the model (the self-check strategy judges only the model's SQL, and only
+    #: the model's gate failures are remembered as mistakes to avoid).
     by_model: NotRequired[bool]
+    #: Notes on this draft for the person approving (e.g. "2 of 3 drafts agreed"), shown among
+    #: its proposal's warnings; a draft that replaces it (a repair, an edit) has its own.
+    notes: NotRequired[list[str]]
 
 
 class ProposalState(TypedDict):
@@ -122,8 +129,6 @@ class ThreadState(TypedDict):
     plan: NotRequired[dict[str, Any] | None]
     #: The accepted SQL waits for the self-check before approval.
     needs_check: NotRequired[bool]
-    #: Notes for the person approving (e.g. "2 of 3 drafts agreed"), added to the warnings.
-    notes: NotRequired[list[str]]
 
 
 def reset_for_question() -> dict[str, Any]:
@@ -142,5 +147,4 @@ def reset_for_question() -> dict[str, Any]:
         "variations": None,
         "plan": None,
         "needs_check": False,
-        "notes": [],
     }

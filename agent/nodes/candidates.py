@@ -1,8 +1,12 @@
-"""Candidates (strategy `candidates:N`): N drafts asked at once (`Runnable.batch`), each put
-through the gate, the connector's cost estimate (a dry run where the engine has one) and the
-value check; drafts that are the same query once normalised by sqlglot count as agreeing. The
-best is the one that passes the checks with the most agreement (then the earliest); the person
-approving is told when the drafts disagreed ("2 of 3 drafts agreed").
+"""Candidates (strategy `candidates:N`): N drafts asked at once (all N calls in flight
+together), each screened like any draft (agent.nodes.validate.screen: the gate, the
+connector's cost estimate, a dry run where the engine has one, and the value check); drafts
+that are the same query once normalised by sqlglot count as agreeing, and are screened once.
+
+The best draft passes the checks with the most agreement (then the earliest); it is judged here
+(a proposal, or feedback for `generate`'s repair), so it is not screened twice. A clarifying
+question wins only when most drafts ask one, or when no SQL draft passes the checks. The person
+approving is told when the drafts disagreed ("2 of 3 drafts agreed"): a note on that draft only.
 
 Only the first attempt of a question is drafted N times; repairs go to `generate` (one call).
 Nothing here runs a query: a dry run is the most the warehouse is asked.
@@ -11,21 +15,21 @@ Nothing here runs a query: a dry run is the most the warehouse is asked.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 import sqlglot
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import get_executor_for_config
 from sqlglot.errors import SqlglotError
 
 from agent import prompts
-from agent.catalog import CatalogSnapshot
 from agent.context import AgentDeps
-from agent.gate import check_sql
-from agent.grounding import check_values
 from agent.model_errors import is_retryable, user_message
 from agent.nodes.generate import build_messages, model_context
+from agent.nodes.validate import Screened, judge, screen
 from agent.reply import SqlReply
 from agent.state import ThreadState
 from connectors.base import ConnectorError
@@ -34,13 +38,17 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Draft:
+class Candidate:
     index: int
     reply: SqlReply
-    #: The gate's, the estimate's and the value check's problems (none: it passed).
-    problems: tuple[str, ...]
+    #: The checks' outcome; None for a clarifying reply.
+    screened: Screened | None
     #: The statement normalised for comparison ("" for a clarifying reply).
     key: str
+
+    @property
+    def passed(self) -> bool:
+        return self.screened is not None and self.screened.ok
 
 
 def normalised(sql: str, dialect: str) -> str:
@@ -53,29 +61,37 @@ def normalised(sql: str, dialect: str) -> str:
     return tree.sql(dialect=dialect, normalize=True, comments=False)
 
 
-def _problems(sql: str, snapshot: CatalogSnapshot, deps: AgentDeps) -> tuple[tuple[str, ...], str]:
-    verdict = check_sql(sql, snapshot.gate_schema, row_limit=deps.limits.row_limit)
-    if not verdict.ok:
-        return tuple(str(r) for r in verdict.reasons), normalised(sql, snapshot.dialect)
-    key = normalised(verdict.sql, snapshot.dialect)
-    try:
-        estimate = deps.connector.estimate(verdict.sql)
-    except ConnectorError as exc:
-        return (exc.engine_message[:1000],), key
-    if estimate and estimate.refusal:
-        return (estimate.refusal,), key
-    live = deps.connector if deps.limits.profile_values else None
-    return tuple(str(m) for m in check_values(verdict.sql, snapshot, live)), key
+def rank(drafts: list[Candidate]) -> tuple[Candidate, int]:
+    """The draft to go on with and how many drafts agree with it.
 
-
-def rank(drafts: list[Draft]) -> tuple[Draft, int]:
-    """The best draft and how many drafts agree with it: passing the checks first, then
-    agreement, then the earliest."""
-    votes: dict[str, int] = {}
-    for d in drafts:
-        votes[d.key] = votes.get(d.key, 0) + 1
-    best = min(drafts, key=lambda d: (bool(d.problems), -votes[d.key], d.index))
+    A clarifying question when most drafts ask one, or when some draft asks one and no SQL
+    draft passes the checks; otherwise the SQL draft that passes the checks, then the one with
+    the most agreement, then the earliest."""
+    votes = Counter(d.key for d in drafts)
+    sql = [d for d in drafts if d.key]
+    asking = votes[""]
+    if not sql or asking * 2 > len(drafts) or (asking and not any(d.passed for d in sql)):
+        return next(d for d in drafts if not d.key), asking
+    best = min(sql, key=lambda d: (not d.passed, -votes[d.key], d.index))
     return best, votes[best.key]
+
+
+def _ask_all(
+    deps: AgentDeps, prompts_: list[list[BaseMessage]], config: RunnableConfig
+) -> list[dict[str, Any] | Exception]:
+    """Each prompt's structured reply, or the exception its call ended with, all calls in
+    flight at once. Each call keeps its own retries: `Runnable.batch` over the retrying model
+    loses every draft when one call fails for good (langchain-core 1.7's `RunnableRetry`
+    re-raises the first failure, and `return_exceptions` then returns it for every input)."""
+
+    def ask(messages: list[BaseMessage]) -> dict[str, Any] | Exception:
+        try:
+            return deps.structured_model.invoke(messages, config)
+        except Exception as exc:  # one draft lost; the others may still answer
+            return exc
+
+    with get_executor_for_config({**config, "max_concurrency": len(prompts_)}) as pool:
+        return list(pool.map(ask, prompts_))
 
 
 def candidates(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
@@ -91,51 +107,81 @@ def candidates(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> d
         [*base, HumanMessage(prompts.CANDIDATE.format(number=i, total=total))]
         for i in range(2, total + 1)
     ]
-    outs = deps.structured_model.batch(prompts_, config, return_exceptions=True)
-    drafts, errors = [], []
+    outs = _ask_all(deps, prompts_, config)
+    drafts: list[Candidate] = []
+    errors: list[Exception] = []
+    screened: dict[str, Screened] = {}  # by normalised SQL: the same statement is checked once
     for index, out in enumerate(outs):
         if isinstance(out, Exception):
+            log.warning("a candidate draft failed: %r", out)
             errors.append(out)
             continue
         reply: SqlReply | None = out.get("parsed")
         if reply is None:
             continue
         if reply.kind == "clarify" or not reply.sql.strip():
-            drafts.append(Draft(index, reply, (), ""))
-        else:
-            drafts.append(Draft(index, reply, *_problems(reply.sql, snapshot, deps)))
+            drafts.append(Candidate(index, reply, None, ""))
+            continue
+        written = normalised(reply.sql, snapshot.dialect)
+        if written not in screened:
+            screened[written] = screen(reply.sql, snapshot, deps)
+        checks = screened[written]
+        key = normalised(checks.verdict.sql, snapshot.dialect) if checks.verdict.ok else written
+        drafts.append(Candidate(index, reply, checks, key))
+    lost = []
+    if errors:
+        lost.append(f"{len(errors)} model call(s) failed")
+    if unread := len(outs) - len(errors) - len(drafts):
+        lost.append(f"{unread} repl{'y' if unread == 1 else 'ies'} could not be read")
+    lost_text = f" ({'; '.join(lost)})" if lost else ""
     if not drafts:
-        if errors and len(errors) == len(outs):
+        if len(errors) == len(outs):
             exc = errors[0]
             calls = deps.limits.model_attempts if is_retryable(exc) else 1
             message = user_message(exc, attempts=calls)
-            return {"attempts": attempts, "final": {"kind": "failed", "message": message}}
-        problem = "None of your drafts was valid JSON for the required schema."
-        return {"attempts": attempts, "draft": None, "feedback": [problem]}
+            step = {"kind": "failed", "text": message}
+            return {
+                "attempts": attempts,
+                "final": {"kind": "failed", "message": message},
+                "trace": [step],
+            }
+        text = f"None of the {total} drafts could be used{lost_text}, so the model was asked again."
+        return {
+            "attempts": attempts,
+            "draft": None,
+            "feedback": ["None of your drafts was valid JSON for the required schema."],
+            "trace": [{"kind": "unreadable", "text": text}],
+        }
     best, agreeing = rank(drafts)
-    step = f"{len(drafts)} drafts were written at once; {agreeing} agreed on the one kept."
+    read = len(drafts)
     if not best.key:
+        text = f"{agreeing} of {read} drafts asked a clarifying question instead of writing SQL"
+        step = {"kind": "candidates", "text": text + lost_text + ".", "brief": text.lower()}
         message = best.reply.explanation.strip() or "Could you rephrase?"
         return {
             "attempts": attempts,
             "final": {"kind": "clarify", "message": message},
-            "trace": [{"kind": "candidates", "text": step}],
+            "trace": [step],
         }
+    failed = sum(1 for d in drafts if d.key and not d.passed)
+    asking = sum(1 for d in drafts if not d.key)
+    others = [f"{failed} failed the checks"] if failed else []
+    others += [f"{asking} asked a clarifying question instead"] if asking else []
+    vote = f"{agreeing} of {read} drafts agreed on the one kept"
+    text = f"{total} drafts were written at once{lost_text}; " + "; ".join([vote, *others])
+    step = {"kind": "candidates", "text": text + ".", "brief": vote}
     notes = []
-    if agreeing < len(drafts) and not best.problems:
-        failed = sum(bool(d.problems) for d in drafts)
-        note = f"{agreeing} of {len(drafts)} drafts agreed on this query"
-        notes.append(note + (f"; {failed} failed the checks." if failed else "."))
+    if agreeing < read and best.passed:
+        notes.append(
+            "; ".join([f"{agreeing} of {read} drafts agreed on this query", *others]) + "."
+        )
     draft = {
         "kind": "sql",
         "explanation": best.reply.explanation.strip(),
         "sql": best.reply.sql,
         "by_model": True,
-    }
-    return {
-        "attempts": attempts,
-        "draft": draft,
-        "feedback": [],
         "notes": notes,
-        "trace": [{"kind": "candidates", "text": step}],
     }
+    assert best.screened is not None
+    update = judge({**state, "attempts": attempts}, draft, best.screened, config, deps)
+    return {**update, "attempts": attempts, "draft": draft, "trace": [step, *update["trace"]]}

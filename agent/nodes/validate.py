@@ -1,19 +1,59 @@
-"""Put the draft through the SQL gate, then check its literal filters against the values that
-occur (agent.grounding); a pass becomes a proposal, a failure feedback for repair."""
+"""Put the draft through the SQL gate, the connector's cost estimate and the value check (real
+values for its literal filters, agent.grounding); a pass becomes a proposal, a failure feedback
+for repair.
+
+`screen` (the three checks) and `judge` (what their outcome does to the question) are shared
+with the candidates strategy, which screens N drafts and judges the best.
+"""
 
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
 from agent.audit import sql_sha256
+from agent.catalog import CatalogSnapshot
 from agent.context import AgentDeps, thread_of
-from agent.gate import check_sql
+from agent.gate import Verdict, check_sql
 from agent.grounding import check_values
-from agent.state import ThreadState
-from connectors.base import ConnectorError
+from agent.state import Draft, ThreadState
+from connectors.base import ConnectorError, CostEstimate
+
+
+@dataclass(frozen=True)
+class Screened:
+    """One statement after the gate, the cost estimate and the value check."""
+
+    verdict: Verdict
+    estimate: CostEstimate | None
+    #: Why it cannot be proposed (none: it passed), with a stable code for each.
+    problems: tuple[str, ...]
+    codes: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict.ok and not self.problems
+
+
+def screen(sql: str, snapshot: CatalogSnapshot, deps: AgentDeps) -> Screened:
+    """The gate first; then, for what it lets through, the cost estimate (a dry run where the
+    engine has one: nothing runs) and the literal filter values."""
+    verdict = check_sql(sql, snapshot.gate_schema, row_limit=deps.limits.row_limit)
+    if not verdict.ok:
+        reasons = verdict.reasons
+        return Screened(verdict, None, tuple(map(str, reasons)), tuple(r.code for r in reasons))
+    try:
+        estimate = deps.connector.estimate(verdict.sql)
+    except ConnectorError as exc:  # e.g. a dry run refused by the warehouse
+        return Screened(verdict, None, (exc.engine_message[:1000],), ("estimate_failed",))
+    if estimate and estimate.refusal:
+        return Screened(verdict, estimate, (estimate.refusal,), ("over_cost_limit",))
+    live = deps.connector if deps.limits.profile_values else None
+    misses = tuple(str(m) for m in check_values(verdict.sql, snapshot, live))
+    return Screened(verdict, estimate, misses, ("value_not_found",) * len(misses))
 
 
 def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
@@ -24,23 +64,20 @@ def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
     except ConnectorError as exc:
         message = f"I could not read the warehouse's tables: {exc.message} {exc.hint}"
         return {"final": {"kind": "failed", "message": message}}
-    verdict = check_sql(draft["sql"], snapshot.gate_schema, row_limit=deps.limits.row_limit)
-    problems = [str(reason) for reason in verdict.reasons]
-    codes = [r.code for r in verdict.reasons]
-    estimate = None
-    if verdict.ok:
-        try:
-            estimate = deps.connector.estimate(verdict.sql)
-        except ConnectorError as exc:  # e.g. a dry run refused by the warehouse
-            problems, codes = [exc.engine_message[:1000]], ["estimate_failed"]
-        else:
-            if estimate and estimate.refusal:
-                problems, codes = [estimate.refusal], ["over_cost_limit"]
-    if verdict.ok and not problems:
-        live = deps.connector if deps.limits.profile_values else None
-        problems = [str(m) for m in check_values(verdict.sql, snapshot, live)]
-        codes = ["value_not_found"] * len(problems)
-    if verdict.ok and not problems:
+    return judge(state, draft, screen(draft["sql"], snapshot, deps), config, deps)
+
+
+def judge(
+    state: ThreadState,
+    draft: Draft,
+    screened: Screened,
+    config: RunnableConfig,
+    deps: AgentDeps,
+) -> dict[str, Any]:
+    """The update for `draft` once `screened`: a proposal (its warnings include the draft's own
+    notes), or feedback for repair (failed when the question's attempts are spent)."""
+    verdict, estimate = screened.verdict, screened.estimate
+    if screened.ok:
         proposal = {
             "proposal_id": uuid.uuid4().hex,
             "question": state["question"],
@@ -49,7 +86,7 @@ def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
             "tables": list(verdict.tables),
             "sql_sha256": sql_sha256(verdict.sql),
             "warnings": [
-                *state.get("notes", []),
+                *draft.get("notes", []),
                 *verdict.warnings,
                 *(estimate.warnings if estimate else ()),
             ],
@@ -75,14 +112,17 @@ def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
         # the self-check strategy judges the model's SQL, not a person's
         check = deps.strategies.self_check and bool(draft.get("by_model"))
         return {"proposal": proposal, "feedback": [], "trace": steps, "needs_check": check}
+    problems = list(screened.problems)
     deps.audit.record(
         thread_of(config),
         "gate_rejected",
         actor=state.get("user", ""),
         sql=draft["sql"],
-        detail={"reasons": problems, "codes": codes},
+        detail={"reasons": problems, "codes": list(screened.codes)},
     )
-    if deps.strategies.remember_failures:
+    # the model's mistakes only: a person's pasted or edited SQL, or the loosened query, says
+    # nothing about what the model should avoid
+    if deps.strategies.remember_failures and draft.get("by_model"):
         deps.failures.record(
             deps.connector.name, thread_of(config), "rejected", problems, draft["sql"]
         )

@@ -1,22 +1,31 @@
-"""A tiny real DuckDB warehouse and an agent factory over the scripted model."""
+"""A tiny real DuckDB warehouse and agent factories over the scripted model (`make_agent`;
+`make` for the answer-quality strategies, with values profiled and grounded)."""
 
 from __future__ import annotations
 
 import json
+import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pytest
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.context import AgentDeps, Limits, Strategies
 from agent.conversation import Agent
 from agent.models import ScriptedChatModel
+from agent.strategies import parse_strategies
 from connectors.base import RunContext
 from connectors.duckdb import DuckDBConnector
+
+NORTH = "SELECT SUM(amount) AS total FROM sales WHERE region = 'North'"
+SOUTH = "SELECT SUM(amount) AS total FROM sales WHERE region = 'South'"
 
 
 @pytest.fixture(scope="session")
@@ -85,3 +94,100 @@ def make_agent(shop_path: Path) -> MakeAgent:
     yield make
     for connector in connectors:
         connector.close()
+
+
+# -- the answer-quality strategies ----------------------------------------------------------
+
+Make = Callable[..., tuple[Agent, ScriptedChatModel, Spy]]
+
+
+@pytest.fixture
+def make(shop_path: Path) -> Iterator[Make]:
+    """An agent with the strategies named as `QUERYBOT_STRATEGIES` names them, over `replies`
+    (or a prepared `model`), with column values profiled and checked live."""
+    opened: list[tuple[Agent, Spy]] = []
+
+    def build(
+        replies: list[str],
+        strategies: str,
+        *,
+        path: Path = shop_path,
+        model: ScriptedChatModel | None = None,
+        limits: Limits | None = None,
+        **deps: object,
+    ) -> tuple[Agent, ScriptedChatModel, Spy]:
+        model = model or ScriptedChatModel(replies=replies)
+        connector = Spy(path)
+        agent = Agent(
+            AgentDeps(
+                connector=connector,
+                model=model,
+                limits=limits or Limits(profile_values=True),
+                strategies=parse_strategies(strategies),
+                **deps,  # type: ignore[arg-type]
+            ),
+            InMemorySaver(),
+        )
+        opened.append((agent, connector))
+        return agent, model, connector
+
+    yield build
+    for agent, connector in opened:
+        agent.deps.catalog.wait_idle(timeout_s=30)  # value profiling in the background
+        connector.close()
+
+
+def plan_reply(*filters: tuple[str, str], kind: str = "plan", explanation: str = "") -> str:
+    return json.dumps(
+        {
+            "kind": kind,
+            "explanation": explanation or "Total sales of one region.",
+            "fields": ["SUM(sales.amount)"],
+            "filters": [{"column": c, "operator": "=", "value": v} for c, v in filters],
+            "grouping": [],
+            "ordering": "",
+        }
+    )
+
+
+def check_reply(valid: bool, feedback: str = "") -> str:
+    return json.dumps({"valid": valid, "feedback": feedback})
+
+
+def clarify_reply(question: str = "Which region do you mean?") -> str:
+    return json.dumps({"kind": "clarify", "explanation": question, "sql": ""})
+
+
+def error_reply(message: str = "API key not valid", status: int | str = 401) -> str:
+    """A call that fails as a provider does (401: a bad key, never retried)."""
+    return json.dumps({"__error__": message, "status": status})
+
+
+def prompt_of(model: ScriptedChatModel, call: int) -> str:
+    return "\n".join(str(m.content) for m in model.seen[call])
+
+
+class ByDraft(ScriptedChatModel):
+    """Answers candidate draft n (its prompt's "Draft n of N" note; none: draft 1, and any
+    later call) with `replies[n - 1]`, whatever order the concurrent calls arrive in.
+
+    With a `barrier` (a `threading.Barrier(N, timeout=...)`), each call first waits there until
+    all N calls are in flight: calls made one after another break it, and fail."""
+
+    barrier: Any = None
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.barrier is not None:
+            self.barrier.wait()
+        found = re.search(r"Draft (\d+) of \d+", str(messages[-1].content))
+        one = ScriptedChatModel(replies=[self.replies[int(found.group(1)) - 1 if found else 0]])
+        with self._lock:
+            self._seen.append(list(messages))
+            self._next += 1
+        return one._generate(messages, stop, run_manager, **kwargs)

@@ -3,77 +3,26 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.context import AgentDeps, Limits, Strategies
-from agent.conversation import Agent
+from agent.context import Limits, Strategies
 from agent.failures import FailureStore
-from agent.models import ScriptedChatModel
 from agent.nodes.candidates import normalised
 from agent.question_context import ContextLimits
-from agent.strategies import parse_strategies
 from bot.blocks.messages import proposal as proposal_message
-from tests.agent.conftest import Spy, reply
-
-NORTH = "SELECT SUM(amount) AS total FROM sales WHERE region = 'North'"
-SOUTH = "SELECT SUM(amount) AS total FROM sales WHERE region = 'South'"
-
-Make = Callable[..., tuple[Agent, ScriptedChatModel, Spy]]
-
-
-@pytest.fixture
-def make(shop_path: Path) -> Iterator[Make]:
-    opened: list[tuple[Agent, Spy]] = []
-
-    def build(
-        replies: list[str], strategies: str, *, path: Path = shop_path, **deps: object
-    ) -> tuple[Agent, ScriptedChatModel, Spy]:
-        model = ScriptedChatModel(replies=replies)
-        connector = Spy(path)
-        agent = Agent(
-            AgentDeps(
-                connector=connector,
-                model=model,
-                limits=Limits(profile_values=True),
-                strategies=parse_strategies(strategies),
-                **deps,  # type: ignore[arg-type]
-            ),
-            InMemorySaver(),
-        )
-        opened.append((agent, connector))
-        return agent, model, connector
-
-    yield build
-    for agent, connector in opened:
-        agent.deps.catalog.wait_idle(timeout_s=30)  # value profiling in the background
-        connector.close()
-
-
-def plan_reply(*filters: tuple[str, str], kind: str = "plan", explanation: str = "") -> str:
-    return json.dumps(
-        {
-            "kind": kind,
-            "explanation": explanation or "Total sales of one region.",
-            "fields": ["SUM(sales.amount)"],
-            "filters": [{"column": c, "operator": "=", "value": v} for c, v in filters],
-            "grouping": [],
-            "ordering": "",
-        }
-    )
-
-
-def check_reply(valid: bool, feedback: str = "") -> str:
-    return json.dumps({"valid": valid, "feedback": feedback})
-
-
-def prompt_of(model: ScriptedChatModel, call: int) -> str:
-    return "\n".join(str(m.content) for m in model.seen[call])
-
+from tests.agent.conftest import (
+    NORTH,
+    SOUTH,
+    ByDraft,
+    Make,
+    check_reply,
+    plan_reply,
+    prompt_of,
+    reply,
+)
 
 # -- self-check -----------------------------------------------------------------------------
 
@@ -124,7 +73,9 @@ def test_pasted_sql_is_not_self_checked(make: Make) -> None:
 
 def test_three_candidates_two_agreeing_propose_their_sql_and_say_so(make: Make) -> None:
     same = "select sum(AMOUNT) as total\nfrom SALES where REGION = 'North'"
-    agent, model, _ = make([reply(NORTH), reply(SOUTH), reply(same)], "none,candidates:3")
+    # the odd one out is the first draft: only agreement makes the other two win
+    model = ByDraft(replies=[reply(SOUTH), reply(NORTH), reply(same)])
+    agent, _, _ = make([], "none,candidates:3", model=model)
     outcome = agent.ask("t1", "What were total sales in the North?", user="U1")
     assert outcome.kind == "proposal" and outcome.proposal
     assert model.calls == 3
