@@ -5,6 +5,12 @@ with the jars the first runner names; a later runner whose jar is missing from i
 error. Connections are pooled with SQLAlchemy's `QueuePool`, opened read-only
 (`Connection.setReadOnly(true)`), and a connection whose run failed is discarded.
 
+A driver may not honour the read-only flag (Looker's runner only tries it), and a JDBC
+statement runs in full, committed under autocommit, before the driver says whether it returned
+rows. So a statement is refused before it reaches the driver unless its first word, after
+spaces and opening parentheses, is SELECT, WITH or VALUES; a leading comment is refused too
+(an engine that nests comments could read a different first word).
+
 Each run makes its own `java.sql.Statement` (`createStatement`: HSQLDB, for one, cannot cancel a
 running prepared statement), so it can carry `setQueryTimeout` and be cancelled with
 `Statement.cancel()` from another thread. A watchdog thread cancels it at the time limit (drivers
@@ -21,6 +27,7 @@ import contextlib
 import logging
 import math
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -58,6 +65,8 @@ log = logging.getLogger(__name__)
 _RECANCEL_S = 0.05
 #: Seconds a run waits for a pooled connection before the warehouse counts as busy.
 _POOL_WAIT_S = 30.0
+#: How a query starts: the only statements a run sends to the driver.
+_QUERY_START = re.compile(r"[\s(]*(?:SELECT|WITH|VALUES)\b", re.IGNORECASE)
 
 _JVM_LOCK = threading.Lock()
 
@@ -207,6 +216,13 @@ class JdbcRunner:
         """Run one statement: keep `max_rows` rows, count the rest, stop at `timeout_s`."""
         if max_rows < 0:
             raise ValueError("max_rows must not be negative")
+        if not _QUERY_START.match(sql):
+            first = sql.split(None, 1)[0][:30] if sql.strip() else "nothing"
+            raise PermissionDenied(
+                f"{self.name} runs queries only, and this statement starts with {first!r}, not "
+                "SELECT or WITH; it was not sent.",
+                hint="Send one SELECT (without a comment before it).",
+            )
         started = time.perf_counter()
         with self._runs.track(context.job_key if context else "") as run:
             if run.cancelled:

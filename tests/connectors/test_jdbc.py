@@ -1,7 +1,8 @@
 """The generic JDBC runner against a real JDBC driver: HSQLDB from Debian's packages.
 
-Read-only connections, the row cap and count, the engine's timeout, a cancel from another
-thread, and the errors users see (bad login, unreachable server, missing jar or driver class).
+Read-only connections, statements that are not queries refused before they are sent, the row
+cap and count, the engine's timeout, a cancel from another thread, and the errors users see
+(bad login, unreachable server, missing jar or driver class).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 
+import jpype
 import pytest
 
 from connectors.base import (
@@ -20,7 +22,8 @@ from connectors.base import (
     RunContext,
     WarehouseUnavailable,
 )
-from connectors.jdbc import JdbcRunner
+from connectors.jdbc import JdbcRunner, translate
+from connectors.looker import LookerConnector
 from tests.fixtures.looker import standin
 
 
@@ -73,12 +76,19 @@ def test_the_aggregate_function_of_the_standin_sums_measures(runner: JdbcRunner)
 
 
 def test_the_connection_is_read_only_even_for_a_login_that_may_write(standin_url: str) -> None:
+    """Below the runner's own refusal of non-queries, the engine refuses a write on its pooled
+    connections: the read-only flag holds even for the DBA."""
     admin = runner_for(standin_url, user="SA", password="")
     try:
-        with pytest.raises(PermissionDenied, match="read-only"):
-            admin.run(
-                "INSERT INTO `shop`.`users` (`users.id`) VALUES (9)", max_rows=1, timeout_s=30
-            )
+        with admin.connection() as conn:
+            assert conn.jconn.isReadOnly()
+            statement = conn.jconn.createStatement()
+            with pytest.raises(jpype.JException) as raised:
+                statement.execute("INSERT INTO `shop`.`users` (`users.id`) VALUES (9)")
+            statement.close()
+        error = translate(raised.value, name="HSQLDB")
+        assert isinstance(error, PermissionDenied)
+        assert "refused to write on a read-only connection" in error.message
         count = admin.run("SELECT COUNT(*) FROM `shop`.`users`", max_rows=1, timeout_s=30)
         assert count.rows == [(2,)]
     finally:
@@ -102,9 +112,63 @@ def test_file_reads_need_a_login_without_admin_rights(standin_url: str) -> None:
         bot.close()
 
 
-def test_a_statement_without_rows_is_refused(runner: JdbcRunner) -> None:
-    with pytest.raises(PermissionDenied, match="returns no rows"):
-        runner.run("COMMIT", max_rows=1, timeout_s=30)
+#: Statements that are not queries, written as they could reach the connector without the gate.
+NOT_QUERIES = [
+    "INSERT INTO `shop`.`users` (`users.id`) VALUES (9)",
+    "UPDATE `shop`.`orders` SET `orders.amount` = 0",
+    "DELETE FROM `shop`.`users`",
+    "CREATE TABLE `shop`.`querybot_probe` (x INT)",
+    "DROP TABLE `slow`.`nums`",
+    "/* SELECT */ DELETE FROM `shop`.`users`",
+    "-- SELECT\nDELETE FROM `shop`.`users`",
+    "COMMIT",
+    "",
+]
+
+
+def standin_state(runner: JdbcRunner) -> list[object]:
+    """The stand-in's tables and the rows of the model's two Explores."""
+    tables = runner.run(
+        "SELECT TABLE_SCHEMA, TABLE_NAME FROM INFORMATION_SCHEMA.TABLES "
+        "WHERE TABLE_SCHEMA IN ('shop', 'slow') ORDER BY 1, 2",
+        max_rows=100,
+        timeout_s=30,
+    )
+    rows = [
+        runner.run(f"SELECT * FROM `shop`.`{t}` ORDER BY 1", max_rows=100, timeout_s=30).rows
+        for t in ("orders", "users")
+    ]
+    return [tables.rows, *rows]
+
+
+def test_a_login_that_can_write_changes_nothing(standin_url: str) -> None:
+    """Looker's runner only tries the read-only flag (`read_only="try"`). A driver that ignores
+    it is modelled by lifting the flag on the one pooled connection of a DBA's runner: writes
+    sent straight to the connector are refused before they reach the driver (a JDBC statement
+    runs, and commits, before the driver tells whether it returned rows)."""
+    admin = JdbcRunner(
+        name="Looker",
+        driver=standin.DRIVER,
+        url=standin_url,
+        jars=[standin.require_jar()],
+        properties={"user": "SA", "password": ""},
+        read_only="try",
+        pool_size=1,
+    )
+    looker = LookerConnector(admin, sample_rows=0)
+    try:
+        with admin.connection() as conn:
+            conn.jconn.setReadOnly(False)
+        before = standin_state(admin)
+        for sql in NOT_QUERIES:
+            with pytest.raises(PermissionDenied, match="runs queries only") as caught:
+                looker.run(sql, max_rows=1, timeout_s=30)
+            assert "not sent" in caught.value.message and "SELECT" in caught.value.hint
+        assert standin_state(admin) == before
+        with admin.connection() as conn:  # the same connection, still able to write
+            assert not conn.jconn.isReadOnly()
+    finally:
+        looker.close()
 
 
 def test_engine_errors_are_query_failures_with_the_engine_text(runner: JdbcRunner) -> None:
