@@ -16,7 +16,7 @@ import slack_payloads as payloads
 from botproc import BotProcess, audit_events, data_dir_with, sql_reply, write_script
 from slack_flow import has_text
 from slack_payloads import ALICE, BOB
-from standin import SlackStandin
+from standin import Call, SlackStandin
 
 from bot.blocks import APPROVE_ACTION
 from bot.threads import INTERRUPTED, RESTARTED_ASKING, RESTARTED_RUNNING
@@ -27,6 +27,8 @@ SLOW = (
     "SELECT COUNT(*) AS n FROM demo.main.orders AS a CROSS JOIN demo.main.order_items AS b"
     " CROSS JOIN demo.main.regions AS r WHERE (a.order_id * 7 + b.quantity + r.region_id) % 13 = 0"
 )
+#: Retry-After of a held Slack call: far longer than the test.
+HOLD_S = 600
 
 
 def bot_for(slack: SlackStandin, demo_db: Path, tmp_path: Path, replies: list) -> BotProcess:
@@ -131,6 +133,78 @@ def test_killed_while_the_approved_query_runs(
         flow.click(bot, fresh, approve=True)
         flow.result(slack, thread)
         assert executions(bot, pid) == ["proposed", "approved"]  # never run again
+        ran = [e["proposal_id"] for e in audit_events(bot, event="executed")]
+        assert ran == [fresh.action_values()[APPROVE_ACTION]]
+    print(bot.log()[-5000:])
+
+
+def held(slack: SlackStandin, method: str) -> Call:
+    """The call to `method` the stand-in answered 429 to; the bot waits out its Retry-After."""
+    return slack.wait_for(
+        lambda: next((c for c in slack.calls_to(method) if c.status == 429), None),
+        what=f"the bot to be held on {method}",
+    )
+
+
+def test_killed_after_the_query_ran_before_the_result_was_posted(
+    slack: SlackStandin, demo_db: Path, tmp_path: Path
+) -> None:
+    bot = bot_for(slack, demo_db, tmp_path, [sql_reply(COUNT_CUSTOMERS, "Counts.")])
+    with bot:
+        thread = flow.ask(bot, "how many customers?")
+        proposal = flow.proposal(slack, thread)
+        pid = proposal.action_values()[APPROVE_ACTION]
+        # the result's post is the next chat.postMessage: Slack holds it back for ten minutes
+        slack.rate_limit("chat.postMessage", retry_after=HOLD_S)
+        flow.click(bot, proposal, approve=True)
+        held(slack, "chat.postMessage")
+        assert executions(bot, pid) == ["proposed", "approved", "executed"]
+        bot.kill()
+
+        bot.start()
+        note = flow.wait_message(slack, thread, has_text(RESTARTED_RUNNING), "the restart note")
+        assert note.action_values() == {}
+        card = flow.wait_message(
+            slack, thread, lambda m: m.ts == proposal.ts and INTERRUPTED in m.all_text(), "card"
+        )
+        assert f"Approved by <@{BOB}>" in card.all_text() and card.action_values() == {}
+        flow.click(bot, proposal, approve=True, user=ALICE)  # a stale click claims nothing
+        slack.wait_for(lambda: slack.ephemerals_for(thread.channel, ALICE), what="the note")
+        assert executions(bot, pid) == ["proposed", "approved", "executed"]  # not run again
+    print(bot.log()[-5000:])
+
+
+def test_killed_between_the_claim_and_the_recorded_approval(
+    slack: SlackStandin, demo_db: Path, tmp_path: Path
+) -> None:
+    replies = [sql_reply(COUNT_CUSTOMERS, "Counts."), sql_reply(COUNT_CUSTOMERS, "Counts.")]
+    bot = bot_for(slack, demo_db, tmp_path, replies)
+    with bot:
+        thread = flow.ask(bot, "how many customers?")
+        proposal = flow.proposal(slack, thread)
+        pid = proposal.action_values()[APPROVE_ACTION]
+        # the click is claimed, then its card is redrawn "Approved by" before anything runs:
+        # Slack holds that chat.update back, so the approval is not recorded yet
+        slack.rate_limit("chat.update", retry_after=HOLD_S)
+        flow.click(bot, proposal, approve=True)
+        held(slack, "chat.update")
+        assert executions(bot, pid) == ["proposed"]
+        bot.kill()
+
+        bot.start()
+        note = flow.wait_message(slack, thread, has_text(RESTARTED_RUNNING), "the restart note")
+        assert note.action_values() == {}
+        card = flow.wait_message(
+            slack, thread, lambda m: m.ts == proposal.ts and INTERRUPTED in m.all_text(), "card"
+        )
+        assert card.action_values() == {}
+        flow.click(bot, proposal, approve=True, user=ALICE)  # a stale click claims nothing
+        slack.wait_for(lambda: slack.ephemerals_for(thread.channel, ALICE), what="the note")
+        flow.ask(bot, "how many customers then?", thread=thread)  # the thread goes on
+        fresh = flow.proposal(slack, thread, skip=1)
+        flow.click(bot, fresh, approve=True)
+        flow.result(slack, thread)
+        assert executions(bot, pid) == ["proposed"]  # never approved, never run
         ran = [e["proposal_id"] for e in audit_events(bot, event="executed")]
         assert ran == [fresh.action_values()[APPROVE_ACTION]]
     print(bot.log()[-5000:])
