@@ -1,10 +1,12 @@
-"""Remembered failures: SQL the gate rejected or the warehouse refused, per connector.
+"""Remembered failures: the model's SQL the gate rejected, SQL the warehouse refused, and SQL a
+person rejected, per connector.
 
 The remember-failures strategy gives the model, before it writes SQL, the problems met earlier in
 the same thread and those that recur across threads on the same connector (seen in at least two
 threads), as "avoid" hints: a misspelt column or a function the engine lacks is then not tried
-again and again. Only the problem text is kept and shown (no result rows); each is cut to one
-line of at most 300 characters.
+again and again. A person's rejection (`PERSON_REJECTED`) is a hint for the rest of its thread
+only: what one person turned down says nothing about another thread's question. Only the problem
+text is kept and shown (no result rows); each is cut to one line of at most 300 characters.
 
 One SQLite table; `:memory:` by default, a file path in production.
 """
@@ -32,6 +34,9 @@ CREATE INDEX IF NOT EXISTS failures_by_connector ON failures (connector, problem
 #: Characters of one remembered problem.
 PROBLEM_CHARS = 300
 
+#: The kind of a failure that is a person's rejection (a hint in its own thread only).
+PERSON_REJECTED = "person_rejected"
+
 
 def one_line(problem: str) -> str:
     """A problem as it is remembered: its first line, spaces collapsed, cut short."""
@@ -51,7 +56,8 @@ class FailureStore:
             self._conn.executescript(SCHEMA)
 
     def record(self, connector: str, thread: str, kind: str, problems: list[str], sql: str) -> None:
-        """Remember `problems` (gate reasons or an engine error: `kind`) met by `sql`."""
+        """Remember `problems` (gate reasons, an engine error, a rejection: `kind`) met by
+        `sql`."""
         at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         rows = [
             (connector, thread, kind, line, sql[:2000], at)
@@ -67,7 +73,8 @@ class FailureStore:
 
     def hints(self, connector: str, thread: str, limit: int = 5) -> list[str]:
         """Problems to avoid: this thread's latest, then those recurring in other threads
-        (at least two), most frequent first; at most `limit`, each once."""
+        (at least two; never a person's rejection), most frequent first; at most `limit`, each
+        once."""
         with self._lock:
             mine = self._conn.execute(
                 "SELECT problem FROM failures WHERE connector = ? AND thread = ?"
@@ -75,9 +82,10 @@ class FailureStore:
                 (connector, thread, limit),
             ).fetchall()
             recurring = self._conn.execute(
-                "SELECT problem FROM failures WHERE connector = ? GROUP BY problem"
-                " HAVING count(DISTINCT thread) >= 2 ORDER BY count(*) DESC, max(id) DESC LIMIT ?",
-                (connector, limit),
+                "SELECT problem FROM failures WHERE connector = ? AND kind != ?"
+                " GROUP BY problem HAVING count(DISTINCT thread) >= 2"
+                " ORDER BY count(*) DESC, max(id) DESC LIMIT ?",
+                (connector, PERSON_REJECTED, limit),
             ).fetchall()
         found = dict.fromkeys(p for (p,) in [*mine, *recurring])
         return list(found)[:limit]

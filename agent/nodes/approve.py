@@ -1,6 +1,8 @@
 """Wait for a person: the graph pauses here until the proposal is approved or rejected.
 
 The node re-runs from the top on resume, so nothing before `interrupt()` may have side effects.
+A rejection is remembered (the remember-failures strategy) so the model does not propose the same
+SQL again in this thread.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import interrupt
 
 from agent.context import AgentDeps, thread_of
+from agent.failures import PERSON_REJECTED
 from agent.state import ThreadState
 
 
@@ -44,6 +47,12 @@ def approve(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
     )
     pid = proposal["proposal_id"]
     if not decision["approved"]:
+        if deps.strategies.remember_failures:
+            sql = " ".join(proposal["sql"].split())
+            problem = f"A person rejected this SQL, so do not propose it again: {sql}"
+            deps.failures.record(
+                deps.connector.name, thread_of(config), PERSON_REJECTED, [problem], proposal["sql"]
+            )
         message = f"Rejected by {decision['by']}; nothing was run."
         step = {"kind": "rejected", "text": message, "proposal_id": pid, "by": decision["by"]}
         return {
