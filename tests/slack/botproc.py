@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pgdb
 from slack_payloads import action_request, event_request, signed_headers
 from socket_standin import SocketModeStandin
 from standin import SlackStandin
@@ -203,7 +204,13 @@ class BotProcess:
 
 def audit_events(bot: BotProcess, **where: str) -> list[dict[str, Any]]:
     """Rows of the agent's append-only audit log (`proposed`, `approved`, `executed`, ...)
-    matching `where` (column = value): the record of what really ran."""
+    matching `where` (column = value): the record of what really ran. The log is in the bot's
+    data directory, or in the PostgreSQL database of its QUERYBOT_STATE_URL."""
+    state_url = bot.extra_env.get("QUERYBOT_STATE_URL")
+    if state_url:
+        clause = " AND ".join(f"{column} = %s" for column in where) or "TRUE"
+        query = f"SELECT * FROM audit WHERE {clause} ORDER BY id"
+        return pgdb.rows(state_url, query, *where.values())
     path = bot.data_dir / "audit.sqlite"
     clause = " AND ".join(f"{column} = ?" for column in where) or "1 = 1"
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
