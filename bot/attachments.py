@@ -1,5 +1,7 @@
 """Files posted with a result: the rows as CSV when the message shows only some of them, and a
-chart PNG when the result is a time series or a small category breakdown.
+chart PNG when the result is a time series or a small category breakdown and Slack's native
+chart block (bot/blocks/charts.py) cannot show it: the data does not fit the block, or the
+workspace refused the block (`Refusals`).
 
 Both are built from `Answer.rows`, which holds the rows the agent kept: the bot keeps the whole
 capped result (`QUERYBOT_ROW_LIMIT` rows at most).
@@ -11,6 +13,10 @@ import csv
 import datetime as dt
 import io
 import re
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -20,6 +26,8 @@ from agent.outcome import Answer
 CATEGORY_ROWS = 20
 #: Numeric series drawn on one time chart.
 SERIES = 6
+#: Seconds a workspace that refused the native chart block gets PNG charts without asking again.
+REFUSED_FOR_S = 3600.0
 
 _MONTH = re.compile(r"\d{4}-\d{2}")
 
@@ -46,7 +54,7 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _moment(value: Any) -> dt.datetime | None:
+def moment(value: Any) -> dt.datetime | None:
     """A date, month (`2026-10`) or timestamp written as text, else None."""
     if not isinstance(value, str):
         return None
@@ -70,7 +78,7 @@ def chart_kind(answer: Answer) -> Literal["time", "category"] | None:
         present = [r[i] for r in rows if r[i] is not None]
         return bool(present) and all(_number(v) for v in present)
 
-    if all(_moment(r[0]) for r in rows) and all(numeric(i) for i in range(1, len(columns))):
+    if all(moment(r[0]) for r in rows) and all(numeric(i) for i in range(1, len(columns))):
         return "time"
     if (
         len(columns) == 2
@@ -95,7 +103,7 @@ def chart_file(answer: Answer) -> Attachment | None:
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     if kind == "time":
-        points = sorted(((_moment(r[0]), r) for r in answer.rows), key=lambda p: p[0])
+        points = sorted(((moment(r[0]), r) for r in answer.rows), key=lambda p: p[0])
         xs = [p[0] for p in points]
         for i, name in list(enumerate(answer.columns))[1 : SERIES + 1]:
             axes.plot(xs, [p[1][i] for p in points], marker="o", markersize=3, label=name)
@@ -112,3 +120,48 @@ def chart_file(answer: Answer) -> Attachment | None:
     out = io.BytesIO()
     figure.savefig(out, format="png")
     return Attachment("chart.png", "Chart", out.getvalue())
+
+
+#: The one thread that draws PNG charts (started on the first one).
+_DRAWER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="querybot-chart")
+
+
+def render_chart(answer: Answer) -> Attachment | None:
+    """`chart_file` on the one thread that draws charts, waited for.
+
+    matplotlib holds the interpreter lock while it draws (about 0.1 s of CPU a chart) and keeps
+    its font cache per thread: drawn by the workers, several charts at once would each slow
+    every other thread's work, and each worker would build its own cache.
+    """
+    if chart_kind(answer) is None:
+        return None
+    return _DRAWER.submit(chart_file, answer).result()
+
+
+class Refusals:
+    """Workspaces (team ids) that refused a block type lately, so that an answer there does not
+    pay a refused call before its fallback; asked again after `refused_for_s`. Thread-safe."""
+
+    def __init__(
+        self,
+        refused_for_s: float = REFUSED_FOR_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._refused_for_s = refused_for_s
+        self._clock = clock
+        self._until: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def refused(self, team: str) -> bool:
+        """Whether `team` refused the block less than `refused_for_s` ago."""
+        with self._lock:
+            return self._clock() < self._until.get(team, -float("inf"))
+
+    def note(self, team: str) -> bool:
+        """Remember that `team` refused the block now; True when this is news (not already
+        remembered), so the caller logs it once a period."""
+        with self._lock:
+            now = self._clock()
+            news = now >= self._until.get(team, -float("inf"))
+            self._until[team] = now + self._refused_for_s
+            return news

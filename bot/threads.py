@@ -24,7 +24,7 @@ from slack_sdk.errors import SlackApiError
 from agent.explain import Explanation
 from agent.outcome import Answer, Outcome
 from bot import blocks
-from bot.attachments import Attachment, chart_file, csv_file
+from bot.attachments import REFUSED_FOR_S, Attachment, Refusals, csv_file, render_chart
 from bot.blocks import Message, escape
 from bot.progress import Progress
 from bot.store import ProposalRecord, QuestionRecord, Status, Store
@@ -151,6 +151,8 @@ class Conversations:
         #: Who asked to cancel each running query (proposal id -> user), for its card.
         self._cancelled_by: dict[str, str] = {}
         self._cancel_lock = threading.Lock()
+        #: Workspaces that refused the native chart block lately: they get PNG charts.
+        self._charts_refused = Refusals()
 
     # -- called by listeners (Bolt's threads): quick Slack calls only --------------------------
 
@@ -483,14 +485,36 @@ class Conversations:
             log.warning("Slack refused the table block (%s); sending text", exc.response)
             message = blocks.result(answer, display_rows=self.display_rows, use_table=False)
             self._post(thread, message)
-        files = []
         if answer.total_rows > min(self.display_rows, len(answer.rows)):
-            files.append(csv_file(answer))
-        chart = chart_file(answer)
-        if chart is not None:
-            files.append(chart)
-        for attachment in files:
-            self._upload(thread, attachment)
+            self._upload(thread, csv_file(answer))
+        self._post_chart(thread, answer)
+
+    def _post_chart(self, thread: SlackThread, answer: Answer) -> None:
+        """The answer's chart, if it has one: Slack's native chart block, else a PNG (the data
+        does not fit the block, or the workspace refused the block lately). A failed chart
+        costs the chart, not the answer."""
+        native = blocks.chart(answer)
+        if native is not None and not self._charts_refused.refused(thread.team):
+            try:
+                self._post(thread, native)
+                return
+            except SlackApiError as exc:
+                if exc.response.get("error") != "invalid_blocks":
+                    log.exception("Could not post the chart in %s", thread.id)
+                    return
+                if self._charts_refused.note(thread.team):
+                    log.warning(
+                        "Workspace %s refused the native chart block (invalid_blocks); its "
+                        "charts come as PNG files for the next %d minutes",
+                        thread.team,
+                        REFUSED_FOR_S // 60,
+                    )
+            except Exception:
+                log.exception("Could not post the chart in %s", thread.id)
+                return
+        png = render_chart(answer)
+        if png is not None:
+            self._upload(thread, png)
 
     def _upload(self, thread: SlackThread, attachment: Attachment) -> None:
         """Share a file in the thread; a failed upload costs the file, not the answer."""

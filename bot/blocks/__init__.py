@@ -8,6 +8,7 @@ a message. The builders live in modules by subject; this package names them in o
 """
 
 from bot.blocks.base import FALLBACK_TEXT, Message, code_pieces, cut, escape, escaped, mention
+from bot.blocks.charts import chart
 from bot.blocks.explain import EXPLAIN_ACTION, explanation, unknown_explanation
 from bot.blocks.followups import FOLLOW_UP_PREFIX, asked, follow_up_of
 from bot.blocks.messages import (
@@ -53,6 +54,7 @@ __all__ = [
     "cancelled",
     "cancelled_by",
     "cell_text",
+    "chart",
     "clarify",
     "code_pieces",
     "cut",

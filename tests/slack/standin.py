@@ -5,7 +5,8 @@ keeps the messages the bot posts (so a test can read a thread as a person would 
 answers like Slack: `ok`, `ts`, `channel`, and Slack's error codes. Blocks are checked the way
 Slack checks them: each one must parse with slack_sdk's models and survive `to_dict()` (which
 enforces slack_sdk's field limits) unchanged, and the message-level limits slack_sdk does not model
-are checked here (50 blocks, one table of at most 100 rows by 20 cells, 40,000 characters of text).
+are checked here (50 blocks, one table of at most 100 rows by 20 cells, 40,000 characters of text);
+`data_visualization` blocks, which slack_sdk does not model, are checked by `check_chart`.
 Views (`views.open`, `views.publish`) are checked the same way with the view limits (100 blocks,
 `private_metadata` 3,000 characters, a plain_text_input's `max_length` and initial value at most
 3,000). Files go through the three calls of `files_upload_v2`: `files.getUploadURLExternal` hands
@@ -29,6 +30,7 @@ import contextlib
 import copy
 import itertools
 import json
+import math
 import re
 import threading
 import time
@@ -54,6 +56,13 @@ TABLE_ROWS = 100
 TABLE_CELLS = 20
 VIEW_BLOCKS = 100
 PRIVATE_METADATA = 3000
+#: data_visualization: blocks a message (as slack-morphism reads Slack's page), title and axis
+#: labels, segment/series/category labels, series or segments a chart, points a series.
+CHARTS = 2
+CHART_TITLE = 50
+CHART_LABEL = 20
+CHART_SERIES = 6
+CHART_POINTS = 20
 INPUT_TEXT = 3000
 #: files.getUploadURLExternal refuses files over 1 GB; the stand-in keeps it small.
 MAX_UPLOAD = 50 * 1024 * 1024
@@ -661,10 +670,18 @@ def check_blocks(
     if len(blocks) > max_blocks:
         raise Refused("invalid_blocks", f"{len(blocks)} blocks (at most {max_blocks})")
     tables = 0
+    charts = 0
     for i, raw in enumerate(blocks):
         kind = raw.get("type") if isinstance(raw, dict) else None
         if kind in refused_types:
             raise Refused("invalid_blocks", f"block {i}: unsupported {kind}", injected=True)
+        if kind == "data_visualization":  # newer than slack_sdk's models: checked by hand
+            charts += 1
+            try:
+                check_chart(raw)
+            except ValueError as exc:
+                raise Refused("invalid_blocks", f"block {i}: {exc}") from exc
+            continue
         try:
             parsed = Block.parse(raw)
             if parsed is None:
@@ -684,6 +701,85 @@ def check_blocks(
                 raise Refused("invalid_blocks", "over 20 column settings")
     if tables > 1:
         raise Refused("invalid_blocks", "only one table block per message")
+    if charts > CHARTS:
+        raise Refused("invalid_blocks", f"{charts} data_visualization blocks (at most {CHARTS})")
+
+
+def check_chart(block: dict[str, Any]) -> None:
+    """Raise ValueError where a `data_visualization` block breaks Slack's rules: its reference
+    page (https://docs.slack.dev/reference/block-kit/blocks/data-visualization-block) for the
+    block, the pie and the series counts; the slack-messaging crate's reading of that page for
+    a series' points and the axis (our copy of the page stops there)."""
+    _fields(block, {"type", "title", "chart"}, {"block_id"}, "block")
+    _text(block["title"], CHART_TITLE, "title")
+    if "block_id" in block:
+        _text(block["block_id"], 255, "block_id")
+    chart = block["chart"]
+    kind = chart.get("type") if isinstance(chart, dict) else None
+    if kind == "pie":
+        _fields(chart, {"type", "segments"}, set(), "pie")
+        segments = _items(chart["segments"], CHART_SERIES, "segments")
+        for segment in segments:
+            _fields(segment, {"label", "value"}, set(), "segment")
+            _text(segment["label"], CHART_LABEL, "segment label")
+            if _number(segment["value"]) <= 0:
+                raise ValueError(f"segment value {segment['value']!r} is not above 0")
+        return
+    if kind not in {"bar", "area", "line"}:
+        raise ValueError(f"chart type {kind!r} (pie, bar, area or line)")
+    _fields(chart, {"type", "series", "axis_config"}, set(), kind)
+    axis = chart["axis_config"]
+    _fields(axis, {"categories"}, {"x_label", "y_label"}, "axis_config")
+    categories = _items(axis["categories"], CHART_POINTS, "categories")
+    for category in categories:
+        _text(category, CHART_LABEL, "category")
+    if len(set(categories)) < len(categories):
+        raise ValueError("repeated categories")
+    for key in ("x_label", "y_label"):
+        if key in axis:
+            _text(axis[key], CHART_TITLE, key)
+    series = _items(chart["series"], CHART_SERIES, "series")
+    names = []
+    for one in series:
+        _fields(one, {"name", "data"}, set(), "series")
+        names.append(_text(one["name"], CHART_LABEL, "series name"))
+        points = _items(one["data"], CHART_POINTS, "data")
+        for point in points:
+            _fields(point, {"label", "value"}, set(), "data point")
+            _number(point["value"])
+        if [p["label"] for p in points] != categories:
+            raise ValueError(f"series {one['name']!r}: labels are not the axis categories")
+    if len(set(names)) < len(names):
+        raise ValueError("repeated series names")
+
+
+def _fields(value: Any, required: set[str], optional: set[str], what: str) -> None:
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} is not an object")
+    if missing := required - value.keys():
+        raise ValueError(f"{what} lacks {sorted(missing)}")
+    if unknown := value.keys() - required - optional:
+        raise ValueError(f"{what} has unknown fields {sorted(unknown)}")
+
+
+def _text(value: Any, limit: int, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{what} is not a non-empty string")
+    if len(value) > limit:
+        raise ValueError(f"{what} of {len(value)} characters (at most {limit})")
+    return value
+
+
+def _items(value: Any, limit: int, what: str) -> list[Any]:
+    if not isinstance(value, list) or not 1 <= len(value) <= limit:
+        raise ValueError(f"{what} must be a list of 1 to {limit}")
+    return value
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"value {value!r} is not a finite number")
+    return value
 
 
 def mrkdwn_problems(text: str, blocks: list[dict[str, Any]]) -> list[str]:

@@ -1,6 +1,7 @@
 """End to end: what comes with a result (more rows than the message shows: the rows the agent
-kept, as a CSV file in the thread; a time series or a short breakdown: a chart PNG too), direct
-messages, and the App Home tab.
+kept, as a CSV file in the thread; a time series or a short breakdown: Slack's native chart, or
+a PNG where the data does not fit the chart block or the workspace refuses it), direct messages,
+and the App Home tab.
 
 One bot serves the module; each test consumes the model replies listed in SCRIPT for it.
 """
@@ -11,6 +12,7 @@ import csv
 import io
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import slack_flow as flow
@@ -28,6 +30,12 @@ FIRST_200_CUSTOMERS = """SELECT customer_id, customer_name, country
 FROM demo.main.customers ORDER BY customer_id LIMIT 200"""
 ORDERS_BY_MONTH = """SELECT strftime(order_date, '%Y-%m') AS month, COUNT(*) AS orders
 FROM demo.main.orders GROUP BY month ORDER BY month"""
+ORDERS_BY_MONTH_2025 = """SELECT strftime(order_date, '%Y-%m') AS month, COUNT(*) AS orders
+FROM demo.main.orders WHERE year(order_date) = 2025 GROUP BY month ORDER BY month"""
+ORDERS_BY_STATUS = """SELECT status, COUNT(*) AS orders FROM demo.main.orders GROUP BY status
+ORDER BY status"""
+ORDERS_BY_CHANNEL = """SELECT channel, COUNT(*) AS orders FROM demo.main.orders GROUP BY channel
+ORDER BY channel"""
 ORDER_COUNT = "SELECT COUNT(*) AS orders FROM demo.main.orders"
 REGION_COUNT = "SELECT COUNT(*) AS regions FROM demo.main.regions"
 DM = "D0CAROL01"
@@ -35,6 +43,9 @@ DM = "D0CAROL01"
 SCRIPT = [
     sql_reply(FIRST_200_CUSTOMERS, "The first 200 customers."),
     sql_reply(ORDERS_BY_MONTH, "Orders by month."),
+    sql_reply(ORDERS_BY_MONTH_2025, "Orders by month in 2025."),
+    sql_reply(ORDERS_BY_STATUS, "Orders by status."),  # the workspace refuses native charts
+    sql_reply(ORDERS_BY_CHANNEL, "Orders by channel."),  # ... so this one goes straight to a PNG
     sql_reply(ORDER_COUNT, "Counts all orders."),
     sql_reply(REGION_COUNT, "Counts regions."),  # a direct message
 ]
@@ -84,10 +95,20 @@ def test_more_rows_than_shown_come_as_a_csv(
     assert calls == ["files.getUploadURLExternal", "files.completeUploadExternal"]
 
 
-def test_a_time_series_comes_with_a_chart(
+def charts_in(standin: SlackStandin, thread: Thread) -> list[dict[str, Any]]:
+    return [
+        block
+        for message in standin.thread(thread.channel, thread.ts)
+        for block in message.blocks
+        if block["type"] == "data_visualization"
+    ]
+
+
+def test_a_time_series_longer_than_the_chart_block_comes_as_a_png(
     bot: BotProcess, standin: SlackStandin, demo_db: Path
 ) -> None:
     thread = approved_result(bot, standin, "orders by month?")
+    assert charts_in(standin, thread) == []  # 24 months: more points than a native series holds
     months = expected_rows(demo_db, ORDERS_BY_MONTH)
     found = {u.filename: u for u in uploads(standin, thread)}
     assert set(found) == {"result.csv", "chart.png"}
@@ -95,6 +116,48 @@ def test_a_time_series_comes_with_a_chart(
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
     lines = found["result.csv"].content.decode().splitlines()
     assert lines[1] == f"{months[0][0]},{months[0][1]}" and len(lines) == 1 + len(months)
+
+
+def test_a_time_series_comes_with_a_native_chart(
+    bot: BotProcess, standin: SlackStandin, demo_db: Path
+) -> None:
+    thread = approved_result(bot, standin, "orders by month in 2025?")
+    months = expected_rows(demo_db, ORDERS_BY_MONTH_2025)
+    [result, chart_message] = standin.thread(thread.channel, thread.ts)[-2:]
+    assert "Sources:" in result.all_text()
+    [block] = chart_message.blocks
+    assert block["type"] == "data_visualization" and block["title"] == "Orders by month in 2025."
+    assert chart_message.text == "Chart: Orders by month in 2025."
+    line = block["chart"]
+    assert line["type"] == "line"
+    assert line["axis_config"]["categories"] == [m for m, _ in months]
+    assert line["series"] == [
+        {"name": "orders", "data": [{"label": m, "value": n} for m, n in months]}
+    ]
+    assert uploads(standin, thread) == []  # nothing drawn, nothing uploaded
+
+
+def test_a_workspace_without_the_chart_block_gets_pngs_and_is_asked_once(
+    bot: BotProcess, standin: SlackStandin
+) -> None:
+    standin.refuse_block_type("data_visualization")
+    try:
+        thread = approved_result(bot, standin, "orders by status?")
+        [png] = uploads(standin, thread)
+        assert png.filename == "chart.png" and png.content.startswith(b"\x89PNG")
+        assert charts_in(standin, thread) == []
+        later = approved_result(bot, standin, "orders by channel?")
+        [png] = uploads(standin, later)
+        assert png.filename == "chart.png" and png.content.startswith(b"\x89PNG")
+    finally:
+        standin.allow_block_type("data_visualization")
+    refusals = [
+        c
+        for c in standin.calls_to("chat.postMessage")
+        if not c.ok and any(b.get("type") == "data_visualization" for b in c.params["blocks"])
+    ]
+    assert len(refusals) == 1  # the second answer did not ask again
+    assert bot.log().count("refused the native chart block") == 1
 
 
 def test_a_single_number_comes_alone(bot: BotProcess, standin: SlackStandin) -> None:
@@ -138,5 +201,5 @@ def test_app_home_lists_tables_and_the_users_questions(
     assert published["user_id"] == ALICE
     text = "\n".join(b.get("text", {}).get("text", "") for b in published["view"]["blocks"])
     assert "`demo.main.orders`" in text and "`demo.main.regions`" in text
-    assert "list the first 200 customers" in text and "how many orders?" in text
+    assert "orders by channel?" in text and "how many orders?" in text
     assert "Who may approve: Anyone." in text
