@@ -4,8 +4,11 @@ thread's state.
 Every node appends a sentence to the question's trace as it works (`agent.state.Step`): the model
 wrote or corrected the SQL, the checks refused a draft and why, the gate changed it (row cap,
 re-quoted identifiers, a dialect transpiled), someone edited, approved or rejected it, the run
-failed and went back for correction, an empty result was loosened. The trace is kept with the turn
-when the question ends, so an explanation is a lookup, never another model call.
+failed and went back for correction, an empty result was loosened; and, from the strategies, the
+plan and the filter values it corrected (or why there was none), the candidates' vote and the
+self-check's verdict (with why a draft was rewritten). Steps worth naming in the one-line summary
+carry a `brief`. The trace is kept with the turn when the question ends, so an explanation is a
+lookup, never another model call.
 """
 
 from __future__ import annotations
@@ -23,10 +26,13 @@ class Explanation:
     steps: tuple[Step, ...]
 
     def summary(self) -> str:
-        """One line: who wrote the SQL and what changed it on its way."""
+        """One line: who wrote the SQL, the strategies' steps, and what changed it on its way."""
         text = "The model wrote the SQL"
         if self._count("pasted"):
             text = "The SQL was pasted, not written by the model"
+        for step in self.steps:
+            if step.get("brief"):
+                text += f"; {step['brief']}"
         changed = []
         repairs = self._count("repair")
         if repairs:

@@ -2,13 +2,15 @@
 call (`QUERYBOT_CHECK_MODEL`, else the same model) judges its meaning against the question and
 the plan. Invalid: the feedback goes to the repair step, within the question's attempt budget.
 
-The check is advice, never a gate: when it cannot run, or the budget is spent, the proposal goes
-to the person with the reviewer's doubt among its warnings, so nothing is lost.
+The check is advice, never a gate: when the budget is spent, the proposal goes to the person with
+the reviewer's doubt among its warnings; when the check cannot run (the call failed, or its
+verdict could not be read), with a warning that it was not double-checked. Nothing is lost.
 """
 
 from __future__ import annotations
 
 import logging
+from textwrap import shorten
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -20,7 +22,7 @@ from agent.catalog import table_key
 from agent.context import AgentDeps, thread_of
 from agent.planning import plan_text
 from agent.question_context import table_text
-from agent.state import ThreadState
+from agent.state import ProposalState, ThreadState
 
 log = logging.getLogger(__name__)
 
@@ -47,14 +49,15 @@ def check(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[s
         )
         messages = [SystemMessage(f"Tables the SQL reads:\n{schema}"), HumanMessage(human)]
         out = deps.structured(CheckReply, deps.check_model).invoke(messages, config)
-        reply: CheckReply | None = out.get("parsed")
     except Exception as exc:  # advice only: a failed check never costs the person the proposal
         log.warning("the self-check failed: %r", exc)
-        reply = None
+        return _unchecked(proposal, f"the check's model call failed ({type(exc).__name__})")
+    reply: CheckReply | None = out.get("parsed")
     if reply is None:
-        return {"needs_check": False, "trace": [_step("The self-check could not run.")]}
+        return _unchecked(proposal, "the check's verdict could not be read")
     if reply.valid:
-        return {"needs_check": False, "trace": [_step("A second model call checked the SQL.")]}
+        text = "A second model call checked the SQL against the question and found no problem."
+        return {"needs_check": False, "trace": [_step(text, "a second check passed it")]}
     doubt = reply.feedback.strip()[:1000] or "it does not answer the question as asked"
     deps.audit.record(
         thread_of(config),
@@ -67,14 +70,25 @@ def check(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[s
     if state.get("attempts", 0) >= deps.limits.max_attempts:
         warning = f"A second check doubted this query: {doubt}"
         kept = {**proposal, "warnings": [*proposal["warnings"], warning]}
-        return {"needs_check": False, "proposal": kept, "trace": [_step(warning)]}
+        step = _step(warning, "a second check doubted it (no attempts left to rewrite it)")
+        return {"needs_check": False, "proposal": kept, "trace": [step]}
+    text = f"A second check found a problem, so the SQL was rewritten: {doubt}"
+    brief = f"a second check had it rewritten ({shorten(doubt, 120, placeholder='…')})"
     return {
         "needs_check": False,
         "proposal": None,
         "feedback": [f"A review of your SQL against the question found: {doubt}"],
-        "trace": [_step(f"A second check found a problem, so the SQL was rewritten: {doubt}")],
+        "trace": [_step(text, brief)],
     }
 
 
-def _step(text: str) -> dict[str, str]:
-    return {"kind": "self_check", "text": text}
+def _unchecked(proposal: ProposalState, why: str) -> dict[str, Any]:
+    """The proposal goes on, telling the person approving that it was not double-checked."""
+    warning = f"Not double-checked: {why}. Only the safety and schema checks passed it."
+    kept = {**proposal, "warnings": [*proposal["warnings"], warning]}
+    step = _step(f"The self-check could not run: {why}.", "it was not double-checked")
+    return {"needs_check": False, "proposal": kept, "trace": [step]}
+
+
+def _step(text: str, brief: str) -> dict[str, str]:
+    return {"kind": "self_check", "text": text, "brief": brief}

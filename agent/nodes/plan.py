@@ -20,7 +20,8 @@ log = logging.getLogger(__name__)
 
 
 def plan(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
-    """A plan for the SQL step; any failure here only means no plan (generate goes on)."""
+    """A plan for the SQL step; any failure here only means no plan (generate goes on, and
+    reports a model or warehouse fault that stops it too)."""
     try:
         snapshot = deps.catalog.snapshot()
         context = model_context(state, deps, snapshot)
@@ -28,13 +29,10 @@ def plan(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[st
         out = deps.structured(PlanReply).invoke(messages, config)
     except Exception as exc:  # the SQL step meets (and reports) model and warehouse faults too
         log.warning("no plan: %r", exc)
-        return {"plan": {}}
+        return _skipped("the plan step failed", f" ({type(exc).__name__}: {str(exc)[:200]})")
     reply: PlanReply | None = out.get("parsed")
     if reply is None:
-        return {
-            "plan": {},
-            "trace": [_step("The plan could not be read; SQL was written without one.")],
-        }
+        return _skipped("the model's plan could not be read")
     if reply.kind == "clarify":
         message = reply.explanation.strip() or "Could you say more precisely what you need?"
         return {
@@ -50,12 +48,25 @@ def plan(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[st
             "final": {"kind": "clarify", "message": grounded.clarify},
             "trace": [_step("A value the question filters on does not occur in the data.")],
         }
-    fixed = grounded.plan["corrections"]
-    text = "The model planned the query" + (
-        f" ({len(fixed)} filter value(s) corrected to real ones)." if fixed else "."
+    fixed = [
+        f"'{f['asked']}' to '{f['value']}' in {f['column']}"
+        for f in grounded.plan["filters"]
+        if f.get("asked")
+    ]
+    brief = "it planned the query first" + (f", correcting {', '.join(fixed)}" if fixed else "")
+    text = "The model planned the query before writing SQL" + (
+        f"; filter values that do not occur were corrected to real ones: {', '.join(fixed)}."
+        if fixed
+        else "."
     )
-    return {"plan": grounded.plan, "trace": [_step(text)]}
+    return {"plan": grounded.plan, "trace": [_step(text, brief)]}
 
 
-def _step(text: str) -> dict[str, str]:
-    return {"kind": "plan", "text": text}
+def _skipped(why: str, detail: str = "") -> dict[str, Any]:
+    """No plan (the SQL step goes on without one), and the trace says why."""
+    text = f"No plan was made: {why}{detail}. The SQL was written without one."
+    return {"plan": {}, "trace": [_step(text, f"no plan was made ({why})")]}
+
+
+def _step(text: str, brief: str = "") -> dict[str, str]:
+    return {"kind": "plan", "text": text, **({"brief": brief} if brief else {})}

@@ -33,8 +33,14 @@ def vary(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[st
         out = deps.structured(Variations).invoke([HumanMessage(human)], config)
     except Exception as exc:  # the SQL step meets (and reports) model and warehouse faults too
         log.warning("no variations: %r", exc)
-        return {"variations": []}
+        text = (
+            f"The question could not be rephrased ({type(exc).__name__}), so tables were "
+            "searched with the question alone."
+        )
+        return {"variations": [], "trace": [{"kind": "variations", "text": text}]}
     reply: Variations | None = out.get("parsed")
     found = [q.strip()[:500] for q in (reply.questions if reply else []) if q.strip()][:count]
     text = f"The question was rephrased {len(found)} way(s) to search for tables."
+    if not found:
+        text = "No usable rephrasing came back, so tables were searched with the question alone."
     return {"variations": found, "trace": [{"kind": "variations", "text": text}]}

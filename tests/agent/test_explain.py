@@ -3,10 +3,20 @@ the thread's state, with no model call, across later questions and a restart."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from agent.conversation import sqlite_checkpointer
-from tests.agent.conftest import MakeAgent, reply
+from bot.blocks.explain import explanation
+from tests.agent.conftest import (
+    NORTH,
+    SOUTH,
+    Make,
+    MakeAgent,
+    check_reply,
+    plan_reply,
+    reply,
+)
 
 BY_REGION = "SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"
 
@@ -114,3 +124,44 @@ def test_the_account_survives_a_restart(make_agent: MakeAgent, tmp_path: Path) -
     after = reopened.explain("t1", proposal.proposal_id)
     assert after == before and after is not None and model.calls == 0
     assert kinds(after.steps)[-1] == "executed"
+
+
+def test_the_account_names_the_strategy_steps(make: Make) -> None:
+    doubt = "The question asks about the North, not the South."
+    agent, model, _ = make(
+        [
+            plan_reply(("sales.region", "north")),
+            *(reply(SOUTH), reply(SOUTH), reply(NORTH)),
+            check_reply(False, doubt),
+            reply(NORTH),
+            check_reply(True),
+        ],
+        "none,plan,candidates:3,self_check",
+    )
+    proposal = agent.ask("t1", "What were total sales in the north?", user="U1").proposal
+    assert proposal and "'North'" in proposal.sql
+    calls = model.calls
+    account = agent.explain("t1", proposal.proposal_id)
+    assert account is not None and model.calls == calls == 7, "no model call"
+    assert kinds(account.steps) == [
+        "question",
+        "plan",
+        "candidates",
+        "proposed",
+        "self_check",
+        "repair",
+        "proposed",
+        "self_check",
+    ]
+    text = [s["text"] for s in account.steps]
+    assert "'north' to 'North' in sales.region" in text[1]
+    assert text[2] == "3 drafts were written at once; 2 of 3 drafts agreed on the one kept."
+    assert text[4] == f"A second check found a problem, so the SQL was rewritten: {doubt}"
+    assert text[7].startswith("A second model call checked the SQL") and "no problem" in text[7]
+    assert account.summary() == (
+        "The model wrote the SQL; it planned the query first, correcting 'north' to 'North' in "
+        "sales.region; 2 of 3 drafts agreed on the one kept; a second check had it rewritten "
+        f"({doubt}); a second check passed it; it was corrected once."
+    )
+    shown = json.dumps(explanation(account).blocks, ensure_ascii=False)
+    assert "a second check had it rewritten" in shown

@@ -182,6 +182,28 @@ def test_variations_widen_table_retrieval_only(make: Make, two_tables: Path) -> 
     assert str(model.seen[1][-1].content) == "What did each area take in?"
 
 
+def test_a_variations_call_that_fails_leaves_the_search_to_the_question(
+    make: Make, two_tables: Path
+) -> None:
+    narrow = ContextLimits(full_schema_tokens=1, top_tables=1, max_tables=1)
+    outage = json.dumps({"__error__": "the service is down"})
+    agent, model, _ = make(
+        [outage, reply("SELECT region, SUM(amount) FROM sales GROUP BY region")],
+        "none,variations:2",
+        path=two_tables,
+        context_limits=narrow,
+    )
+    outcome = agent.ask("t1", "sales amount by region?", user="U1")
+    assert outcome.kind == "proposal" and model.calls == 2
+    assert "two.main.sales" in prompt_of(model, 1), "found by the question alone"
+    account = agent.explain("t1")
+    assert account is not None
+    assert [s["text"] for s in account.steps if s["kind"] == "variations"] == [
+        "The question could not be rephrased (ScriptedOutage), so tables were searched with "
+        "the question alone."
+    ]
+
+
 def test_variations_cost_nothing_when_the_whole_schema_is_shown(make: Make) -> None:
     agent, model, _ = make([reply(NORTH)], "none,variations:2")
     assert agent.ask("t1", "North sales?", user="U1").kind == "proposal"
