@@ -3,17 +3,24 @@ every thread either continues or is told what happened, and the audit log shows 
 ran twice or without a recorded approval.
 
 The kill points are made deterministic by waiting on what the bot has visibly done (its log, the
-stand-in's recorded messages, the audit log) while the step is held open by a slow scripted
-model reply or a slow query.
+stand-in's recorded messages, the audit log) while the step is held open: by a slow scripted
+model reply, a slow query, or Slack answering the bot's next call with HTTP 429 and a
+Retry-After of ten minutes (the bot waits it out, as slack_sdk's retry handler does), which holds
+it between the claim of a click and the recorded approval (the "Approved by" redraw) or between
+the query's run and its result's post. The last test takes every kill point at once with the
+state in PostgreSQL (QUERYBOT_STATE_URL).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pytest
 import slack_flow as flow
 import slack_payloads as payloads
 from botproc import BotProcess, audit_events, data_dir_with, sql_reply, write_script
+from pgdb import scratch_database
 from slack_flow import has_text
 from slack_payloads import ALICE, BOB
 from standin import Call, SlackStandin
@@ -208,3 +215,72 @@ def test_killed_between_the_claim_and_the_recorded_approval(
         ran = [e["proposal_id"] for e in audit_events(bot, event="executed")]
         assert ran == [fresh.action_values()[APPROVE_ACTION]]
     print(bot.log()[-5000:])
+
+
+@pytest.mark.timeout(360)
+def test_killed_at_every_step_with_the_state_in_postgresql(
+    slack: SlackStandin, demo_db: Path, tmp_path: Path
+) -> None:
+    """The kill points above with QUERYBOT_STATE_URL (checkpoints, store and audit log in
+    PostgreSQL), four threads each held at one step and a single kill: after the restart each
+    thread is told (a minute later: on PostgreSQL a process must be found dead on two looks a
+    minute apart) and nothing runs again."""
+    replies = [
+        sql_reply(COUNT_CUSTOMERS, "Counts."),  # claimed, its approval not yet recorded
+        sql_reply(SLOW, "Counts pairs."),  # running
+        sql_reply(COUNT_CUSTOMERS, "Counts."),  # ran, its result not yet posted
+        {**sql_reply(COUNT_CUSTOMERS, "Counts."), "__delay__": HOLD_S},  # the model thinking
+    ]
+    with scratch_database("kill") as state_url:
+        bot = BotProcess(
+            slack=slack,
+            data_dir=data_dir_with(tmp_path / "data", demo_db),
+            script=write_script(tmp_path / "script.jsonl", replies),
+            env={"QUERYBOT_STATE_URL": state_url},
+        )
+        with bot:
+            threads, proposals = [], []
+            for question in ("how many customers?", "count the pairs", "how many, again?"):
+                threads.append(flow.ask(bot, question))
+                proposals.append(flow.proposal(slack, threads[-1]))
+            claimed, running, ran = (p.action_values()[APPROVE_ACTION] for p in proposals)
+
+            slack.rate_limit("chat.update", retry_after=HOLD_S)
+            flow.click(bot, proposals[0], approve=True)
+            held(slack, "chat.update")
+            assert executions(bot, claimed) == ["proposed"]
+
+            flow.click(bot, proposals[1], approve=True)
+            flow.wait_message(slack, threads[1], has_text("Running"), "running", timeout=60)
+            assert executions(bot, running) == ["proposed", "approved"]
+
+            slack.rate_limit("chat.postMessage", retry_after=HOLD_S)
+            flow.click(bot, proposals[2], approve=True)
+            held(slack, "chat.postMessage")
+            assert executions(bot, ran) == ["proposed", "approved", "executed"]
+
+            thinking = flow.ask(bot, "how many customers now?")
+            bot.wait_log(rf"Question in \S+:{re.escape(thinking.ts)} from")
+            flow.wait_message(slack, thinking, has_text("Working on it"), "the placeholder")
+            bot.kill()
+
+            bot.start()
+            for thread, proposal in zip(threads, proposals, strict=True):
+                flow.wait_message(
+                    slack, thread, has_text(RESTARTED_RUNNING), "the restart note", timeout=150
+                )
+                card = flow.wait_message(
+                    slack,
+                    thread,
+                    lambda m, p=proposal: m.ts == p.ts and INTERRUPTED in m.all_text(),
+                    "the card",
+                )
+                assert card.action_values() == {}
+            told = flow.wait_message(slack, thinking, has_text(RESTARTED_ASKING), "the note")
+            assert told.action_values() == {}
+            # nothing ran again, and nothing ran without its approval
+            assert executions(bot, claimed) == ["proposed"]
+            assert executions(bot, running) == ["proposed", "approved"]
+            assert executions(bot, ran) == ["proposed", "approved", "executed"]
+            assert [e["proposal_id"] for e in audit_events(bot, event="executed")] == [ran]
+        print(bot.log()[-5000:])
