@@ -1,14 +1,14 @@
 """`querybot doctor` against real warehouses: the demo DuckDB file, a SQLite file, PostgreSQL and
 MariaDB on this machine (the test logins of tests/connectors/sql_fixtures.py: the PostgreSQL one
 holds every write grant on its database, so only the read-only transaction refuses the probe),
-a port nothing listens on, logins too powerful to be held read-only, and a connector that really
-writes."""
+Looker's HSQLDB stand-in, a port nothing listens on, logins too powerful to be held read-only,
+connectors that really write, and writable sessions whose probe fails for another reason."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,22 +17,34 @@ import pytest
 
 from bot.cli import main
 from bot.config import Warehouse
-from bot.doctor import PROBE_TABLE, check_warehouse, hide_password, render, sample_query
+from bot.doctor import (
+    PROBE_TABLE,
+    PROBE_WRITE,
+    check_warehouse,
+    hide_password,
+    render,
+    sample_query,
+)
+from connectors import open_connector
 from connectors.base import ColumnInfo, CostEstimate, QueryResult, RunContext, TableInfo
 from connectors.demo import ensure_demo
 from connectors.looker_metadata import DIMENSION, MEASURE
+from connectors.sql import flavor_for
 from tests.connectors.sql_fixtures import (
     HOST,
     MYSQL_PORT,
     PG_PORT,
     Sample,
     closed_port,
+    mysql_connect,
     mysql_sample,
+    pg_connect,
     port_open,
     postgres_sample,
     require,
     sqlite_sample,
 )
+from tests.fixtures.looker import standin
 
 
 @pytest.fixture(scope="module")
@@ -346,3 +358,129 @@ def test_passwords_are_hidden_but_variables_stay() -> None:
     assert hide_password("mysql://u:${PW}@h/db") == "mysql://u:${PW}@h/db"
     assert hide_password("postgresql://u@h/db") == "postgresql://u@h/db"
     assert hide_password("bigquery:proj/ds") == "bigquery:proj/ds"
+
+
+# -- only a refusal proves read-only -------------------------------------------------------------
+
+
+@dataclass
+class WritableSession:
+    """A connector over a real server on a session that may write (no shipped connector runs
+    like this), whose engine errors are mapped as the shipped connector for `url` maps them."""
+
+    url: str
+    connect: Callable[[], Any]
+    con: Any = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.flavor = flavor_for(self.url)
+        self.name = self.flavor.name
+        self.dialect = self.flavor.dialect
+        self.con = self.connect()
+
+    def list_tables(self) -> list[TableInfo]:
+        return [TableInfo("probe_only", ())]
+
+    def describe(self, table: str) -> TableInfo:
+        raise NotImplementedError
+
+    def estimate(self, sql: str) -> None:
+        return None
+
+    def run(
+        self, sql: str, *, max_rows: int, timeout_s: float, context: RunContext | None = None
+    ) -> QueryResult:
+        cursor = self.con.cursor()
+        try:
+            cursor.execute(sql)
+            rows: list[tuple[Any, ...]] = list(cursor.fetchall()) if cursor.description else []
+        except self.flavor.errors as exc:
+            raise self.flavor.translate(exc, timeout_s) from exc
+        columns = [d[0] for d in cursor.description or []]
+        return QueryResult(columns, rows[:max_rows], len(rows), 0.0)
+
+    def cancel(self, job_key: str) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def read_only_line(section: str) -> str:
+    return next(line for line in section.splitlines() if "read-only" in line)
+
+
+@pytest.mark.parametrize("engine", ["postgresql", "mysql"])
+def test_a_failed_probe_is_not_taken_for_read_only(
+    engine: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """The probe table already exists: on a session that may write (the PostgreSQL test login
+    with its write grants, MariaDB's root), CREATE TABLE fails with "already exists", which
+    says nothing about read-only. The shipped connector, on the same database, is refused before
+    the engine looks for the table."""
+    sample: Sample = request.getfixturevalue("pg" if engine == "postgresql" else "maria")
+    name = sample.extra["name"]
+    if engine == "postgresql":
+        session = WritableSession(sample.url, lambda: pg_connect(name, user=name))
+    else:
+        session = WritableSession(sample.url, lambda: mysql_connect(database=name))
+    warehouse = Warehouse(engine, sample.url, sample.url)
+    sample.admin([PROBE_WRITE])
+    try:
+        line = read_only_line(render([check_warehouse(warehouse, lambda w: session)]))
+        assert line.startswith(
+            f"  · could not check read-only: the test write ({PROBE_WRITE}) failed without "
+            "being refused:"
+        ), line
+        assert "already exists" in line
+        assert line.endswith("Check by hand that querybot's login cannot write.")
+
+        shipped = check_warehouse(warehouse, lambda w: open_connector(w.spec, data_dir=tmp_path))
+        assert read_only_line(render([shipped])).startswith(
+            f"  ✓ read-only: a test write ({PROBE_WRITE}) was refused"
+        )
+    finally:
+        sample.admin([f"DROP TABLE {PROBE_TABLE}"])
+
+
+def test_looker_through_the_hsqldb_standin(
+    env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Looker connector over the JDBC stand-in: its Explores, the probe refused before it
+    is sent (the connector runs queries only), a sample on the first field the Looker gate
+    accepts; the stand-in unchanged."""
+    url = standin.build("doctor_looker")
+    for name, value in standin.env(url, LOOKER_SAMPLE_ROWS="0").items():
+        monkeypatch.setenv(name, value)
+    env.write_text('[warehouses.looker]\nspec = "looker://looker.example.com/shop"\n')
+    code, out = doctor(capsys)
+    assert code == 0, out
+    part = section(out, "warehouse looker (looker://looker.example.com/shop)")
+    assert "✓ opens (looker, looker SQL)" in part
+    assert "✓ 2 tables visible (shop.orders, shop.users)" in part
+    assert (
+        f"✓ read-only: a test write ({PROBE_WRITE}) was refused (Looker runs queries only, and "
+        "this statement starts with 'CREATE'" in part
+    )
+    assert (
+        "✓ sample query passed the gate and ran: SELECT `orders.id` FROM `shop`.`orders` "
+        "LIMIT 1 -> 1 row" in part
+    )
+    from connectors.jdbc import JdbcRunner  # the optional `looker` extra
+
+    dba = JdbcRunner(
+        name="HSQLDB",
+        driver=standin.DRIVER,
+        url=url,
+        jars=[standin.require_jar()],
+        properties={"user": "SA", "password": ""},
+    )
+    try:
+        probes = dba.run(
+            "SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_NAME LIKE 'QUERYBOT%'",
+            max_rows=5,
+            timeout_s=30,
+        )
+        assert probes.rows == []
+    finally:
+        dba.close()
