@@ -1,20 +1,22 @@
 """Canary databases: run statements and prove nothing changed or leaked.
 
 Each canary holds three small tables and sits beside a secret file. A run executes every
-statement on the hardened read-only path production uses (for SQLite, MariaDB and PostgreSQL that
-is `SqlConnector.run` itself, as the bot's login), and on a connection that would allow harm (for
-DuckDB and SQLite read-write, for MariaDB and PostgreSQL the administrator inside a read-only
-transaction), so that a pass proves the gate alone kept the statements harmless. Before and
-after: every table's checksum, the list of tables, and the files beside the database. During: no
-result may contain the secret or a line of /etc/passwd, and no statement may be refused by the
-engine for trying to write or reach a file (that refusal would mean the gate let it through).
+statement on the hardened read-only path production uses (the connector's own `run`:
+`DuckDBConnector` opened from `duckdb:PATH`, `SqlConnector` as the bot's login for SQLite,
+MariaDB and PostgreSQL), and on a connection that would allow harm (for DuckDB and SQLite
+read-write, for MariaDB and PostgreSQL the administrator inside a read-only transaction), so that
+a pass proves the gate alone kept the statements harmless. Before and after: every table's
+checksum, the list of tables, and the files beside the database. During: no result may contain
+the secret or a line of /etc/passwd, and no statement may be refused by the engine for trying to
+write or reach a file (that refusal would mean the gate let it through).
 
 `contain` runs the other way round: statements the gate REJECTS (the harmful catalogue), sent
-straight to `SqlConnector.run`, must be stopped by the engine's read-only settings alone.
+straight to a connector's `run`, must be stopped by the connector and the engine alone.
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import os
 import re
@@ -24,7 +26,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,9 +34,11 @@ from stat import S_ISDIR as stat_is_dir
 from typing import Any
 
 import duckdb
+from sqlglot.errors import SqlglotError
 
 from agent.gate import GateSchema
-from connectors.base import ColumnInfo, ConnectorError, PermissionDenied, TableInfo
+from connectors import open_connector
+from connectors.base import ColumnInfo, Connector, ConnectorError, PermissionDenied, TableInfo
 from connectors.sql import SqlConnector
 
 COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -109,6 +113,11 @@ class Run:
     errors: Counter[str] = field(default_factory=Counter)
     #: Statements the connector ran without an error (the engine found nothing to refuse).
     ran: list[str] = field(default_factory=list)
+    #: Statements the connector refused itself, before any engine saw them (its error has no
+    #: engine error behind it: BigQuery's own checks, never a database's refusal).
+    stopped: list[str] = field(default_factory=list)
+    #: What `contain` saw change meanwhile: "the database", "files under ...".
+    changed: list[str] = field(default_factory=list)
 
     def record(self, sql: str, rows: Iterable[Any] | None, error: BaseException | None) -> None:
         self.executed += 1
@@ -134,6 +143,8 @@ class Run:
         self.failed += 1
         self.errors[type(error).__name__] += 1
         cause = error.__cause__
+        if cause is None or isinstance(cause, SqlglotError):
+            self.stopped.append(sql)
         code = cause.args[0] if cause is not None and cause.args else None
         text = getattr(error, "engine_message", str(error)).lower()
         if isinstance(error, PermissionDenied) and (
@@ -173,21 +184,49 @@ def write_secrets(directory: Path) -> None:
     (directory / "secret.csv").write_text(f"secret\n{_secret()}\n")
 
 
-def run_connector(url: str, statements: Iterable[str], *, timeout_s: float = TIMEOUT_S) -> Run:
-    """Every statement through `SqlConnector.run` on a connector opened from `url`, as the bot
-    runs an approved query (no gate in between)."""
-    connector = SqlConnector(url, pool_size=1)
+def run_on(connector: Connector, statements: Iterable[str], *, timeout_s: float = TIMEOUT_S) -> Run:
+    """Every statement through `connector.run`, as the bot runs an approved query (no gate in
+    between)."""
     run = Run()
+    for sql in statements:
+        try:
+            result = connector.run(sql, max_rows=2000, timeout_s=timeout_s)
+        except ConnectorError as exc:
+            run.record_connector(sql, None, exc)
+        else:
+            run.record_connector(sql, result.rows, None)
+    return run
+
+
+def run_connector(url: str, statements: Iterable[str], *, timeout_s: float = TIMEOUT_S) -> Run:
+    """`run_on` a `SqlConnector` opened from `url`, closed afterwards."""
+    connector = SqlConnector(url, pool_size=1)
     try:
-        for sql in statements:
-            try:
-                result = connector.run(sql, max_rows=2000, timeout_s=timeout_s)
-            except ConnectorError as exc:
-                run.record_connector(sql, None, exc)
-            else:
-                run.record_connector(sql, result.rows, None)
+        return run_on(connector, statements, timeout_s=timeout_s)
     finally:
         connector.close()
+
+
+def contain(
+    connector: Connector,
+    statements: Sequence[str],
+    snapshot: Callable[[], object],
+    directories: Iterable[Path],
+    *,
+    timeout_s: float = 1.0,
+) -> Run:
+    """`run_on`, recording in `Run.changed` whatever changed meanwhile: the database (as
+    `snapshot` sees it), the files under `directories` and every file the statements name."""
+    watched = list(directories)
+    before, listed, named = snapshot(), [files(d) for d in watched], named_files(statements)
+    run = run_on(connector, statements, timeout_s=timeout_s)
+    if snapshot() != before:
+        run.changed.append("the database")
+    run.changed += [
+        f"files under {d}" for d, was in zip(watched, listed, strict=True) if files(d) != was
+    ]
+    if named_files(statements) != named:
+        run.changed.append("a file the statements name")
     return run
 
 
@@ -201,10 +240,46 @@ def _watchdog(interrupt: Callable[[], None]) -> Iterator[None]:
         timer.cancel()
 
 
+def duckdb_snapshot(path: Path) -> dict[str, object]:
+    """Every table's checksum, the views, functions and macros, settings and attached databases
+    of the DuckDB file at `path`, read through a `DuckDBConnector` of its own.
+
+    DuckDB keeps one database instance per file in a process, so while another connector on the
+    file is open this one shares its instance and sees what a statement left in it (a setting,
+    an attached database, a loaded extension), not only what reached the file.
+    """
+    connector = open_connector(f"duckdb:{path}", data_dir=path.parent)
+
+    def rows(sql: str) -> list[tuple[Any, ...]]:
+        return connector.run(sql, max_rows=100_000, timeout_s=30).rows
+
+    try:
+        names = rows(
+            "SELECT database_name, schema_name, table_name FROM duckdb_tables() ORDER BY ALL"
+        )
+        return {
+            "tables": {
+                n: _checksum(rows('SELECT * FROM "{}"."{}"."{}"'.format(*n))) for n in names
+            },
+            "views": rows("SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY 1"),
+            # a loaded extension adds functions; a macro is one that is not internal
+            "functions": rows(
+                "SELECT count(*), list_sort(list(function_name) FILTER (WHERE NOT internal))"
+                " FROM duckdb_functions()"
+            ),
+            "settings": rows("SELECT name, value FROM duckdb_settings() ORDER BY name"),
+            "databases": rows(
+                "SELECT database_name, path, readonly FROM duckdb_databases() ORDER BY 1"
+            ),
+        }
+    finally:
+        connector.close()
+
+
 class DuckDBCanary:
     """`canary.duckdb` (catalog `canary`) in its own directory."""
 
-    CONNECTIONS = ("read-only, external access off", "read-write")
+    CONNECTIONS = ("DuckDBConnector: read-only, external access off", "read-write")
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -218,37 +293,23 @@ class DuckDBCanary:
             )
         con.close()
 
+    @property
+    def spec(self) -> str:
+        """The warehouse spec a deployment would configure for this file."""
+        return f"duckdb:{self.path}"
+
     def snapshot(self) -> dict[str, object]:
-        con = duckdb.connect(str(self.path), read_only=True)
-        try:
-            names = con.execute(
-                "SELECT database_name, schema_name, table_name FROM duckdb_tables() ORDER BY ALL"
-            ).fetchall()
-            sums = {n: _checksum(con.execute(f"SELECT * FROM {n[2]}").fetchall()) for n in names}
-            views = con.execute(
-                "SELECT view_name FROM duckdb_views() WHERE NOT internal"
-            ).fetchall()
-        finally:
-            con.close()
-        return {"tables": sums, "views": views, "files": files(self.directory)}
+        return {**duckdb_snapshot(self.path), "files": files(self.directory)}
 
     def run(self, statements: Iterable[str], *, hardened: bool) -> Run:
-        if hardened:  # the connection production uses (platform notes)
-            con = duckdb.connect(
-                str(self.path),
-                read_only=True,
-                config={
-                    "enable_external_access": False,
-                    "autoload_known_extensions": False,
-                    "autoinstall_known_extensions": False,
-                    "allow_community_extensions": False,
-                    "threads": 1,
-                    "memory_limit": "256MB",
-                },
-            )
-            con.execute("SET lock_configuration = true")
-        else:  # read-write, files and network reachable: only the gate stands in the way
-            con = duckdb.connect(str(self.path))
+        if hardened:  # the connector production opens for `duckdb:PATH`
+            connector = open_connector(self.spec, data_dir=self.directory)
+            try:
+                return run_on(connector, statements)
+            finally:
+                connector.close()
+        # read-write, files and network reachable: only the gate stands in the way
+        con = duckdb.connect(str(self.path))
         run = Run()
         try:
             for sql in statements:
@@ -262,6 +323,21 @@ class DuckDBCanary:
         finally:
             con.close()
         return run
+
+
+def write_csvs(directory: Path) -> list[Path]:
+    """Each canary table as `<table>.csv` (a header, then its rows) in `directory`, the way a
+    person would upload it into a thread."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for table, cols in COLUMNS.items():
+        path = directory / f"{table}.csv"
+        with path.open("w", newline="", encoding="utf-8") as out:
+            writer = csv.writer(out)
+            writer.writerow(name for name, _ in cols)
+            writer.writerows(ROWS[table])
+        written.append(path)
+    return written
 
 
 class SQLiteCanary:
@@ -549,6 +625,65 @@ class PostgresCanary:
                 server.execute(f"DROP ROLE IF EXISTS {role}")
 
 
+#: BigQuery column types for the canary's SQL types.
+_BIGQUERY_TYPES = {"INTEGER": "INT64", "VARCHAR": "STRING", "DECIMAL": "NUMERIC", "DATE": "DATE"}
+
+
+class BigQueryCanary:
+    """Dataset `canary` holding the canary tables on a BigQuery endpoint without credentials
+    (the local emulator, whose anonymous login may write anything: BigQuery has no read-only
+    session, so only the connector's own checks stand in the way)."""
+
+    def __init__(self, endpoint: str, project: str, dataset: str = "canary") -> None:
+        from google.cloud import bigquery
+
+        from connectors.bigquery import endpoint_client
+
+        self.endpoint, self.project, self.dataset = endpoint, project, dataset
+        self.client = endpoint_client(project, endpoint)
+        self.client.delete_dataset(dataset, delete_contents=True, not_found_ok=True)
+        self.client.create_dataset(dataset)
+        for table, cols in COLUMNS.items():
+            ref = f"{project}.{dataset}.{table}"
+            schema = [
+                bigquery.SchemaField(name, _BIGQUERY_TYPES[kind.partition("(")[0]])
+                for name, kind in cols
+            ]
+            self.client.create_table(bigquery.Table(ref, schema=schema))
+            names = [name for name, _ in cols]
+            rows = [dict(zip(names, row, strict=True)) for row in ROWS[table]]
+            if errors := self.client.insert_rows_json(ref, rows):
+                raise RuntimeError(f"loading {ref} failed: {errors}")
+
+    def connector(self) -> Connector:
+        """The connector a deployment configures as `bigquery:PROJECT/canary` with
+        BIGQUERY_API_ENDPOINT pointing at the endpoint."""
+        from connectors.bigquery import from_spec
+
+        return from_spec(f"{self.project}/{self.dataset}", {"BIGQUERY_API_ENDPOINT": self.endpoint})
+
+    def snapshot(self) -> dict[str, object]:
+        """The project's datasets; the canary dataset's tables (kind, schema, rows), routines
+        and models."""
+        client = self.client
+        tables = {}
+        for item in client.list_tables(self.dataset):
+            table = client.get_table(item)
+            rows = (tuple(row.values()) for row in client.list_rows(table))
+            schema = [(f.name, f.field_type) for f in table.schema]
+            tables[item.table_id] = (table.table_type, schema, _checksum(rows))
+        return {
+            "datasets": sorted(d.dataset_id for d in client.list_datasets()),
+            "tables": tables,
+            "routines": sorted(r.routine_id for r in client.list_routines(self.dataset)),
+            "models": sorted(m.model_id for m in client.list_models(self.dataset)),
+        }
+
+    def drop(self) -> None:
+        self.client.delete_dataset(self.dataset, delete_contents=True, not_found_ok=True)
+        self.client.close()
+
+
 # -- containment: statements the gate rejects, sent to the connector anyway ---------------------
 
 #: Engine-specific escapes tried on top of the gate's catalogue.
@@ -559,6 +694,40 @@ ESCAPES = {
         "SET STATEMENT tx_read_only=0 FOR INSERT INTO customers VALUES (9, 'x', 'y')",
         "SET STATEMENT tx_read_only=0 FOR SELECT * FROM users INTO OUTFILE '/tmp/users.txt'",
         "SET STATEMENT max_statement_time=0 FOR SELECT SLEEP(5)",
+    ],
+    # DuckDB's configuration, attached databases, secrets, logging and extensions: what the
+    # connector's locked, read-only, no-external-access connection has to hold on its own.
+    "duckdb": [
+        "SET lock_configuration = false",
+        "RESET lock_configuration",
+        "SET access_mode = 'read_write'",
+        "SET allowed_directories = ['/']",
+        "SET temp_directory = '/tmp/querybot-spill'",
+        "SET profiling_output = '/tmp/querybot-profile.json'",
+        "CALL enable_logging(storage = 'file', storage_path = '/tmp/querybot-log')",
+        "ATTACH ':memory:' AS scratch",
+        "ATTACH '/tmp/canary.duckdb' AS rw (READ_WRITE)",
+        "EXPORT DATABASE '/tmp/querybot-export'",
+        "IMPORT DATABASE '/tmp/'",
+        "CREATE SECRET leak (TYPE s3, KEY_ID 'x', SECRET 'y')",
+        "CREATE PERSISTENT SECRET leak (TYPE s3, KEY_ID 'x', SECRET 'y')",
+        "INSTALL '/tmp/querybot.duckdb_extension'",
+        "LOAD '/tmp/querybot.duckdb_extension'",
+        "FORCE CHECKPOINT",
+        "VACUUM",
+        "SELECT * FROM read_text('/tmp/secret.txt')",
+    ],
+    # GoogleSQL spellings the BigQuery connector must stop before a job exists (the emulator's
+    # engine is DuckDB, which would read files and write tables given the chance).
+    "bigquery": [
+        "SELECT * INTO canary.stolen FROM canary.users",
+        "SELECT * FROM canary.users FOR UPDATE",
+        "SELECT `demo.canary.remote_fn`(name) FROM canary.customers",
+        "SELECT * FROM canary.users, EXTERNAL_QUERY('c', 'SELECT 1 AS x')",
+        "(SELECT 1 AS x) UNION ALL (SELECT x FROM EXTERNAL_QUERY('c', 'SELECT 1 AS x'))",
+        "SELECT AI.GENERATE_BOOL('is this a secret?')",
+        "SELECT * FROM VECTOR_SEARCH(TABLE canary.users, 'id', TABLE canary.orders, 'id')",
+        "SELECT * FROM canary.users WHERE id IN UNNEST(canary.tvf(1))",
     ],
     "postgres": [
         "SELECT set_config('transaction_read_only', 'off', true)",

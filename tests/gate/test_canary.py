@@ -1,11 +1,11 @@
 """Every statement the gate accepts from the payload corpus, and every golden normalised
-statement, runs on canary DuckDB, SQLite, MariaDB and PostgreSQL databases (the last three
-through `SqlConnector.run`): no table changes, nothing leaks, and the engine never has to refuse
-a write or a file access the gate let through.
+statement, runs on canary DuckDB, SQLite, MariaDB and PostgreSQL databases (through
+`DuckDBConnector.run` and `SqlConnector.run`): no table changes, nothing leaks, and the engine
+never has to refuse a write or a file access the gate let through.
 
 Then the other way round: every statement of the harmful catalogue, which the gate rejects, is
-sent to `SqlConnector.run` anyway (as written, and aimed at a directory holding a secret file the
-database server could read and write): the canary and the files are unchanged and no result or
+sent to the connector's `run` anyway (as written, and aimed at a directory holding a secret file
+the database could read and write): the canary and the files are unchanged and no result or
 error message holds the secret or /etc/passwd. The engine's read-only settings alone hold.
 """
 
@@ -16,9 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
+import duckdb
 import pytest
 
 from agent.gate import Verdict
+from connectors import open_connector
 from connectors.base import PermissionDenied
 from connectors.sql import SqlConnector
 from tests.gate import canary
@@ -139,16 +141,16 @@ def harmful(dialect: str, directory: Path) -> list[str]:
 
 def assert_contained(db: Canary, url: str, statements: list[str], directory: Path) -> canary.Run:
     """Run `statements` through the connector at `url`: nothing changes, nothing leaks."""
-    before, outside = db.snapshot(), canary.named_files(statements)
-    files = canary.files(directory)
-    run = canary.run_connector(url, statements, timeout_s=1.0)
+    connector = SqlConnector(url, pool_size=1)
+    try:
+        run = canary.contain(connector, statements, db.snapshot, [directory])
+    finally:
+        connector.close()
     # shown with -s: what the engine refused, and what it ran as a harmless read
     print(f"\n{url.split(':')[0]}: {run.executed} statements, {dict(run.errors)}; ran: {run.ran}")
     assert run.executed == len(statements)
     assert not run.leaked, f"a secret reached a result or an error message: {run.leaked}"
-    assert db.snapshot() == before, "the canary changed"
-    assert canary.files(directory) == files, "a file was written beside the secret"
-    assert canary.named_files(statements) == outside, "a file the statements name changed"
+    assert not run.changed, f"changed: {run.changed}"
     return run
 
 
@@ -199,3 +201,44 @@ def test_the_secret_is_within_the_servers_reach(
         cur.execute(f"SELECT LOAD_FILE('{secret}')")
         loaded = cur.fetchone()[0]
     assert canary.secret_text() in loaded.decode()
+
+
+def test_harmful_catalogue_is_contained_by_duckdb(duckdb_canary: canary.DuckDBCanary) -> None:
+    """The whole catalogue (every dialect's: DuckDB reads much PostgreSQL and SQLite syntax) and
+    DuckDB's own escapes, each as written and aimed at the directory holding the database and the
+    secret, sent to the `DuckDBConnector` that `duckdb:PATH` opens. The snapshot goes through the
+    same database instance, so a setting, an attached database or a macro left behind shows."""
+    directory = duckdb_canary.directory
+    statements = canary.aimed([h.sql for h in HARMFUL] + canary.ESCAPES["duckdb"], directory)
+    connector = open_connector(duckdb_canary.spec, data_dir=directory)
+    try:
+        # ~/.duckdb: where INSTALL and CREATE PERSISTENT SECRET would write
+        watched = [directory, Path.home() / ".duckdb"]
+        run = canary.contain(connector, statements, duckdb_canary.snapshot, watched)
+    finally:
+        connector.close()
+    print(f"\nduckdb: {run.executed} statements, {dict(run.errors)}; ran: {run.ran}")
+    assert run.executed == len(statements) > len(HARMFUL)
+    assert not run.leaked, f"a secret reached a result or an error message: {run.leaked}"
+    assert not run.changed, f"changed: {run.changed}"
+    assert not run.stopped, "every statement reached DuckDB: the engine held, not a check"
+    assert run.errors["PermissionDenied"] > 0
+
+
+def test_the_secret_is_within_duckdbs_reach(duckdb_canary: canary.DuckDBCanary) -> None:
+    """The catalogue's reads of the secret, on a DuckDB connection without the connector's
+    hardening, return it: the containment above is the connector's doing."""
+    secret = f"{duckdb_canary.directory}/secret"
+    statements = [h.sql for h in HARMFUL] + canary.ESCAPES["duckdb"]
+    reads = [sql for sql in canary.aimed(statements, duckdb_canary.directory) if secret in sql]
+    con = duckdb.connect()  # in memory: files reachable, no database to harm
+    run = canary.Run()
+    try:
+        for sql in reads:
+            try:
+                run.record(sql, con.execute(sql).fetchall(), None)
+            except duckdb.Error as exc:
+                run.record(sql, None, exc)
+    finally:
+        con.close()
+    assert len({sql for sql, secret in run.leaked if secret == canary.secret_text()}) >= 3
