@@ -9,6 +9,7 @@ that answers 429, 401 or nothing in time, to prove those map the same way.
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
 from collections.abc import Iterator
@@ -17,10 +18,12 @@ from typing import Any
 
 import pytest
 from langchain_core.exceptions import ModelAuthenticationError, ModelRateLimitError
+from langchain_core.runnables.retry import RunnableRetry
+from tenacity import RetryCallState, Retrying
 
 from agent.context import AgentDeps, Limits
 from agent.conversation import Agent
-from agent.model_errors import ModelFault, classify
+from agent.model_errors import ModelFault, classify, is_retryable
 from tests.agent.conftest import MakeAgent, Spy, reply
 
 BY_REGION = "SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"
@@ -53,6 +56,32 @@ def test_a_rate_limit_that_lasts_ends_in_a_clear_message(make_agent: MakeAgent) 
     assert model.calls == 3 and spy.runs == 0
     # the thread goes on: the next question is answered
     assert agent.ask("t1", "revenue by region?", user="U1").kind == "proposal"
+
+
+@pytest.mark.parametrize(("jitter", "waits"), [("least", [2.0, 4.0]), ("most", [3.0, 5.0])])
+def test_the_backoff_is_about_2_then_4_seconds(
+    make_agent: MakeAgent, monkeypatch: pytest.MonkeyPatch, jitter: str, waits: list[float]
+) -> None:
+    """The schedule the README promises (3 calls, waits of about 2 s then 4 s, each with up to
+    half the first wait of jitter), read from the retry policy the agent built with its default
+    limits rather than timed: the waits come from the very tenacity objects its Runnable runs."""
+    agent, _, _ = make_agent([reply(BY_REGION)])
+    retry = agent.deps.structured_model
+    assert isinstance(retry, RunnableRetry)
+    assert retry.retry_exception_types is is_retryable
+    # the arguments RunnableRetry hands to tenacity's Retrying for each invoke
+    policy = retry._kwargs_retrying
+    # random.uniform(0, jitter) is tenacity's jitter: take either end of its range
+    monkeypatch.setattr(random, "uniform", lambda a, b: a if jitter == "least" else b)
+    state = RetryCallState(Retrying(), fn=None, args=(), kwargs={})
+    seen, stopped = [], False
+    while not stopped:
+        state.attempt_number = len(seen) + 1
+        stopped = policy["stop"](state)
+        if not stopped:
+            seen.append(policy["wait"](state))
+    assert seen == waits
+    assert state.attempt_number == Limits().model_attempts == 3
 
 
 def test_a_bad_key_is_told_at_once_and_never_retried(make_agent: MakeAgent) -> None:
