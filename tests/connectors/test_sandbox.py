@@ -21,7 +21,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from connectors.base import ConnectorError, PermissionDenied, TableInfo
+from connectors.base import PermissionDenied, TableInfo
 from connectors.duckdb import DuckDBConnector
 from connectors.sandbox import Sandboxes
 from connectors.sandbox_load import FileRejected, SandboxLimits, format_size, identifier
@@ -429,32 +429,38 @@ def test_the_query_connection_cannot_change_the_sandbox(
 def test_the_harmful_catalogue_sent_past_the_gate_changes_and_reveals_nothing(
     sandboxes: Sandboxes, tmp_path: Path
 ) -> None:
-    """Every DuckDB statement of the gate's harmful catalogue, as written and aimed at a
-    directory holding a secret, sent straight to the sandbox's query connector (no gate)."""
-    load(sandboxes, tmp_path, "sales.csv")
+    """The canary tables the catalogue targets (customers, orders, users) uploaded as CSV files
+    through the loader, then every statement of the catalogue (every dialect's) and DuckDB's own
+    escapes, as written and aimed at a directory holding a secret, sent straight to the
+    sandbox's query connector (no gate): a write fails on the lock, not on a missing table."""
+    for upload_file in canary.write_csvs(tmp_path / "incoming"):
+        sandboxes.load(THREAD, upload_file, upload_file.name)
+    assert set(tables(sandboxes)) == set(canary.COLUMNS)
     directory = tmp_path / "secrets"
     canary.write_secrets(directory)
-    statements = canary.aimed([h.sql for h in load_harmful() if h.dialect == "duckdb"], directory)
+    harmful = load_harmful()
+    statements = canary.aimed([h.sql for h in harmful] + canary.ESCAPES["duckdb"], directory)
     db = sandboxes.path(THREAD)
-    before = (hashlib.sha256(db.read_bytes()).hexdigest(), canary.files(directory))
-    outside = canary.named_files(statements)
-    secrets = (canary.secret_text(), canary.PASSWD_LINE)
     connector = sandboxes.open(THREAD)
     try:
-        for sql in statements:
-            try:
-                result = connector.run(sql, max_rows=2000, timeout_s=2)
-            except ConnectorError as exc:
-                dump = f"{exc.message} {exc.hint} {exc.engine_message}"
-            else:
-                dump = repr(result.rows)
-            assert not any(secret in dump for secret in secrets), sql
+        watched = [directory, db.parent, Path.home() / ".duckdb"]
+        run = canary.contain(connector, statements, lambda: canary.duckdb_snapshot(db), watched)
     finally:
         connector.close()
-    assert len(statements) > 50
-    assert (hashlib.sha256(db.read_bytes()).hexdigest(), canary.files(directory)) == before
-    assert canary.named_files(statements) == outside, "a file the statements name changed"
-    assert sorted(p.name for p in db.parent.iterdir()) == ["files.duckdb", "thread.json"]
+    print(f"\nsandbox: {run.executed} statements, {dict(run.errors)}; ran: {run.ran}")
+    assert run.executed == len(statements) > len(harmful)
+    assert not run.leaked, f"a secret reached a result or an error message: {run.leaked}"
+    assert not run.changed, f"changed: {run.changed}"
+    assert not run.stopped, "every statement reached DuckDB: the engine held, not a check"
+    writes = [h.sql for h in harmful if h.dialect == "duckdb" and h.code in ("write", "ddl")]
+    refused = {sql for sql, _ in run.blocked}  # refused as a write to the read-only file
+    assert [sql for sql in writes if sql not in refused] == [
+        "INSERT OR REPLACE INTO customers VALUES (1, 'a', 'b')",  # no key: the binder stops it
+        # DuckDB allows data-modifying WITH only at the top level
+        "SELECT * FROM (WITH d AS (UPDATE users SET password = 'x' RETURNING *) SELECT * FROM d)"
+        " AS t",
+        "CREATE TEMP TABLE t AS SELECT 1",  # in the run's own memory, gone when it ends
+    ]
 
 
 def used_at(sandboxes: Sandboxes, thread: str, when: float) -> None:
