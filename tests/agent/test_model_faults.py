@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import json
 import random
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -25,6 +22,7 @@ from agent.context import AgentDeps, Limits
 from agent.conversation import Agent
 from agent.model_errors import ModelFault, classify, is_retryable
 from tests.agent.conftest import MakeAgent, Spy, reply
+from tests.agent.gemini_standin import GeminiStandin
 
 BY_REGION = "SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"
 #: Quick backoff: the tests check what is retried, not how long the waits are.
@@ -131,60 +129,11 @@ def test_a_reply_off_the_schema_is_asked_again_then_explained(make_agent: MakeAg
 # -- the real Gemini client against a local stand-in ----------------------------------------
 
 
-class GeminiStandin:
-    """Answers `models/*:generateContent` with the queued (status, body, delay) replies."""
-
-    def __init__(self) -> None:
-        self.replies: list[tuple[int, dict[str, Any], float]] = []
-        self.requests = 0
-        standin = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                standin.requests += 1
-                status, body, delay = standin.replies.pop(0)
-                time.sleep(delay)
-                data = json.dumps(body).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:  # the client gave up (timeout)
-                    pass
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def fail(self, status: int, google_status: str, message: str, delay: float = 0.0) -> None:
-        body = {"error": {"code": status, "message": message, "status": google_status}}
-        self.replies.append((status, body, delay))
-
-    def answer(self, text: str, delay: float = 0.0) -> None:
-        body = {
-            "candidates": [
-                {"content": {"parts": [{"text": text}], "role": "model"}, "finishReason": "STOP"}
-            ],
-            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5},
-        }
-        self.replies.append((200, body, delay))
-
-
 @pytest.fixture
 def gemini() -> Iterator[GeminiStandin]:
     standin = GeminiStandin()
     yield standin
-    standin.server.shutdown()
+    standin.stop()
 
 
 def gemini_agent(gemini: GeminiStandin, shop: Spy, *, timeout_s: float = 5.0) -> Agent:

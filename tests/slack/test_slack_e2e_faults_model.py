@@ -1,13 +1,17 @@
 """End to end, the model failing under the real bot: a rate limit that passes (retried with
 backoff, the question is answered), a quota exhausted for good (a clear message after the bounded
-retries), and a bad key (a clear message at once, no retry). Each thread goes on afterwards.
+retries), a bad key (a clear message at once, no retry), and a model that does not answer in
+time (a clear message after the bounded retries). Each thread goes on afterwards.
 
 One bot process serves the module; the tests run in file order, each using the scripted model
 lines listed for it in SCRIPT (an error line carries the HTTP status a provider would answer).
+The last test runs a bot of its own on the real Gemini client (langchain-google-genai), pointed
+at a local stand-in of Gemini's API that holds the first request past the client's timeout.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,11 +21,16 @@ from botproc import BotProcess, audit_events, data_dir_with, sql_reply, write_sc
 from slack_flow import has_text
 from standin import SlackStandin
 
+from agent.models import MODEL_TIMEOUT_S
+from bot.blocks import APPROVE_ACTION
+from tests.agent.gemini_standin import GeminiStandin
+
 pytestmark = pytest.mark.usefixtures("checked")
 
 COUNT = "SELECT COUNT(*) AS customers FROM demo.main.customers"
 QUOTA = {"__error__": "Resource has been exhausted (e.g. check quota).", "status": 429}
 BAD_KEY = {"__error__": "API key not valid. Please pass a valid API key.", "status": 401}
+TIMED_OUT = {"__error__": "Deadline exceeded.", "status": "timeout", "__delay__": 1}
 
 SCRIPT: list[dict | str] = [
     # a rate limit that passes after two retries
@@ -35,6 +44,11 @@ SCRIPT: list[dict | str] = [
     sql_reply(COUNT, "Counts customers."),
     # a bad key, then a later question (the key was fixed)
     BAD_KEY,
+    sql_reply(COUNT, "Counts customers."),
+    # no answer in time, three times, then a later question
+    TIMED_OUT,
+    TIMED_OUT,
+    TIMED_OUT,
     sql_reply(COUNT, "Counts customers."),
 ]
 
@@ -78,3 +92,46 @@ def test_a_bad_key_is_told_at_once(bot: BotProcess, standin: SlackStandin) -> No
     flow.reply(bot, thread, "how many customers, now?")
     flow.wait_message(standin, thread, has_text("Counts customers."), "the later proposal")
     assert not [e for e in audit_events(bot) if e["event"] == "executed"]
+
+
+def test_a_model_that_never_answers_in_time(bot: BotProcess, standin: SlackStandin) -> None:
+    thread = flow.ask(bot, "how many customers?")
+    message = flow.wait_message(standin, thread, has_text("in time"), "the failure", timeout=60)
+    text = message.all_text()
+    assert "did not answer in time (tried 3 times)" in text and "nothing was run" in text
+    assert "Ask again in a minute" in text and message.action_values() == {}
+    bot.wait_log(r"The model failed after 3 call\(s\): ModelTimeoutError")
+    flow.reply(bot, thread, "how many customers, now?")
+    flow.wait_message(standin, thread, has_text("Counts customers."), "the later proposal")
+
+
+@pytest.mark.timeout(300)
+def test_the_real_gemini_client_gives_up_at_its_timeout_and_the_retry_answers(
+    slack: SlackStandin, demo_db: Path, tmp_path: Path
+) -> None:
+    """A minute: the bot's Gemini client waits MODEL_TIMEOUT_S for each request."""
+    gemini = GeminiStandin()
+    gemini.answer(json.dumps(sql_reply(COUNT, "Counts customers.")), delay=MODEL_TIMEOUT_S + 5)
+    gemini.answer(json.dumps(sql_reply(COUNT, "Counts customers, on time.")))
+    env = {
+        "QUERYBOT_MODEL": "google_genai:gemini-2.5-flash",
+        "GOOGLE_API_KEY": "standin-key",
+        "GOOGLE_GEMINI_BASE_URL": gemini.url,  # read by the google-genai SDK
+    }
+    script = write_script(tmp_path / "unused.jsonl", [])
+    data_dir = data_dir_with(tmp_path / "data", demo_db)
+    try:
+        with BotProcess(slack=slack, data_dir=data_dir, script=script, env=env) as bot:
+            thread = flow.ask(bot, "how many customers?")
+            proposal = flow.wait_message(
+                slack,
+                thread,
+                lambda m: APPROVE_ACTION in m.action_values(),
+                "the proposal after the retry",
+                timeout=MODEL_TIMEOUT_S + 60,
+            )
+            assert "Counts customers, on time." in proposal.all_text()
+            assert gemini.requests == 2  # the one given up on, and the retry
+            print(bot.log()[-5000:])  # shown when the test failed
+    finally:
+        gemini.stop()
