@@ -16,9 +16,10 @@ Which chart (the answers `bot.attachments.chart_kind` finds a chart for):
   the points in time order, labelled as precisely as the data needs (`2026-03`, `2026-03-14`,
   `2026-03-14 09:30`);
 - a category breakdown: a pie when its rows are parts of a whole, else bars. Parts of a whole
-  means: 2 to 6 rows, every value above 0, the whole result (not cut by the row cap), and the
-  value column is a `SUM` or `COUNT` (not `COUNT(DISTINCT ...)`, which may count a thing in
-  several rows) in the query's outer `SELECT`, which has no `LIMIT` (a top 5 is not a whole).
+  means: 2 to 6 rows, every value above 0, the whole result, and the value column is a `SUM`
+  or `COUNT` (not `COUNT(DISTINCT ...)`, which may count a thing in several rows) in the
+  query's outer `SELECT`, whose `LIMIT`, if any, left no row out: fewer rows came back than it
+  allows (the gate's row cap usually leaves none out; a top 5 is not a whole).
   An average, a ratio, a price or a top-N list gets bars, whose heights mean what they say.
 
 What does not fit gets no block (`chart` returns None) and the bot sends the PNG instead:
@@ -38,6 +39,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 
+from agent.gate.limit import _literal_count
 from agent.outcome import Answer
 from bot.attachments import SERIES, chart_kind, moment
 from bot.blocks.base import FALLBACK_TEXT, Message, cut, escaped
@@ -166,8 +168,12 @@ def _parts_of_a_whole(answer: Answer, values: list[int | float]) -> bool:
         )
     except SqlglotError:
         return False
-    if not isinstance(tree, exp.Select) or tree.args.get("limit") or tree.args.get("offset"):
+    if not isinstance(tree, exp.Select) or tree.args.get("offset"):
         return False
+    if (limit := tree.args.get("limit")) is not None:
+        count = _literal_count(limit)
+        if count is None or len(values) >= count:
+            return False
     if len(tree.expressions) < 2:
         return False
     value = tree.expressions[1].unalias()

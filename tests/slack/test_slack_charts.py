@@ -104,6 +104,11 @@ def test_a_sum_or_count_of_the_whole_is_a_pie() -> None:
     }
     counted = "SELECT status, count(*) AS orders FROM orders GROUP BY status ORDER BY orders"
     assert block_of(breakdown([5, 6], sql=counted))["chart"]["type"] == "pie"
+    # the gate's row cap (or any LIMIT) that left no row out
+    capped = "SELECT r, SUM(a) AS s FROM t GROUP BY r LIMIT 1000"
+    assert block_of(breakdown([5, 6], sql=capped))["chart"]["type"] == "pie"
+    fetched = "SELECT r, SUM(a) AS s FROM t GROUP BY r FETCH FIRST 3 ROWS ONLY"
+    assert block_of(breakdown([5, 6], sql=fetched))["chart"]["type"] == "pie"
 
 
 @pytest.mark.parametrize(
@@ -116,6 +121,8 @@ def test_a_sum_or_count_of_the_whole_is_a_pie() -> None:
         ([1, 2], {"sql": "SELECT c, COUNT(DISTINCT customer_id) AS n FROM s GROUP BY c"}),
         ([1, 2], {"sql": "SELECT region, SUM(amount) OVER () AS s FROM sales"}),
         ([1, 2], {"sql": "SELECT r, SUM(a) AS s FROM t GROUP BY r ORDER BY s DESC LIMIT 2"}),
+        ([1, 2], {"sql": "SELECT r, SUM(a) AS s FROM t GROUP BY r LIMIT 10 OFFSET 5"}),
+        ([1, 2], {"sql": "SELECT r, SUM(a) AS s FROM t GROUP BY r LIMIT 50 PERCENT"}),
         ([1, 2], {"sql": "SELECT region, SUM(amount) FROM a UNION ALL SELECT 'x', 1"}),
         ([1, 2], {"sql": "this is not SQL ((("}),
         # not the whole result

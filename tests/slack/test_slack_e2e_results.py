@@ -36,6 +36,8 @@ ORDERS_BY_STATUS = """SELECT status, COUNT(*) AS orders FROM demo.main.orders GR
 ORDER BY status"""
 ORDERS_BY_CHANNEL = """SELECT channel, COUNT(*) AS orders FROM demo.main.orders GROUP BY channel
 ORDER BY channel"""
+ORDERS_BY_PAYMENT = """SELECT payment_method, COUNT(*) AS orders FROM demo.main.orders
+GROUP BY payment_method ORDER BY payment_method"""
 ORDER_COUNT = "SELECT COUNT(*) AS orders FROM demo.main.orders"
 REGION_COUNT = "SELECT COUNT(*) AS regions FROM demo.main.regions"
 DM = "D0CAROL01"
@@ -44,8 +46,9 @@ SCRIPT = [
     sql_reply(FIRST_200_CUSTOMERS, "The first 200 customers."),
     sql_reply(ORDERS_BY_MONTH, "Orders by month."),
     sql_reply(ORDERS_BY_MONTH_2025, "Orders by month in 2025."),
-    sql_reply(ORDERS_BY_STATUS, "Orders by status."),  # the workspace refuses native charts
-    sql_reply(ORDERS_BY_CHANNEL, "Orders by channel."),  # ... so this one goes straight to a PNG
+    sql_reply(ORDERS_BY_STATUS, "Orders by status."),
+    sql_reply(ORDERS_BY_CHANNEL, "Orders by channel."),  # the workspace refuses native charts
+    sql_reply(ORDERS_BY_PAYMENT, "Orders by payment."),  # ... so this one goes straight to a PNG
     sql_reply(ORDER_COUNT, "Counts all orders."),
     sql_reply(REGION_COUNT, "Counts regions."),  # a direct message
 ]
@@ -137,16 +140,32 @@ def test_a_time_series_comes_with_a_native_chart(
     assert uploads(standin, thread) == []  # nothing drawn, nothing uploaded
 
 
+def test_a_breakdown_of_the_whole_comes_as_a_native_pie(
+    bot: BotProcess, standin: SlackStandin, demo_db: Path
+) -> None:
+    thread = approved_result(bot, standin, "orders by status?")
+    [block] = charts_in(standin, thread)
+    # the gate added its row cap to the SQL; it left no row out, so the rows are the whole
+    assert "LIMIT" in flow.result(standin, thread).all_text()
+    assert block["chart"] == {
+        "type": "pie",
+        "segments": [
+            {"label": status, "value": n} for status, n in expected_rows(demo_db, ORDERS_BY_STATUS)
+        ],
+    }
+    assert uploads(standin, thread) == []
+
+
 def test_a_workspace_without_the_chart_block_gets_pngs_and_is_asked_once(
     bot: BotProcess, standin: SlackStandin
 ) -> None:
     standin.refuse_block_type("data_visualization")
     try:
-        thread = approved_result(bot, standin, "orders by status?")
+        thread = approved_result(bot, standin, "orders by channel?")
         [png] = uploads(standin, thread)
         assert png.filename == "chart.png" and png.content.startswith(b"\x89PNG")
         assert charts_in(standin, thread) == []
-        later = approved_result(bot, standin, "orders by channel?")
+        later = approved_result(bot, standin, "orders by payment?")
         [png] = uploads(standin, later)
         assert png.filename == "chart.png" and png.content.startswith(b"\x89PNG")
     finally:
@@ -201,5 +220,5 @@ def test_app_home_lists_tables_and_the_users_questions(
     assert published["user_id"] == ALICE
     text = "\n".join(b.get("text", {}).get("text", "") for b in published["view"]["blocks"])
     assert "`demo.main.orders`" in text and "`demo.main.regions`" in text
-    assert "orders by channel?" in text and "how many orders?" in text
+    assert "orders by payment?" in text and "how many orders?" in text
     assert "Who may approve: Anyone." in text
