@@ -664,7 +664,8 @@ class BigQueryCanary:
 
     def snapshot(self) -> dict[str, object]:
         """The project's datasets; the canary dataset's tables (kind, schema, rows), routines
-        and models."""
+        and models; and every table and database the emulator's DuckDB engine holds, since it
+        keeps some the REST API never lists (`SELECT * INTO dataset.t ...` makes one)."""
         client = self.client
         tables = {}
         for item in client.list_tables(self.dataset):
@@ -672,11 +673,20 @@ class BigQueryCanary:
             rows = (tuple(row.values()) for row in client.list_rows(table))
             schema = [(f.name, f.field_type) for f in table.schema]
             tables[item.table_id] = (table.table_type, schema, _checksum(rows))
+        engine = [
+            tuple(row.values())
+            for sql in (
+                "SELECT schema_name, table_name, estimated_size FROM duckdb_tables()",
+                "SELECT database_name, path FROM duckdb_databases()",
+            )
+            for row in client.query(sql).result()
+        ]
         return {
             "datasets": sorted(d.dataset_id for d in client.list_datasets()),
             "tables": tables,
             "routines": sorted(r.routine_id for r in client.list_routines(self.dataset)),
             "models": sorted(m.model_id for m in client.list_models(self.dataset)),
+            "engine": sorted(engine, key=repr),
         }
 
     def drop(self) -> None:
