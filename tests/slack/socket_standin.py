@@ -56,6 +56,8 @@ class SocketModeStandin:
                 message = json.loads(raw)
                 if "envelope_id" in message:
                     with self._lock:
+                        if self._connection is not connection:
+                            continue  # sent on a dropped connection: Slack never gets it
                         self.acks[message["envelope_id"]] = message
                         self._lock.notify_all()
         except ConnectionClosed:
@@ -95,8 +97,12 @@ class SocketModeStandin:
             f"connection number {count}",
         )
 
-    def send(self, kind: str, payload: dict[str, Any], *, retry_attempt: int = 0) -> str:
-        """Send one envelope of `kind` (`events_api`, `interactive`); returns its envelope id."""
+    def send(
+        self, kind: str, payload: dict[str, Any], *, retry_attempt: int = 0, drop: bool = False
+    ) -> str:
+        """Send one envelope of `kind` (`events_api`, `interactive`); returns its envelope id.
+        With `drop`, the connection breaks right after: the app may get the envelope, but its
+        ack never reaches Slack (which then delivers the envelope again, as a retry)."""
         envelope_id = str(uuid.uuid4())
         envelope: dict[str, Any] = {
             "envelope_id": envelope_id,
@@ -109,9 +115,13 @@ class SocketModeStandin:
             envelope["retry_reason"] = "timeout" if retry_attempt else ""
         with self._lock:
             connection = self._connection
+            if drop:
+                self._connection = None
         if connection is None:
             raise AssertionError("no Socket Mode connection to send on")
         connection.send(json.dumps(envelope))
+        if drop:
+            connection.close()
         return envelope_id
 
     def wait_ack(self, envelope_id: str, timeout: float = 10) -> dict[str, Any]:

@@ -1,14 +1,18 @@
 """End to end, Slack misbehaving: HTTP 429 on posting (retried after Retry-After), a 500 on
 chat.update (retried), and the Socket Mode WebSocket dropped mid-session (the bot reconnects
-through `apps.connections.open` and answers the next event). The real bot process throughout."""
+through `apps.connections.open` and answers the next event), also right after an event was sent
+and before its ack (Slack sends it again as a retry; it is answered once). The real bot process
+throughout."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import slack_flow as flow
+import slack_payloads as payloads
 from botproc import BotProcess, data_dir_with, sql_reply, write_script
 from socket_standin import SocketModeStandin
 from standin import SlackStandin
@@ -82,5 +86,34 @@ def test_socket_mode_reconnects_after_a_drop(
         flow.result(slack, thread)
         flow.ask(bot, "list the regions", thread=thread)  # and the next event
         flow.wait_message(slack, thread, flow.has_text("Lists the regions."), "the proposal")
+        print(bot.log()[-5000:])  # shown when the test failed
+        assert bot.stop() == 0
+
+
+def test_socket_mode_drop_with_an_envelope_in_flight_answers_it_once(
+    slack: SlackStandin, socket_mode: SocketModeStandin, demo_db: Path, tmp_path: Path
+) -> None:
+    # a second reply, so a question asked twice would be proposed twice
+    replies = [sql_reply(COUNT_CUSTOMERS, "Counts."), sql_reply(REGIONS, "Lists the regions.")]
+    script = write_script(tmp_path / "script.jsonl", replies)
+    data_dir = data_dir_with(tmp_path / "data", demo_db)
+    with BotProcess(slack=slack, data_dir=data_dir, script=script, socket_mode=socket_mode) as bot:
+        body = payloads.mention(payloads.new_channel(), "how many customers?")
+        thread = flow.Thread(body["event"]["channel"], body["event"]["ts"])
+        lost = socket_mode.send("events_api", body, drop=True)  # the ack cannot come back
+        socket_mode.wait_connections(2)
+        # Slack delivers what was not acked again, on the new connection, marked as a retry
+        again = socket_mode.send("events_api", body, retry_attempt=1)
+        socket_mode.wait_ack(again)
+        assert lost not in socket_mode.acks
+        bot.wait_log(f"Ignoring a repeated delivery of event {body['event_id']}")
+
+        proposal = flow.proposal(slack, thread)
+        assert "Counts." in proposal.all_text()
+        asked = re.findall(rf"Question in \S+:{re.escape(thread.ts)} from", bot.log())
+        assert len(asked) == 1
+        flow.ask(bot, "list the regions", thread=thread)  # the next reply is still unused
+        flow.wait_message(slack, thread, flow.has_text("Lists the regions."), "the proposal")
+        assert len(slack.thread(thread.channel, thread.ts)) == 2
         print(bot.log()[-5000:])  # shown when the test failed
         assert bot.stop() == 0
