@@ -113,9 +113,11 @@ def approvals(
             time.sleep(0.1)
         cpu_done = cpu_seconds(run.bot.pid)
         messages = list(run.slack.messages.values())
-        native = sum(
-            1 for m in messages if any(b.get("type") == "data_visualization" for b in m.blocks)
-        )
+        native: dict[str, int] = {}
+        for m in messages:
+            for b in m.blocks:
+                if b.get("type") == "data_visualization":
+                    native[b["chart"]["type"]] = native.get(b["chart"]["type"], 0) + 1
         pngs = sum(1 for u in run.slack.uploads if u.filename == "chart.png")
     finally:
         run.stop()
@@ -173,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['approvals_wall_s']} s; bot CPU an approval "
             f"{r['bot_cpu_ms_per_approval_at_results']} ms at the last result, "
             f"{r['bot_cpu_ms_per_approval_all_done']} ms once every decision was done; "
-            f"charts: {r['native_charts']} native, {r['png_charts']} PNG"
+            f"charts: native {r['native_charts']}, {r['png_charts']} PNG"
         )
         for problem in r["problems"]:
             print(f"PROBLEM: {problem}")
