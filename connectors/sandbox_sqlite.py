@@ -4,8 +4,8 @@ DuckDB's own SQLite reader is an extension that must be downloaded, which a bot 
 cannot do, so the rows are read with Python's sqlite3 and handed to DuckDB in column batches
 (numpy arrays, which DuckDB scans without a per-row round trip).
 
-The file is opened immutable through `sqlite_guard.open_readonly` (read-only, behind its
-authorizer, `trusted_schema` off, extension loading off). Only ordinary tables are read: views,
+The file is opened as an upload through `sqlite_guard.open_readonly` (read-only, immutable,
+behind its authorizer, `trusted_schema` off, extension loading off). Only ordinary tables are read: views,
 triggers and virtual tables hold SQL or module code from the file, so they are skipped, never
 run.
 SQLite columns have no fixed type; each column's type here is what its values really are
@@ -66,7 +66,7 @@ def quote_sqlite(name: str) -> str:
 @contextmanager
 def open_upload(path: Path) -> Iterator[sqlite3.Connection]:
     """The uploaded file, read-only and immutable, locked down as `sqlite_guard` does it."""
-    with closing(open_readonly(path, immutable=True)) as con:
+    with closing(open_readonly(path, upload=True)) as con:
         yield con
 
 

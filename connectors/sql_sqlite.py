@@ -47,9 +47,6 @@ _HINTS = {
     "no such column": "Check the column names against the schema.",
     "no such function": "Check the function names (SQLite has fewer than other engines).",
     "one statement at a time": "Send one statement only.",
-    # `trusted_schema` is off (sqlite_guard): the file's own SQL may call innocuous functions only.
-    "unsafe use of": "A view of this file calls a function that is not run from a file's "
-    "schema; read the tables it is built on instead.",
 }
 
 

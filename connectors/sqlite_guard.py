@@ -4,10 +4,15 @@
 a new file (the attached database is opened read-write). The authorizer below allows reading
 tables, calling functions other than the few that reach outside the database, recursive CTEs,
 and the introspection pragmas; it denies ATTACH, DETACH, every write and DDL action, temp
-objects, transactions and pragma assignments. Extension loading is switched off as well, and
-`trusted_schema` too: SQL stored in the file (views, triggers, generated columns) may call only
-the functions SQLite marks innocuous, so a file cannot make a query run anything else. The
+objects, transactions and pragma assignments, and it sees the functions a view stored in the
+file calls as well as those in the query. Extension loading is switched off as well. The
 warehouse connector and the upload reader both open files through `open_readonly`.
+
+An uploaded file is anybody's: it is opened `immutable` with `trusted_schema` off, so SQL stored
+in it (generated columns, anything its tables' definitions call) may use only the functions
+SQLite marks innocuous. A warehouse file is the operator's own and keeps SQLite's default,
+because SQLite before 3.45 does not mark its JSON functions innocuous, and every view that uses
+them would fail.
 """
 
 from __future__ import annotations
@@ -62,22 +67,23 @@ class GuardedConnection(sqlite3.Connection):
         self.stop_requested = threading.Event()
 
 
-def open_readonly(path: Path, *, immutable: bool = False) -> GuardedConnection:
-    """Open `path` read-only with extensions disabled, `trusted_schema` off and the authorizer
-    installed. `immutable` also tells SQLite the file cannot change (no locks; an uploaded copy).
+def open_readonly(path: Path, *, upload: bool = False) -> GuardedConnection:
+    """Open `path` read-only with extensions disabled and the authorizer installed. `upload`
+    (a file a user shared): also immutable (no locks; a copy nobody changes) and with
+    `trusted_schema` off.
 
     `check_same_thread=False` because a pool hands connections to whichever thread runs next
     (one at a time); autocommit mode because Python would otherwise send BEGIN, which the
     authorizer refuses.
     """
-    uri = f"file:{quote(str(path))}?mode=ro{'&immutable=1' if immutable else ''}"
+    uri = f"file:{quote(str(path))}?mode=ro{'&immutable=1' if upload else ''}"
     con = sqlite3.connect(
         uri, uri=True, check_same_thread=False, isolation_level=None, factory=GuardedConnection
     )
     if hasattr(con, "enable_load_extension"):  # absent when Python lacks extension support
         con.enable_load_extension(False)
-    # Before the authorizer, which refuses pragma assignments.
-    con.execute("PRAGMA trusted_schema = OFF")
+    if upload:  # before the authorizer, which refuses pragma assignments
+        con.execute("PRAGMA trusted_schema = OFF")
     con.set_authorizer(authorize)
     return con
 
