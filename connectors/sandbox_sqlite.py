@@ -5,9 +5,9 @@ cannot do, so the rows are read with Python's sqlite3 and handed to DuckDB in co
 (numpy arrays, which DuckDB scans without a per-row round trip).
 
 The file is opened as an upload through `sqlite_guard.open_readonly` (read-only, immutable,
-behind its authorizer, `trusted_schema` off, extension loading off). Only ordinary tables are read: views,
-triggers and virtual tables hold SQL or module code from the file, so they are skipped, never
-run.
+behind its authorizer, `trusted_schema` off, extension loading off). Only ordinary tables are
+read: views, triggers and virtual tables hold SQL or module code from the file, so they are
+skipped, never run.
 SQLite columns have no fixed type; each column's type here is what its values really are
 (`typeof`), and text columns declared as dates become DATE/TIMESTAMP when every value casts.
 """

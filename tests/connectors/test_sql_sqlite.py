@@ -106,7 +106,7 @@ def test_views_run_with_the_files_functions_but_never_those_that_reach_outside(
     try:
         assert connector.run("SELECT a, k FROM j", max_rows=1, timeout_s=5).rows == [(1, "v")]
         for sql in ("SELECT x FROM lib", "SELECT x FROM tok", "SELECT a FROM w"):
-            with pytest.raises(QueryFailed, match="unsafe use of (load_extension|fts3_tokenizer)"):
+            with pytest.raises(QueryFailed, match=r"unsafe use of (load_extension|fts3_tokenizer)"):
                 connector.run(sql, max_rows=1, timeout_s=5)
         for sql in ("SELECT load_extension('/tmp/x')", "SELECT fts3_tokenizer('simple')"):
             with pytest.raises(PermissionDenied):
