@@ -2,7 +2,8 @@
 way Slack drives it (signed requests) against the Web API stand-in, with a scripted model.
 
     uv run python -m bench.load_report [--questions 100] [--threads 50] [--delay 2]
-        [--workers 64] [--cold-runs 3] [--slack-latency 0] [--state-url URL] [--json PATH]
+        [--workers 64] [--cold-runs 3] [--slack-latency 0] [--state-url URL] [--faults 0.1]
+        [--json PATH]
     uv run python -m bench.load_report --short      # CI: one bot, 6 questions, then 8 at once
 
 - overhead: one question at a time, the model answering at once. From the signed `app_mention`
@@ -15,6 +16,11 @@ way Slack drives it (signed requests) against the Web API stand-in, with a scrip
   CPU time, and the machine's 1-minute load average before and after. SLACK_LATENCY makes the
   stand-in answer each Web API call that much later, as Slack's own API does (tens to hundreds
   of milliseconds).
+- FAULTS (e.g. 0.1): in the concurrency runs, that share of the model's replies fail (half a
+  429 the agent's retry absorbs, half a 401 told at once) and that share of the approved queries
+  run past QUERYBOT_QUERY_TIMEOUT_S (FAULT_TIMEOUT_S, DuckDB's own interrupt); a question then
+  counts when it ends in a proposal or a clear error, an approval when it ends in a result or a
+  clear error, and the figures say how many were told what failed.
 - STATE_URL (postgresql://USER@HOST:PORT/DB, a user that may create databases): each bot keeps
   its state in PostgreSQL (QUERYBOT_STATE_URL), in a throwaway database created on that server
   and dropped afterwards; without it, in SQLite files in its data directory.
@@ -47,6 +53,7 @@ from bench.load_slack import (
     ACK_LIMIT_S,
     SECRET,
     BotProcess,
+    Posted,
     Sent,
     TimedStandin,
     all_at_once,
@@ -64,6 +71,15 @@ from bot.settings import DEFAULT_WORKERS
 from connectors.demo import ensure_demo
 
 GOLDEN = Path(__file__).resolve().parents[1] / "evals" / "demo.yaml"
+#: --faults: a rate limit the agent's retry absorbs, and a bad key it tells at once.
+PASSING_FAULT = {"__error__": "Resource has been exhausted (e.g. check quota).", "status": 429}
+PERMANENT_FAULT = {"__error__": "API key not valid. Please pass a valid API key.", "status": 401}
+#: --faults: a query that never ends on the demo warehouse, stopped at FAULT_TIMEOUT_S.
+NEVER_ENDS = (
+    "SELECT COUNT(*) AS n FROM demo.main.order_items AS a"
+    " CROSS JOIN demo.main.order_items AS b CROSS JOIN demo.main.order_items AS c"
+)
+FAULT_TIMEOUT_S = 2
 
 
 def questions() -> list[tuple[str, str]]:
@@ -183,11 +199,31 @@ class VerifiedBot(BotProcess):
         return self._proc.pid
 
 
-def asked(count: int, delay: float = 0) -> tuple[list[str], list[dict[str, Any]]]:
+def asked(
+    count: int, delay: float = 0, faults: float = 0
+) -> tuple[list[str], list[dict[str, Any]]]:
     """`count` questions of the golden set (again from the top when more are wanted) and the
-    scripted model's replies to them, each taking `delay` seconds."""
+    scripted model's replies to them, each taking `delay` seconds; with `faults`, that share of
+    the replies fails (alternately PASSING_FAULT, which takes one more reply, and
+    PERMANENT_FAULT) and that share of the SQL is NEVER_ENDS."""
     picked = [questions()[i % len(questions())] for i in range(count)]
-    return [q for q, _ in picked], [sql_line(sql, delay) for _, sql in picked]
+    every = round(1 / faults) if faults else 0
+    script: list[dict[str, Any]] = []
+    for i, (_, sql) in enumerate(picked):
+        if every and i % every == every // 2:
+            sql = NEVER_ENDS
+        if every and i % every == 0:
+            if i // every % 2:
+                script.append(PERMANENT_FAULT)
+                continue
+            script.append(PASSING_FAULT)  # the retry takes the next line
+        script.append(sql_line(sql, delay))
+    return [q for q, _ in picked], script
+
+
+def is_failure(message: Posted) -> bool:
+    """A message telling the thread what failed (bot.blocks.failure)."""
+    return any(text.startswith(":warning:") for text in message.all_text().splitlines())
 
 
 def overhead(run: Run, asked: list[str], warmup: int) -> dict[str, Any]:
@@ -233,12 +269,16 @@ def concurrency(run: Run, asked: list[str], delay: float, workers: int) -> dict[
     sent = dict(mentions)
     first = min(s.at for s in sent.values())
     pool_bound = delay * math.ceil(threads / min(workers, threads))
-    proposals = run.wait(list(sent), is_proposal, "proposal", 60 + 2 * pool_bound)
+    ended = run.wait(
+        list(sent), lambda m: is_proposal(m) or is_failure(m), "proposal", 60 + 2 * pool_bound
+    )
+    proposals = {root: m for root, m in ended.items() if is_proposal(m)}
     shown = {root: shown_at(run.slack, p, is_proposal) for root, p in proposals.items()}
     cpu_asked = cpu_seconds(run.bot.pid)
     clicks = all_at_once([lambda p=p: approve(run.bot, p) for p in proposals.values()])
     click_first = min((c.at for c in clicks), default=time.monotonic())
-    results = run.wait(list(proposals), is_result, "result", 60)
+    ran = run.wait(list(proposals), lambda m: is_result(m) or is_failure(m), "result", 60)
+    results = {root: m for root, m in ran.items() if is_result(m)}
     results_at = [shown_at(run.slack, r, is_result) for r in results.values()]
     cpu_end = cpu_seconds(run.bot.pid)
     run.check_acks("mentions", list(sent.values()))
@@ -253,6 +293,8 @@ def concurrency(run: Run, asked: list[str], delay: float, workers: int) -> dict[
         "state": run.state,
         "proposals": len(proposals),
         "results": len(results),
+        "told_no_proposal": len(ended) - len(proposals),
+        "told_no_result": len(ran) - len(results),
         "proposals_wall_s": round(wall, 2),
         "ideal_model_bound_s": delay,
         "ideal_pool_bound_s": pool_bound,
@@ -309,12 +351,15 @@ def full(args: argparse.Namespace, root: Path, demo: Path) -> tuple[dict[str, An
             run.stop()
             problems += run.problems
     for workers in args.workers:
-        questions_, script = asked(args.threads, args.delay)
+        questions_, script = asked(args.threads, args.delay, args.faults)
+        env = {"QUERYBOT_WORKERS": str(workers)}
+        if args.faults:
+            env["QUERYBOT_QUERY_TIMEOUT_S"] = str(FAULT_TIMEOUT_S)
         run = Run(
             root / f"concurrency-{workers}",
             demo,
             script,
-            {"QUERYBOT_WORKERS": str(workers)},
+            env,
             slack_latency_s=args.slack_latency,
             state_server=args.state_url,
         )
@@ -369,7 +414,8 @@ def render(out: dict[str, Any]) -> str:
             f"concurrency {c['threads']} threads, model {c['model_delay_s']:g} s, "
             f"Slack API {ms(c['slack_latency_s']):g} ms, "
             f"{c['workers']} workers, {c['state']} state: "
-            f"{c['proposals']} proposals, {c['results']} results; "
+            f"{c['proposals']} proposals, {c['results']} results"
+            f" ({c['told_no_proposal']} + {c['told_no_result']} told what failed); "
             f"proposals wall {c['proposals_wall_s']} s (model bound {c['ideal_model_bound_s']:g} s"
             f", x{c['wall_over_model_bound']}; pool bound {c['ideal_pool_bound_s']:g} s); "
             f"approvals wall {c['approvals_wall_s']} s; "
@@ -403,6 +449,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="URL",
         help="postgresql://USER@HOST:PORT/DB: keep each bot's state in a throwaway database "
         "created (and dropped) on that server, as with QUERYBOT_STATE_URL",
+    )
+    p.add_argument(
+        "--faults",
+        type=float,
+        default=0,
+        help="share of model replies and of queries that fail in the concurrency runs, e.g. 0.1",
     )
     p.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = p.parse_args(argv)
