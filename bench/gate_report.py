@@ -1,12 +1,14 @@
-"""SQL gate report: injection payloads, the harmful catalogue, sql-eval gold SQL, gate time.
+"""SQL gate report: injection payloads, the harmful catalogue (through the gate, and through the
+DuckDB, files sandbox and BigQuery connectors without it), sql-eval gold SQL, gate time.
 
-    uv run python -m bench.gate_report [--no-mariadb]
+    uv run python -m bench.gate_report [--no-mariadb] [--no-bigquery]
 
 Prints Markdown for the `## SQL gate` section of BENCHMARKS.md. Exits 1 when a harmful statement
-passes the gate, an accepted statement changes, leaks from or is refused by a canary database,
-or gold false rejections exceed 0.5% in a dialect; CI runs it. Reads `../shared/corpora` (or
-`$QUERYBOT_CORPORA`); the canary databases live in a temporary directory and, for MariaDB,
-in a throwaway database on 127.0.0.1:3306.
+passes the gate, an accepted statement changes, leaks from or is refused by a canary database, a
+harmful statement sent to a connector changes or leaks anything, or gold false rejections exceed
+0.5% in a dialect; CI runs it. Reads `../shared/corpora` (or `$QUERYBOT_CORPORA`); the canary
+databases live in a temporary directory, for MariaDB in a throwaway database on 127.0.0.1:3306,
+for BigQuery in the local bqemulator (tests/bigquery/emulator.py, started and stopped here).
 """
 
 from __future__ import annotations
@@ -17,11 +19,17 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import sqlglot
 
 from agent.gate import GateSchema, Verdict, check_sql
+from connectors import open_connector
+from connectors.base import Connector
+from connectors.sandbox import Sandboxes
+from tests.bigquery.emulator import Emulator, EmulatorError, cache_dir, ensure_venv
 from tests.gate import canary, corpora, oracle
 from tests.gate.fixture_files import load_harmful
 
@@ -127,6 +135,94 @@ def catalogue(failures: list[str]) -> None:
     print(f"| unknown (safety rules only) | {passed_unknown} | |\n")
 
 
+#: Where DuckDB's INSTALL and persistent secrets would write.
+DUCKDB_HOME = Path.home() / ".duckdb"
+
+
+def connector_catalogue(use_bigquery: bool, failures: list[str]) -> None:
+    """The whole catalogue plus each engine's escapes, sent to the connectors' `run` unchecked."""
+    print("**Harmful catalogue through the DuckDB, files sandbox and BigQuery connectors, no")
+    print("gate**: every dialect's statements plus each engine's escapes (`canary.ESCAPES`), as")
+    print("written and aimed at a directory holding a secret, on the canary tables (for the")
+    print("sandbox, uploaded as CSV files through the loader; for BigQuery, a dataset in the")
+    print("local bqemulator, whose login may write anything). Checked: tables, settings, attached")
+    print("databases, datasets and files before and after; the secret or /etc/passwd in rows or")
+    print("error messages. *Before the engine*: refused by the connector itself, before any query")
+    print("or job started.\n")
+    print(
+        "| connector | statements | refused | failed | timed out | ran | before the engine |",
+        end="",
+    )
+    print(" changed |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        duck = canary.DuckDBCanary(Path(tmp) / "duckdb")
+        connector = open_connector(duck.spec, data_dir=duck.directory)
+        watched = [duck.directory, DUCKDB_HOME]
+        _catalogue_row("DuckDB (`duckdb:PATH`)", connector, duck.snapshot, watched, failures)
+
+        sandboxes, thread = Sandboxes(Path(tmp) / "sandboxes"), "T0:C0:1.0"
+        for upload in canary.write_csvs(Path(tmp) / "incoming"):
+            sandboxes.load(thread, upload, upload.name)
+        secrets, db = Path(tmp) / "secrets", sandboxes.path(thread)
+        canary.write_secrets(secrets)
+        snapshot = partial(canary.duckdb_snapshot, db)
+        watched = [secrets, db.parent, DUCKDB_HOME]
+        _catalogue_row("files sandbox", sandboxes.open(thread), snapshot, watched, failures)
+
+        if use_bigquery:
+            _bigquery_row(Path(tmp), secrets, failures)
+    print()
+
+
+def _catalogue_row(
+    label: str,
+    connector: Connector,
+    snapshot: Callable[[], object],
+    watched: list[Path],
+    failures: list[str],
+) -> None:
+    """One connector's row; the statements are aimed at `watched[0]`, which holds the secret."""
+    escapes = canary.ESCAPES["bigquery" if connector.dialect == "bigquery" else "duckdb"]
+    statements = canary.aimed([h.sql for h in load_harmful()] + escapes, watched[0])
+    try:
+        run = canary.contain(connector, statements, snapshot, watched, timeout_s=5.0)
+    finally:
+        connector.close()
+    refused, timed_out = run.errors["PermissionDenied"], run.errors["QueryTimeout"]
+    print(
+        f"| {label} | {run.executed} | {refused} | {run.failed - refused - timed_out} | "
+        f"{timed_out} | {len(run.ran)} | {len(run.stopped)} | "
+        f"{', '.join(run.changed) or 'no'}{', LEAKED' if run.leaked else ''} |"
+    )
+    if run.changed or run.leaked:
+        failures.append(f"{label}: changed {run.changed}, leaked {run.leaked}")
+
+
+def _bigquery_row(tmp: Path, secrets: Path, failures: list[str]) -> None:
+    """The BigQuery row, on a bqemulator started for it."""
+    try:
+        executable = ensure_venv(cache_dir() / "bqemulator-venv")
+        emulator = Emulator(executable, tmp / "bqemulator.log", "demo")
+    except EmulatorError as error:
+        failures.append(f"BigQuery emulator unavailable: {error}")
+        return
+    try:
+        emulator.wait_ready()
+        bigquery = canary.BigQueryCanary(emulator.url, emulator.project)
+        try:
+            connector = bigquery.connector()
+            _catalogue_row(
+                "BigQuery (bqemulator)", connector, bigquery.snapshot, [secrets], failures
+            )
+        finally:
+            bigquery.drop()
+    except EmulatorError as error:
+        failures.append(f"BigQuery emulator unavailable: {error}")
+    finally:
+        emulator.stop()
+
+
 def gold(times: list[float], failures: list[str]) -> None:
     print("**sql-eval gold SQL** (alternatives split on `;`, `{a, b}` choices expanded) checked")
     print("against the defog-data schemas as each connector names the tables.\n")
@@ -171,6 +267,9 @@ def timing(gold_times: list[float], payload_times: list[float]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-mariadb", action="store_true", help="skip the MariaDB canary")
+    parser.add_argument(
+        "--no-bigquery", action="store_true", help="skip the BigQuery emulator's catalogue run"
+    )
     args = parser.parse_args(argv)
     missing = corpora.missing()
     if missing:
@@ -183,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     accepted = payloads(payload_times, failures)
     canaries(accepted, not args.no_mariadb, failures)
     catalogue(failures)
+    connector_catalogue(not args.no_bigquery, failures)
     gold(gold_times, failures)
     timing(gold_times, payload_times)
     for failure in failures:
