@@ -143,6 +143,27 @@ class Agent:
             return None
         return _proposal(snapshot)
 
+    def interrupted_decision(self, thread_id: str, proposal_id: str) -> Outcome | None:
+        """What became of an approval of `proposal_id` that a restart cut short, read from the
+        thread's checkpoint (no query is run):
+
+        - the proposal itself (kind `proposal`, the same id) when the thread still waits on it:
+          the approval never reached the graph, so nothing ran;
+        - the decision's outcome, as `decide` returns it, when the graph took the approval and
+          finished with it (an answer, a corrected proposal, a failure);
+        - None when the graph took it and stopped part-way (the query may have run), or the
+          thread has moved on to another question.
+        """
+        config = self._config(thread_id)
+        snapshot = self.graph.get_state(config)
+        if snapshot.interrupts and _proposal(snapshot).proposal_id == proposal_id:
+            return Outcome(kind="proposal", proposal=_proposal(snapshot))
+        steps = snapshot.values.get("trace") or []
+        taken = any(s["kind"] == "approved" and s.get("proposal_id") == proposal_id for s in steps)
+        if not taken or (snapshot.next and not snapshot.interrupts):  # not this question's, or
+            return None  # stopped between two steps
+        return self._outcome(config)
+
     def explain(self, thread_id: str, proposal_id: str | None = None) -> Explanation | None:
         """How the question behind `proposal_id` (default: the thread's latest) was answered,
         from the thread's recorded steps: no model call. None when the thread has no such

@@ -124,6 +124,10 @@ class Router:
         target = self._target(thread_id)
         return target.explain(thread_id, proposal_id) if target else None
 
+    def interrupted_decision(self, thread_id: str, proposal_id: str) -> Outcome | None:
+        target = self._target(thread_id)
+        return target.interrupted_decision(thread_id, proposal_id) if target else None
+
     # -- the Home tab ----------------------------------------------------------------------------
 
     def tables(self) -> list[tuple[str, str]]:

@@ -87,6 +87,9 @@ class FilesGone:
     def explain(self, thread_id: str, proposal_id: str | None = None) -> None:
         return None
 
+    def interrupted_decision(self, thread_id: str, proposal_id: str) -> None:
+        return None
+
 
 class SandboxAgents:
     """Sandbox agents by thread id (see the module docstring)."""

@@ -61,6 +61,12 @@ RESTARTED_RUNNING = (
     "querybot restarted while this query ran; it may not have finished, and no result was "
     "posted. Nothing was re-run. Ask again for a fresh proposal."
 )
+RESTARTED_BEFORE_RUN = (
+    "querybot restarted before this approval took effect, so nothing was run. Ask again for a "
+    "fresh proposal."
+)
+#: Above an outcome that a restart kept from being posted (found in the thread's checkpoint).
+RESTARTED_POSTING = "querybot restarted before posting what this approval led to; here it is."
 RESTARTED_EDITING = (
     "querybot restarted while it checked an edit of this proposal; nothing was run. Ask again "
     "for a fresh proposal."
@@ -93,6 +99,8 @@ class ThreadAgent(Protocol):
     def has_thread(self, thread_id: str) -> bool: ...
 
     def explain(self, thread_id: str, proposal_id: str | None = None) -> Explanation | None: ...
+
+    def interrupted_decision(self, thread_id: str, proposal_id: str) -> Outcome | None: ...
 
 
 @dataclass(frozen=True)
@@ -298,8 +306,17 @@ class Conversations:
         if record.approved is False:
             return  # a rejection runs nothing; its card already says who rejected it
         if record.approved:
-            self._redraw(record, f"{blocks.approved_by(record.decided_by or '')} · {INTERRUPTED}")
-            self._fail(thread, None, RESTARTED_RUNNING)
+            verdict = blocks.approved_by(record.decided_by or "")
+            outcome = self.agent.interrupted_decision(record.thread_id, record.proposal_id)
+            if outcome is None:  # stopped part-way: the query may have run
+                self._redraw(record, f"{verdict} · {INTERRUPTED}")
+                self._fail(thread, None, RESTARTED_RUNNING)
+            elif outcome.proposal and outcome.proposal.proposal_id == record.proposal_id:
+                self._redraw(record, f"{verdict} · {INTERRUPTED}")
+                self._fail(thread, None, RESTARTED_BEFORE_RUN)
+            else:  # it finished; only its post was lost
+                self._post(thread, blocks.notice(RESTARTED_POSTING))
+                self._conclude(record, True, verdict, outcome, canceller=None, running_shown=True)
         else:
             self._redraw(record, INTERRUPTED)
             self._fail(thread, None, RESTARTED_EDITING)
@@ -334,15 +351,33 @@ class Conversations:
             log.exception("Deciding proposal %s failed", record.proposal_id)
         with self._cancel_lock:
             canceller = self._cancelled_by.pop(record.proposal_id, None)
+        self._conclude(
+            record, approved, verdict, outcome, canceller=canceller, running_shown=running.shown
+        )
+        # Finished only once the outcome is in the thread: a process killed before (the result's
+        # post held up by Slack) leaves its claim to `recover()`, which tells the thread.
+        self.store.finish(record.proposal_id)
+
+    def _conclude(
+        self,
+        record: ProposalRecord,
+        approved: bool,
+        verdict: str,
+        outcome: Outcome | None,
+        *,
+        canceller: str | None,
+        running_shown: bool,
+    ) -> None:
+        """Redraw a decided card and post what its decision led to (None: it broke)."""
+        thread = SlackThread.from_id(record.thread_id)
         if outcome is not None and outcome.kind == "cancelled":
             self._redraw(record, f"{verdict} · {blocks.cancelled_by(canceller)}")
         elif approved and (outcome is None or outcome.kind == "failed"):
             self._redraw(record, f"{verdict} · {RUN_FAILED}")
-        elif running.shown:
+        elif running_shown:
             self._redraw(record, verdict)  # the card no longer says "Running…"
         if outcome is None:
             self._fail(thread, None, DECIDE_FAILED)
-            self.store.finish(record.proposal_id)
             return
         try:
             if outcome.kind == "proposal":
@@ -361,9 +396,6 @@ class Conversations:
         except Exception:
             log.exception("Posting the outcome of proposal %s failed", record.proposal_id)
             self._fail(thread, None, DECIDE_FAILED)
-        # Finished only once the outcome is in the thread: a process killed before (the result's
-        # post held up by Slack) leaves its claim to `recover()`, which tells the thread.
-        self.store.finish(record.proposal_id)
 
     def _cancel(self, record: ProposalRecord, user: str) -> None:
         pid = record.proposal_id

@@ -169,6 +169,11 @@ def refused(mrkdwn: str) -> Message:
     return finish("I cannot answer here.", [section(f":no_entry: {mrkdwn}")])
 
 
+def notice(message: str) -> Message:
+    """Something the thread should know that is neither a question nor a failure."""
+    return finish(message, [section(f":information_source: {escaped(message, SECTION_TEXT - 24)}")])
+
+
 def failure(message: str) -> Message:
     """Something stopped the question; `message` says what and what to do."""
     blocks = [section(f":warning: {escaped(message, SECTION_TEXT - 12)}")]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from agent.conversation import Agent, sqlite_checkpointer
 from agent.models import ScriptedChatModel
 from tests.agent.conftest import MakeAgent, reply
@@ -220,3 +222,41 @@ def test_the_prompt_names_the_engines_sql(make_agent: MakeAgent) -> None:
     agent.ask("t1", "revenue by region?", user="U1")
     system = str(model.seen[0][0].content)
     assert "DuckDB SQL" in system and "shop.main.sales" in system
+
+
+class Crash(BaseException):
+    """Stands for the process dying in the middle of a step (not an error the graph handles)."""
+
+
+def test_interrupted_decision_reads_where_an_approval_left_the_thread(
+    make_agent: MakeAgent,
+) -> None:
+    agent, _, spy = make_agent([reply(BY_REGION), reply(BY_REGION)])
+    first = agent.ask("t1", "revenue by region?", user="U1").proposal
+    assert first
+    # the approval never reached the graph: it still waits on the same proposal
+    waiting = agent.interrupted_decision("t1", first.proposal_id)
+    assert waiting and waiting.proposal and waiting.proposal.proposal_id == first.proposal_id
+    assert agent.interrupted_decision("t1", "another-id") is None
+
+    # the graph took the approval and finished: the outcome, as decide returned it
+    done = agent.decide("t1", first.proposal_id, approved=True, user="U2")
+    found = agent.interrupted_decision("t1", first.proposal_id)
+    assert found and found.kind == "answer" and found.answer == done.answer
+
+    # the graph took the approval and the process died while the query ran: unknown
+    second = agent.ask("t1", "and again?", user="U1").proposal
+    assert second
+    assert agent.interrupted_decision("t1", first.proposal_id) is None  # the thread moved on
+    original = spy.run
+
+    def dies(sql: str, **kwargs: object) -> object:
+        raise Crash
+
+    spy.run = dies  # type: ignore[method-assign]
+    with pytest.raises(Crash):
+        agent.decide("t1", second.proposal_id, approved=True, user="U2")
+    spy.run = original  # type: ignore[method-assign]
+    assert agent.interrupted_decision("t1", second.proposal_id) is None
+    assert agent.pending_proposal("t1") is None
+    assert spy.runs == 1

@@ -115,6 +115,10 @@ class FakeAgent:
             self.cancels.append((thread_id, proposal_id, user))
         return False
 
+    def interrupted_decision(self, thread_id: str, proposal_id: str) -> Outcome | None:
+        """The fake keeps no checkpoint: a decision a restart cut short stopped part-way."""
+        return None
+
     def pending_proposal(self, thread_id: str) -> Proposal | None:
         with self._lock:
             return self._pending.get(thread_id)
