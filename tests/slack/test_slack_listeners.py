@@ -230,10 +230,11 @@ def test_approve_marks_the_proposal_runs_once_and_posts_the_result(bot: Bot) -> 
     assert bot.click(proposal, APPROVE_ACTION).status == 200
     assert bot.agent.decisions == [(f"{TEAM_ID}:{channel}:{ts}", pid, True, BOB)]
     assert bot.agent.labels == [{"slack_team": TEAM_ID, "slack_channel": channel}]
-    decided, result = bot.thread(channel, ts)
+    decided, result, chart = bot.thread(channel, ts)  # a breakdown: Slack's chart follows
     assert buttons(decided) == {}
     assert f"Approved by <@{BOB}>" in decided.all_text()
     assert result.table() is not None and result.table()[2] == ["R1", "1,000.25"]  # type: ignore[index]
+    assert [b["type"] for b in chart.blocks] == ["data_visualization"]
     assert bot.store.proposal(pid).status is Status.DONE  # type: ignore[union-attr]
 
 
@@ -245,7 +246,7 @@ def test_second_click_changes_nothing_and_says_who_decided(bot: Bot) -> None:
     assert len(bot.agent.decisions) == 1
     [note] = bot.slack.ephemerals_for(channel, ALICE)
     assert note["text"] == f"This proposal was already approved by <@{BOB}>."
-    assert len(bot.thread(channel, ts)) == 2
+    assert len(bot.thread(channel, ts)) == 3  # the card, the result, its chart
 
 
 def test_simultaneous_clicks_run_once(bot: Bot) -> None:
@@ -265,7 +266,7 @@ def test_simultaneous_clicks_run_once(bot: Bot) -> None:
     assert bot.work.wait_idle(10)
     assert len(bot.agent.decisions) == 1
     assert len(bot.slack.ephemerals) == 5
-    assert len(bot.thread(channel, ts)) == 2
+    assert len(bot.thread(channel, ts)) == 3  # the card, the result, its chart
 
 
 def test_reject_runs_nothing_and_says_who(bot: Bot) -> None:
@@ -470,7 +471,7 @@ def test_table_refused_by_the_workspace_falls_back_to_text(bot: Bot) -> None:
     channel, ts = bot.ask()
     [proposal] = bot.thread(channel, ts)
     bot.click(proposal, APPROVE_ACTION)
-    result = bot.thread(channel, ts)[-1]
+    result = next(m for m in bot.thread(channel, ts) if "Sources:" in m.all_text())
     assert result.table() is None
     assert "1,000.25" in result.all_text() and "Sources:" in result.all_text()
 
