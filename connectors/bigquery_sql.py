@@ -28,8 +28,8 @@ _STATEMENT_MODULES = ("sqlglot.expressions.dml", "sqlglot.expressions.ddl")
 _WRITING_CLAUSES: tuple[type[exp.Expr], ...] = (exp.Into, exp.Lock, exp.Grant, exp.Revoke)
 #: Dotted prefixes of BigQuery's plain scalar functions (`SAFE.DIVIDE`, `NET.HOST`); any other
 #: qualified call runs a model (`ML.`, `AI.`), a key service (`KEYS.`), an object table
-#: (`OBJ.`) or a dataset's own, possibly remote, function. The gate allows the same four.
-_FUNCTION_PREFIXES = frozenset({"safe", "net", "hll_count", "kll_quantiles"})
+#: (`OBJ.`) or a dataset's own, possibly remote, function. The gate allows these same four.
+FUNCTION_PREFIXES = frozenset({"safe", "net", "hll_count", "kll_quantiles"})
 _HINT = (
     "Send one read-only SELECT over the allow-listed tables: no table function but UNNEST, "
     "no ML., AI., KEYS. or dataset-qualified (user-defined or remote) functions."
@@ -114,7 +114,7 @@ def _outside_call(node: exp.Expr) -> str:
     if (
         isinstance(node, exp.Dot)
         and isinstance(node.expression, exp.Func)
-        and node.this.sql("bigquery").strip("`").lower() not in _FUNCTION_PREFIXES
+        and node.this.sql("bigquery").strip("`").lower() not in FUNCTION_PREFIXES
     ):
         return _shorten(node.sql("bigquery"))
     if isinstance(node, exp.Anonymous) and "." in node.name:

@@ -14,6 +14,8 @@ from fnmatch import translate
 
 from sqlglot import exp
 
+from connectors.bigquery_sql import FUNCTION_PREFIXES
+
 FILES = "reads or writes files"
 NETWORK = "reaches other databases or the network"
 TIME = "waits or burns time"
@@ -186,8 +188,9 @@ TABLE_FUNCTION_CLASSES: tuple[type[exp.Expr], ...] = (
     exp.JSONTable,
 )
 
-#: Dotted function prefixes BigQuery uses for plain scalar functions (`SAFE.DIVIDE`, `NET.HOST`).
-BIGQUERY_FUNCTION_PREFIXES = frozenset({"safe", "net", "hll_count", "kll_quantiles"})
+#: Dotted function prefixes BigQuery uses for plain scalar functions (`SAFE.DIVIDE`, `NET.HOST`):
+#: the BigQuery connector's own list, which it enforces before a job exists.
+BIGQUERY_FUNCTION_PREFIXES = FUNCTION_PREFIXES
 
 #: System catalogs per dialect: (schemas, table-name prefixes). Catalog tables expose users,
 #: password hashes, other sessions' queries and settings; a deployment exposes them only by

@@ -22,7 +22,7 @@ def cap_rows(query: exp.Query, row_limit: int) -> bool:
         return False
     current = query.args.get("limit")
     if current is not None and not _is_all(current):
-        count = _literal_count(current)
+        count = literal_count(current)
         if count is None:
             written = current.sql().strip()
             message = f"The gate cannot apply its row cap to '{written}'; write LIMIT n"
@@ -61,7 +61,7 @@ def _is_all(limit: exp.Expr) -> bool:
     return isinstance(value, exp.Var) and value.name.upper() == "ALL"
 
 
-def _literal_count(limit: exp.Expr) -> int | None:
+def literal_count(limit: exp.Expr) -> int | None:
     """The row count of a plain `LIMIT n` / `FETCH FIRST n ROWS ONLY`, else None."""
     options = limit.args.get("limit_options")
     if options is not None and (options.args.get("percent") or options.args.get("with_ties")):

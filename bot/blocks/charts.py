@@ -39,7 +39,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 
-from agent.gate.limit import _literal_count
+from agent.gate.limit import literal_count
 from agent.outcome import Answer
 from bot.attachments import SERIES, chart_kind, moment
 from bot.blocks.base import FALLBACK_TEXT, Message, cut, escaped
@@ -171,7 +171,7 @@ def _parts_of_a_whole(answer: Answer, values: list[int | float]) -> bool:
     if not isinstance(tree, exp.Select) or tree.args.get("offset"):
         return False
     if (limit := tree.args.get("limit")) is not None:
-        count = _literal_count(limit)
+        count = literal_count(limit)
         if count is None or len(values) >= count:
             return False
     if len(tree.expressions) < 2:
