@@ -350,7 +350,7 @@ def full(args: argparse.Namespace, root: Path, demo: Path) -> tuple[dict[str, An
         finally:
             run.stop()
             problems += run.problems
-    for workers in args.workers:
+    for workers in args.workers if args.threads else ():
         questions_, script = asked(args.threads, args.delay, args.faults)
         env = {"QUERYBOT_WORKERS": str(workers)}
         if args.faults:
@@ -435,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--short", action="store_true", help="CI: few questions, fails on drops only")
     p.add_argument("--questions", type=int, default=100)
     p.add_argument("--warmup", type=int, default=3, help="first questions left out of overhead")
-    p.add_argument("--threads", type=int, default=50)
+    p.add_argument("--threads", type=int, default=50, help="0: no concurrency runs")
     p.add_argument("--delay", type=float, default=2.0, help="seconds per model call")
     p.add_argument(
         "--workers", default=str(DEFAULT_WORKERS), help="QUERYBOT_WORKERS values to try, e.g. 8,64"
