@@ -50,7 +50,8 @@ class ScriptedOutage(RuntimeError):
     """A scripted `{"__error__": ...}` line: this call fails, the next line answers again."""
 
 
-#: Seconds a real model may take to answer one request.
+#: Seconds a real model may take to answer one request, unless told otherwise
+#: (`QUERYBOT_MODEL_TIMEOUT_S`).
 MODEL_TIMEOUT_S = 60.0
 
 #: A scripted error line's `"status"` -> the exception a provider raises for it.
@@ -172,8 +173,9 @@ class ScriptedChatModel(BaseChatModel):
         return self
 
 
-def load_model(spec: str) -> BaseChatModel:
-    """Build the chat model named by `spec` (`provider:model` or `scripted:PATH`)."""
+def load_model(spec: str, *, timeout_s: float = MODEL_TIMEOUT_S) -> BaseChatModel:
+    """Build the chat model named by `spec` (`provider:model` or `scripted:PATH`); a Gemini
+    request is cut after `timeout_s`."""
     provider, _, rest = spec.partition(":")
     if not rest:
         raise ModelConfigError(
@@ -188,7 +190,7 @@ def load_model(spec: str) -> BaseChatModel:
     from langchain.chat_models import init_chat_model
 
     # Gemini: a bounded request, and no SDK retries (`max_retries=1` means one attempt there).
-    options = {"timeout": MODEL_TIMEOUT_S, "max_retries": 1} if provider == "google_genai" else {}
+    options = {"timeout": timeout_s, "max_retries": 1} if provider == "google_genai" else {}
     try:
         return init_chat_model(spec, temperature=0, **options)
     except ImportError as exc:

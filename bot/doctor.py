@@ -222,7 +222,7 @@ def check_model(settings: Settings) -> Section:
         section.fail(f"{', '.join(missing)} is not set: set it in .env or the environment.")
         return section
     try:
-        load_model(settings.model)
+        load_model(settings.model, timeout_s=settings.model_timeout_s)
     except ModelConfigError as exc:
         section.fail(str(exc))
         return section

@@ -90,8 +90,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         profile_values=settings.profile_values != "off",
     )
     # one model for every configuration: a scripted one replays its replies across them in order
-    model = load_model(settings.model)
-    check_model = load_model(settings.check_model) if settings.check_model else None
+    model = load_model(settings.model, timeout_s=settings.model_timeout_s)
+    check_model = (
+        load_model(settings.check_model, timeout_s=settings.model_timeout_s)
+        if settings.check_model
+        else None
+    )
     reports = {}
     for name, strategies in configurations.items():
         setup = Setup(model, check_model, limits, strategies)

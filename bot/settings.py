@@ -58,6 +58,17 @@ def _workers(value: str) -> int:
     return workers
 
 
+def _seconds(env: dict[str, str], name: str, default: float) -> float:
+    """A time limit in seconds: a positive number, `default` when unset."""
+    value = env.get(name, "").strip()
+    seconds = float(value) if value else default
+    if not seconds > 0:
+        raise SettingsError(
+            f"{name}={value}: a time limit in seconds, above 0 (default {default:g})."
+        )
+    return seconds
+
+
 class SettingsError(Exception):
     """Settings are missing or wrong; the message names each one and where to get it."""
 
@@ -71,6 +82,9 @@ class Settings:
     data_dir: Path = Path("data")
     row_limit: int = 1000
     query_timeout_s: float = 60.0
+    #: `QUERYBOT_MODEL_TIMEOUT_S`: seconds one model request may take (Gemini) before it is cut
+    #: and tried again (the agent's retry: three attempts in all).
+    model_timeout_s: float = 60.0
     max_repairs: int = 3
     display_rows: int = 20
     #: `QUERYBOT_WORKERS`: questions and approvals worked on at once. A question holds its worker
@@ -138,7 +152,8 @@ class Settings:
                 warehouse=env.get("QUERYBOT_WAREHOUSE") or "demo",
                 data_dir=Path(env.get("QUERYBOT_DATA_DIR") or "data"),
                 row_limit=int(env.get("QUERYBOT_ROW_LIMIT") or 1000),
-                query_timeout_s=float(env.get("QUERYBOT_QUERY_TIMEOUT_S") or 60),
+                query_timeout_s=_seconds(env, "QUERYBOT_QUERY_TIMEOUT_S", 60),
+                model_timeout_s=_seconds(env, "QUERYBOT_MODEL_TIMEOUT_S", 60),
                 max_repairs=int(env.get("QUERYBOT_MAX_REPAIRS") or 3),
                 workers=_workers(env.get("QUERYBOT_WORKERS", "").strip()),
                 display_rows=int(env.get("QUERYBOT_DISPLAY_ROWS") or 20),

@@ -63,9 +63,12 @@ class Deployment:
             self.glossary = Glossary.load(settings.glossary) if settings.glossary else None
         except GlossaryError as exc:
             raise SettingsError(f"QUERYBOT_GLOSSARY: {exc}") from exc
-        self.model: BaseChatModel = load_model(settings.model)
+        timeout_s = settings.model_timeout_s
+        self.model: BaseChatModel = load_model(settings.model, timeout_s=timeout_s)
         self.strategies = settings.parsed_strategies()
-        self.check_model = load_model(settings.check_model) if settings.check_model else None
+        self.check_model = (
+            load_model(settings.check_model, timeout_s=timeout_s) if settings.check_model else None
+        )
         self.limits = Limits(
             row_limit=settings.row_limit,
             # the answer keeps the whole capped result, so the CSV in the thread holds all of it

@@ -212,3 +212,4 @@ def test_load_model_bounds_gemini_and_leaves_retries_to_the_agent(
     model = load_model("google_genai:gemini-2.5-flash")
     # max_retries=1 is one attempt in the Google SDK (0 would mean its default of 5 retries)
     assert (model.timeout, model.max_retries) == (MODEL_TIMEOUT_S, 1)
+    assert load_model("google_genai:gemini-2.5-flash", timeout_s=7.5).timeout == 7.5

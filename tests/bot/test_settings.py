@@ -85,3 +85,14 @@ def test_workers_default_and_bad_values() -> None:
             Settings.from_env({"QUERYBOT_WORKERS": bad})
     with pytest.raises(SettingsError, match="not a number"):
         Settings.from_env({"QUERYBOT_WORKERS": "many"})
+
+
+def test_time_limits_default_and_bad_values() -> None:
+    settings = Settings.from_env({"QUERYBOT_MODEL_TIMEOUT_S": "2.5"})
+    assert (settings.model_timeout_s, settings.query_timeout_s) == (2.5, 60)
+    for name in ("QUERYBOT_MODEL_TIMEOUT_S", "QUERYBOT_QUERY_TIMEOUT_S"):
+        for bad in ("0", "-1", "nan"):
+            with pytest.raises(SettingsError, match=rf"{name}={bad}: a time limit in seconds"):
+                Settings.from_env({name: bad})
+        with pytest.raises(SettingsError, match="not a number"):
+            Settings.from_env({name: "soon"})
