@@ -158,6 +158,9 @@ class Conversations:
         self.progress_s = progress_s
         #: Who asked to cancel each running query (proposal id -> user), for its card.
         self._cancelled_by: dict[str, str] = {}
+        #: Proposals whose approved query this process is running (`Agent.decide` under way):
+        #: the only ones a Cancel click may stop. Its outcome may still be being posted after.
+        self._deciding: set[str] = set()
         self._cancel_lock = threading.Lock()
         #: Workspaces that refused the native chart block lately: they get PNG charts.
         self._charts_refused = Refusals()
@@ -337,6 +340,8 @@ class Conversations:
             first_s=self.progress_s,
         )
         outcome: Outcome | None = None
+        with self._cancel_lock:
+            self._deciding.add(record.proposal_id)
         try:
             with running if approved else nullcontext():
                 outcome = self.agent.decide(
@@ -350,6 +355,7 @@ class Conversations:
         except Exception:
             log.exception("Deciding proposal %s failed", record.proposal_id)
         with self._cancel_lock:
+            self._deciding.discard(record.proposal_id)
             canceller = self._cancelled_by.pop(record.proposal_id, None)
         self._conclude(
             record, approved, verdict, outcome, canceller=canceller, running_shown=running.shown
@@ -401,15 +407,17 @@ class Conversations:
         pid = record.proposal_id
         log.info("%s cancels proposal %s", user, pid)
         with self._cancel_lock:
+            deciding = pid in self._deciding
             # Noted before the cancel: the decision's job may end the moment the query stops.
-            first = pid not in self._cancelled_by
+            first = deciding and pid not in self._cancelled_by
             if first:
                 self._cancelled_by[pid] = user
-        try:
-            stopped = self.agent.cancel(record.thread_id, pid, user=user)
-        except Exception:
-            log.exception("Cancelling proposal %s failed", pid)
-            stopped = False
+        stopped = False
+        if deciding:  # else its query has ended (or runs in another replica): nothing to record
+            try:
+                stopped = self.agent.cancel(record.thread_id, pid, user=user)
+            except Exception:
+                log.exception("Cancelling proposal %s failed", pid)
         if stopped:
             return
         if first:

@@ -64,6 +64,10 @@ class FakeAgent:
         self.edits: list[tuple[str, str, str, str]] = []
         self.edit_replies: list[Reply] = []
         self.cancels: list[tuple[str, str, str]] = []
+        #: When set, `decide` waits for it (as if the approved query were running) and `deciding`
+        #: is set while it waits.
+        self.hold_decisions: threading.Event | None = None
+        self.deciding = threading.Event()
         self._pending: dict[str, Proposal] = {}
 
     def _next(self, queue: list[Reply], default: Outcome) -> Outcome:
@@ -97,6 +101,9 @@ class FakeAgent:
             self.decisions.append((thread_id, proposal_id, approved, user))
             self.labels.append(dict(labels or {}))
             self._pending.pop(thread_id, None)
+        if self.hold_decisions is not None:
+            self.deciding.set()
+            self.hold_decisions.wait(30)
         default = answer_outcome(user) if approved else Outcome(kind="rejected", message="no")
         return self._next(self.decide_replies, default)
 

@@ -298,23 +298,42 @@ def test_cancel_of_a_running_query_asks_the_agent_off_the_thread_worker(bot: Bot
     channel, ts = bot.ask()
     [proposal] = bot.thread(channel, ts)
     pid = buttons(proposal)[APPROVE_ACTION]
-    assert bot.store.claim(pid, approved=True, user=BOB).won  # as if its query were running
+    bot.agent.hold_decisions = threading.Event()  # the approved query runs until released
     button = {"type": "button", "action_id": CANCEL_ACTION, "value": pid}
     card = Posted(channel, proposal.ts, ts, "x", [{"type": "actions", "elements": [button]}])
-    blocker = threading.Event()
-    bot.work.submit(f"{TEAM_ID}:{channel}:{ts}", blocker.wait)  # the thread's worker is busy
     try:
-        # Dispatched without waiting for the worker pool, which is busy until the end.
-        text, content_type = action_request(payloads.click(card, CANCEL_ACTION, user=ALICE))
-        headers = {"content-type": content_type, **signed_headers(SECRET, text)}
-        assert bot.app.dispatch(BoltRequest(body=text, headers=headers)).status == 200
+        # Dispatched without waiting for the worker pool, busy with the decision until the end.
+        for posted, action, user in ((proposal, APPROVE_ACTION, BOB), (card, CANCEL_ACTION, ALICE)):
+            text, content_type = action_request(payloads.click(posted, action, user=user))
+            headers = {"content-type": content_type, **signed_headers(SECRET, text)}
+            assert bot.app.dispatch(BoltRequest(body=text, headers=headers)).status == 200
+            assert bot.agent.deciding.wait(10)
         [note] = bot.slack.wait_for(
             lambda: bot.slack.ephemerals_for(channel, ALICE), what="the note to Alice"
         )
     finally:
-        blocker.set()
+        bot.agent.hold_decisions.set()
     assert bot.agent.cancels == [(f"{TEAM_ID}:{channel}:{ts}", pid, ALICE)]
     assert note["text"] == NOT_RUNNING  # the fake agent never has anything running
+    assert bot.work.wait_idle(10)
+
+
+def test_cancel_after_the_query_ended_asks_nothing(bot: Bot) -> None:
+    """A claim still running (its outcome being posted, or another replica's query) whose
+    query is not running in this process: told so, and the agent is not asked to cancel (so
+    the audit log records no request)."""
+    channel, ts = bot.ask()
+    [proposal] = bot.thread(channel, ts)
+    pid = buttons(proposal)[APPROVE_ACTION]
+    assert bot.store.claim(pid, approved=True, user=BOB).won
+    button = {"type": "button", "action_id": CANCEL_ACTION, "value": pid}
+    card = Posted(channel, proposal.ts, ts, "x", [{"type": "actions", "elements": [button]}])
+    bot.click(card, CANCEL_ACTION, user=ALICE)
+    [note] = bot.slack.wait_for(
+        lambda: bot.slack.ephemerals_for(channel, ALICE), what="the note to Alice"
+    )
+    assert note["text"] == NOT_RUNNING
+    assert bot.agent.cancels == []
 
 
 def test_click_on_an_unknown_proposal(bot: Bot) -> None:
