@@ -18,7 +18,8 @@ from agent.outcome import Outcome
 from bot.blocks import escape
 from bot.channels import ChannelRules
 from bot.config import DeploymentConfig
-from bot.threads import SlackThread, ThreadAgent
+from bot.slack_thread import SlackThread
+from bot.threads import ThreadAgent
 from connectors.base import ConnectorError
 
 log = logging.getLogger(__name__)

@@ -15,18 +15,18 @@ import logging
 import threading
 from collections.abc import Mapping
 from contextlib import nullcontext
-from dataclasses import dataclass
 from typing import Protocol
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from agent.explain import Explanation
-from agent.outcome import Answer, Outcome
+from agent.outcome import Outcome
 from bot import blocks
-from bot.attachments import REFUSED_FOR_S, Attachment, Refusals, csv_file, render_chart
+from bot.answers import Answers
 from bot.blocks import Message, escape
 from bot.progress import Progress
+from bot.slack_thread import SlackThread, post
 from bot.store import ProposalRecord, QuestionRecord, Status, Store
 from bot.work import Work
 
@@ -103,39 +103,6 @@ class ThreadAgent(Protocol):
     def interrupted_decision(self, thread_id: str, proposal_id: str) -> Outcome | None: ...
 
 
-@dataclass(frozen=True)
-class SlackThread:
-    """A Slack thread; its `id` is the agent's thread id."""
-
-    team: str
-    channel: str
-    #: The thread's root message ts (a top-level mention's own ts); "" for a direct message
-    #: conversation, which is one conversation in the channel itself.
-    ts: str
-
-    @property
-    def id(self) -> str:
-        return f"{self.team}:{self.channel}:{self.ts}"
-
-    @classmethod
-    def from_id(cls, thread_id: str) -> SlackThread:
-        team, channel, ts = thread_id.split(":")
-        return cls(team=team, channel=channel, ts=ts)
-
-
-def post(client: WebClient, thread: SlackThread, message: Message) -> str:
-    """Post `message` in `thread` (links and media not unfurled); returns its ts."""
-    response = client.chat_postMessage(
-        channel=thread.channel,
-        thread_ts=thread.ts or None,
-        text=message.text,
-        blocks=message.blocks,
-        unfurl_links=False,
-        unfurl_media=False,
-    )
-    return str(response["ts"])
-
-
 class Conversations:
     """Runs questions and decisions for Slack threads and posts their outcomes."""
 
@@ -153,7 +120,6 @@ class Conversations:
         self.agent = agent
         self.store = store
         self.work = work
-        self.display_rows = display_rows
         #: Seconds before a long step first shows its progress (see bot/progress.py).
         self.progress_s = progress_s
         #: Who asked to cancel each running query (proposal id -> user), for its card.
@@ -162,8 +128,7 @@ class Conversations:
         #: the only ones a Cancel click may stop. Its outcome may still be being posted after.
         self._deciding: set[str] = set()
         self._cancel_lock = threading.Lock()
-        #: Workspaces that refused the native chart block lately: they get PNG charts.
-        self._charts_refused = Refusals()
+        self.answers = Answers(client, display_rows=display_rows)
 
     # -- called by listeners (Bolt's threads): quick Slack calls only --------------------------
 
@@ -388,7 +353,7 @@ class Conversations:
         try:
             if outcome.kind == "proposal":
                 if outcome.answer:  # an empty result, then the loosened query (agent relax)
-                    self._post_result(thread, outcome.answer)
+                    self.answers.post(thread, outcome.answer)
                 placeholder = self._post(thread, blocks.working())
                 note = escape(outcome.message) if outcome.answer else REPAIRED
                 self._show(
@@ -507,67 +472,13 @@ class Conversations:
             message = blocks.proposal(outcome.proposal, requested_by=requested_by, note=note)
             self._update(thread.channel, placeholder, message)
         elif outcome.kind == "answer" and outcome.answer:
-            self._post_result(thread, outcome.answer)
+            self.answers.post(thread, outcome.answer)
         elif outcome.kind == "rejected":
             return  # the proposal's message already says who rejected it
         elif outcome.kind == "clarify":
             self._reply(thread, placeholder, blocks.clarify(outcome.message))
         else:
             self._reply(thread, placeholder, blocks.failure(outcome.message or ASK_FAILED))
-
-    def _post_result(self, thread: SlackThread, answer: Answer) -> None:
-        try:
-            self._post(thread, blocks.result(answer, display_rows=self.display_rows))
-        except SlackApiError as exc:
-            if exc.response.get("error") != "invalid_blocks":
-                raise
-            # Workspaces or clients without the table block: the same rows as monospaced text.
-            log.warning("Slack refused the table block (%s); sending text", exc.response)
-            message = blocks.result(answer, display_rows=self.display_rows, use_table=False)
-            self._post(thread, message)
-        if answer.total_rows > min(self.display_rows, len(answer.rows)):
-            self._upload(thread, csv_file(answer))
-        self._post_chart(thread, answer)
-
-    def _post_chart(self, thread: SlackThread, answer: Answer) -> None:
-        """The answer's chart, if it has one: Slack's native chart block, else a PNG (the data
-        does not fit the block, or the workspace refused the block lately). A failed chart
-        costs the chart, not the answer."""
-        native = blocks.chart(answer)
-        if native is not None and not self._charts_refused.refused(thread.team):
-            try:
-                self._post(thread, native)
-                return
-            except SlackApiError as exc:
-                if exc.response.get("error") != "invalid_blocks":
-                    log.exception("Could not post the chart in %s", thread.id)
-                    return
-                if self._charts_refused.note(thread.team):
-                    log.warning(
-                        "Workspace %s refused the native chart block (invalid_blocks); its "
-                        "charts come as PNG files for the next %d minutes",
-                        thread.team,
-                        REFUSED_FOR_S // 60,
-                    )
-            except Exception:
-                log.exception("Could not post the chart in %s", thread.id)
-                return
-        png = render_chart(answer)
-        if png is not None:
-            self._upload(thread, png)
-
-    def _upload(self, thread: SlackThread, attachment: Attachment) -> None:
-        """Share a file in the thread; a failed upload costs the file, not the answer."""
-        try:
-            self.client.files_upload_v2(
-                channel=thread.channel,
-                thread_ts=thread.ts or None,
-                file=attachment.content,
-                filename=attachment.filename,
-                title=attachment.title,
-            )
-        except Exception:
-            log.exception("Could not upload %s to %s", attachment.filename, thread.id)
 
     @staticmethod
     def _running_card(record: ProposalRecord, verdict: str, elapsed_s: int) -> Message:

@@ -20,7 +20,8 @@ from bot.blocks import Message
 from bot.blocks.base import escaped, finish, section
 from bot.files import FileUnavailable, SharedFile, SlackFiles
 from bot.sandboxes import SandboxAgents
-from bot.threads import Conversations, SlackThread, post
+from bot.slack_thread import SlackThread, post
+from bot.threads import Conversations
 from connectors.sandbox_load import FileRejected, LoadedTable
 
 log = logging.getLogger(__name__)

@@ -19,8 +19,9 @@ from slack_sdk import WebClient
 from bot import blocks
 from bot.approvals import Approvers
 from bot.channels import ChannelRules
+from bot.slack_thread import SlackThread
 from bot.store import ProposalRecord, Status, Store
-from bot.threads import NOT_RUNNING, Conversations, SlackThread
+from bot.threads import NOT_RUNNING, Conversations
 
 
 def already_decided(record: ProposalRecord | None) -> str:

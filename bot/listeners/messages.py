@@ -13,8 +13,9 @@ from slack_bolt import App, BoltContext
 from bot.channels import ChannelRules
 from bot.files import event_files
 from bot.listeners.text import mentions_user, question_text
+from bot.slack_thread import SlackThread
 from bot.store import Store
-from bot.threads import Conversations, SlackThread
+from bot.threads import Conversations
 from bot.uploads import ThreadUploads
 
 log = logging.getLogger(__name__)

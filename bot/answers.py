@@ -1,0 +1,84 @@
+"""Posting an answer in its thread: the result (Slack's table block, or the same rows as
+monospaced text where a workspace refuses it), the whole result as `result.csv` when not every
+row is shown, and its chart (Slack's native chart block, or a PNG where the data does not fit
+the block or the workspace refused it lately). A failed file or chart costs that file or chart,
+never the answer."""
+
+from __future__ import annotations
+
+import logging
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from agent.outcome import Answer
+from bot import blocks
+from bot.attachments import REFUSED_FOR_S, Attachment, Refusals, csv_file, render_chart
+from bot.slack_thread import SlackThread, post
+
+log = logging.getLogger(__name__)
+
+
+class Answers:
+    """Posts answers; remembers which workspaces refused the native chart block lately."""
+
+    def __init__(self, client: WebClient, *, display_rows: int) -> None:
+        self.client = client
+        self.display_rows = display_rows
+        self._refused = Refusals()
+
+    def post(self, thread: SlackThread, answer: Answer) -> None:
+        """The result, then the whole result as a CSV when not every row is shown, then the
+        chart when the answer has one."""
+        try:
+            post(self.client, thread, blocks.result(answer, display_rows=self.display_rows))
+        except SlackApiError as exc:
+            if exc.response.get("error") != "invalid_blocks":
+                raise
+            # Workspaces or clients without the table block: the same rows as monospaced text.
+            log.warning("Slack refused the table block (%s); sending text", exc.response)
+            message = blocks.result(answer, display_rows=self.display_rows, use_table=False)
+            post(self.client, thread, message)
+        if answer.total_rows > min(self.display_rows, len(answer.rows)):
+            self._upload(thread, csv_file(answer))
+        self._chart(thread, answer)
+
+    def _chart(self, thread: SlackThread, answer: Answer) -> None:
+        """The answer's chart, if it has one: Slack's native chart block, else a PNG (the data
+        does not fit the block, or the workspace refused the block lately). A failed chart
+        costs the chart, not the answer."""
+        native = blocks.chart(answer)
+        if native is not None and not self._refused.refused(thread.team):
+            try:
+                post(self.client, thread, native)
+                return
+            except SlackApiError as exc:
+                if exc.response.get("error") != "invalid_blocks":
+                    log.exception("Could not post the chart in %s", thread.id)
+                    return
+                if self._refused.note(thread.team):
+                    log.warning(
+                        "Workspace %s refused the native chart block (invalid_blocks); its "
+                        "charts come as PNG files for the next %d minutes",
+                        thread.team,
+                        REFUSED_FOR_S // 60,
+                    )
+            except Exception:
+                log.exception("Could not post the chart in %s", thread.id)
+                return
+        png = render_chart(answer)
+        if png is not None:
+            self._upload(thread, png)
+
+    def _upload(self, thread: SlackThread, attachment: Attachment) -> None:
+        """Share a file in the thread; a failed upload costs the file, not the answer."""
+        try:
+            self.client.files_upload_v2(
+                channel=thread.channel,
+                thread_ts=thread.ts or None,
+                file=attachment.content,
+                filename=attachment.filename,
+                title=attachment.title,
+            )
+        except Exception:
+            log.exception("Could not upload %s to %s", attachment.filename, thread.id)

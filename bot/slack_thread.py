@@ -1,0 +1,42 @@
+"""Where a conversation lives in Slack, and the one way the bot posts there."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from slack_sdk import WebClient
+
+from bot.blocks import Message
+
+
+@dataclass(frozen=True)
+class SlackThread:
+    """A Slack thread; its `id` is the agent's thread id."""
+
+    team: str
+    channel: str
+    #: The thread's root message ts (a top-level mention's own ts); "" for a direct message
+    #: conversation, which is one conversation in the channel itself.
+    ts: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.team}:{self.channel}:{self.ts}"
+
+    @classmethod
+    def from_id(cls, thread_id: str) -> SlackThread:
+        team, channel, ts = thread_id.split(":")
+        return cls(team=team, channel=channel, ts=ts)
+
+
+def post(client: WebClient, thread: SlackThread, message: Message) -> str:
+    """Post `message` in `thread` (links and media not unfurled); returns its ts."""
+    response = client.chat_postMessage(
+        channel=thread.channel,
+        thread_ts=thread.ts or None,
+        text=message.text,
+        blocks=message.blocks,
+        unfurl_links=False,
+        unfurl_media=False,
+    )
+    return str(response["ts"])
