@@ -14,6 +14,7 @@ from agent.examples import ExampleStore
 from agent.failures import FailureStore
 from agent.glossary import Glossary
 from agent.model_errors import is_retryable
+from agent.models import structured_method
 from agent.question_context import ContextBuilder, ContextLimits
 from agent.reply import SqlReply
 from connectors.base import Connector
@@ -115,7 +116,10 @@ class AgentDeps:
         """`model` (default: the main one) answering as `schema`, with the retry policy."""
         # include_raw keeps parse failures (and token usage) instead of raising; a rate limit,
         # an outage or a timeout is retried a bounded number of times, a bad key never
-        structured = (model or self.model).with_structured_output(schema, include_raw=True)
+        chosen = model or self.model
+        method = structured_method(chosen)
+        options = {"method": method} if method else {}
+        structured = chosen.with_structured_output(schema, include_raw=True, **options)
         return structured.with_retry(
             retry_if_exception_type=is_retryable,
             stop_after_attempt=self.limits.model_attempts,

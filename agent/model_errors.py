@@ -78,6 +78,12 @@ def user_message(exc: BaseException, *, attempts: int) -> str:
             "access), so nothing was run. Asking again will not help: tell whoever runs "
             "querybot to fix the model key (GOOGLE_API_KEY)."
         )
+    if isinstance(exc, ModelConnectionError):
+        return (
+            f"querybot could not reach the language model's server{tried}, so nothing was run. "
+            "Ask whoever runs querybot to check that the model server is up and that its "
+            "address is right (OPENAI_BASE_URL for openai:... models)."
+        )
     if fault is ModelFault.TIMEOUT:
         return (
             f"The language model did not answer in time{tried}, so nothing was run. Ask again "

@@ -173,14 +173,49 @@ class ScriptedChatModel(BaseChatModel):
         return self
 
 
+#: Per provider: options that bound one request and turn the SDK's own retries off, since the
+#: agent retries what is worth retrying in one place (`AgentDeps.structured`); without them the
+#: OpenAI client's two retries stack on the agent's three (nine requests for one failing call).
+#: `max_retries=1` is one attempt in langchain-google-genai, `max_retries=0` none again in openai.
+_SDK_OPTIONS: dict[str, dict[str, Any]] = {
+    "google_genai": {"max_retries": 1},
+    "openai": {"max_retries": 0},
+}
+
+#: Providers whose `with_structured_output` default suits them. Every other provider answers
+#: through tool calling, which OpenAI-compatible servers (llama.cpp, vLLM, Ollama, LM Studio)
+#: support, while several refuse `response_format: json_schema`, LangChain's default for OpenAI.
+_DEFAULT_METHOD_MODULES = ("langchain_google_genai", __name__)
+
+#: What each provider's set-up error is usually about.
+_SETUP_HINTS = {
+    "google_genai": " Set GOOGLE_API_KEY in .env.",
+    "openai": (
+        " Set OPENAI_API_KEY (any value for a local server) and, for a local or hosted "
+        "OpenAI-compatible server, OPENAI_BASE_URL (e.g. http://127.0.0.1:8080/v1)."
+    ),
+}
+
+#: The optional extra that installs each provider's package.
+_EXTRAS = {"openai": "openai"}
+
+
+def structured_method(model: BaseChatModel) -> str | None:
+    """The `method` to ask `model` for structured output with (None: the provider's default)."""
+    if type(model).__module__.startswith(_DEFAULT_METHOD_MODULES):
+        return None
+    return "function_calling"
+
+
 def load_model(spec: str, *, timeout_s: float = MODEL_TIMEOUT_S) -> BaseChatModel:
-    """Build the chat model named by `spec` (`provider:model` or `scripted:PATH`); a Gemini
-    request is cut after `timeout_s`."""
+    """Build the chat model named by `spec` (`provider:model` or `scripted:PATH`); a request to
+    a real provider is cut after `timeout_s` and not retried by its SDK."""
     provider, _, rest = spec.partition(":")
     if not rest:
         raise ModelConfigError(
             f"QUERYBOT_MODEL={spec!r} is not of the form provider:model "
-            "(e.g. google_genai:gemini-2.5-flash, or scripted:replies.jsonl for offline runs)."
+            "(e.g. google_genai:gemini-2.5-flash, openai:qwen2.5-coder with OPENAI_BASE_URL, "
+            "or scripted:replies.jsonl for offline runs)."
         )
     if provider == "scripted":
         path = Path(rest)
@@ -189,15 +224,20 @@ def load_model(spec: str, *, timeout_s: float = MODEL_TIMEOUT_S) -> BaseChatMode
         return ScriptedChatModel.from_jsonl(path)
     from langchain.chat_models import init_chat_model
 
-    # Gemini: a bounded request, and no SDK retries (`max_retries=1` means one attempt there).
-    options = {"timeout": timeout_s, "max_retries": 1} if provider == "google_genai" else {}
+    options = {"timeout": timeout_s, **_SDK_OPTIONS[provider]} if provider in _SDK_OPTIONS else {}
     try:
         return init_chat_model(spec, temperature=0, **options)
     except ImportError as exc:
+        extra = _EXTRAS.get(provider)
+        how = (
+            f"Install it with `uv sync --extra {extra}` (or `pip install 'querybot[{extra}]'`)"
+            if extra
+            else "Install its LangChain package"
+        )
         raise ModelConfigError(
-            f"The package for model provider {provider!r} is not installed ({exc}). "
-            "Install it, or use google_genai:..., which querybot ships with."
+            f"The package for model provider {provider!r} is not installed ({exc}). {how}, "
+            "or use google_genai:..., which querybot ships with."
         ) from exc
     except Exception as exc:  # a missing key surfaces as a pydantic ValidationError
-        hint = " Set GOOGLE_API_KEY in .env." if provider == "google_genai" else ""
+        hint = _SETUP_HINTS.get(provider, "")
         raise ModelConfigError(f"Could not set up model {spec!r}: {exc}.{hint}") from exc
