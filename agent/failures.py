@@ -1,12 +1,18 @@
 """Remembered failures: the model's SQL the gate rejected, SQL the warehouse refused, and SQL a
 person rejected, per connector.
 
-The remember-failures strategy gives the model, before it writes SQL, the problems met earlier in
-the same thread and those that recur across threads on the same connector (seen in at least two
-threads), as "avoid" hints: a misspelt column or a function the engine lacks is then not tried
-again and again. A person's rejection (`PERSON_REJECTED`) is a hint for the rest of its thread
-only: what one person turned down says nothing about another thread's question. Only the problem
-text is kept and shown (no result rows); each is cut to one line of at most 300 characters.
+The remember-failures strategy gives the model the problems met earlier in the same thread, and
+those that recur across threads on the same connector (seen in at least two threads), as "avoid"
+hints: a misspelt column or a function the engine lacks is then not tried again and again.
+
+Another thread's mistake is shown only where it is relevant, so that it can never become the
+subject of a question it has nothing to do with (a small model, shown "column product_name does
+not exist" before every question, answered that instead): only while repairing a draft, and only
+when the failed SQL read one of the draft's tables. A person's rejection (`PERSON_REJECTED`) is a
+hint for the rest of its thread only: what one person turned down says nothing about another
+thread's question. An evaluation keeps each question to itself (`across_threads=False`), so its
+score does not depend on question order. Only the problem text is kept and shown (no result
+rows); each is cut to one line of at most 300 characters.
 
 One SQLite table; `:memory:` by default, a file path in production.
 """
@@ -16,7 +22,11 @@ from __future__ import annotations
 import datetime as dt
 import sqlite3
 import threading
+from collections.abc import Collection
 from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS failures (
@@ -38,6 +48,26 @@ PROBLEM_CHARS = 300
 PERSON_REJECTED = "person_rejected"
 
 
+#: Rows of recurring problems read to find those relevant to a draft's tables.
+RECURRING_ROWS = 200
+
+
+def read_tables(sql: str, dialect: str) -> frozenset[str]:
+    """Lower-case names (without schema) of the tables `sql` reads; empty when it does not
+    parse, so an unreadable statement is relevant to nothing."""
+    try:
+        trees = sqlglot.parse(sql, dialect=dialect or None)
+    except Exception:  # any parse failure: no tables, no hint
+        return frozenset()
+    names: set[str] = set()
+    for tree in trees:
+        if tree is None:
+            continue
+        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        names |= {t.name.lower() for t in tree.find_all(exp.Table) if t.name} - ctes
+    return frozenset(names)
+
+
 def one_line(problem: str) -> str:
     """A problem as it is remembered: its first line, spaces collapsed, cut short."""
     line = " ".join(problem.strip().splitlines()[0].split()) if problem.strip() else ""
@@ -47,7 +77,9 @@ def one_line(problem: str) -> str:
 class FailureStore:
     """Thread-safe store of failures, keyed by connector (the warehouse they happened on)."""
 
-    def __init__(self, path: Path | str = ":memory:") -> None:
+    def __init__(self, path: Path | str = ":memory:", *, across_threads: bool = True) -> None:
+        #: Whether one thread's recurring mistakes may be hinted in another.
+        self.across_threads = across_threads
         if isinstance(path, Path):
             path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
@@ -71,23 +103,38 @@ class FailureStore:
                 rows,
             )
 
-    def hints(self, connector: str, thread: str, limit: int = 5) -> list[str]:
-        """Problems to avoid: this thread's latest, then those recurring in other threads
-        (at least two; never a person's rejection), most frequent first; at most `limit`, each
-        once."""
+    def hints(
+        self,
+        connector: str,
+        thread: str,
+        limit: int = 5,
+        *,
+        tables: Collection[str] = (),
+        dialect: str = "",
+    ) -> list[str]:
+        """Problems to avoid: this thread's latest, then those recurring in other threads (at
+        least two; never a person's rejection) whose SQL read one of `tables` (a draft's, in
+        `dialect`), most frequent first; at most `limit`, each once."""
+        wanted = {t.lower() for t in tables}
         with self._lock:
             mine = self._conn.execute(
                 "SELECT problem FROM failures WHERE connector = ? AND thread = ?"
                 " ORDER BY id DESC LIMIT ?",
                 (connector, thread, limit),
             ).fetchall()
-            recurring = self._conn.execute(
-                "SELECT problem FROM failures WHERE connector = ? AND kind != ?"
-                " GROUP BY problem HAVING count(DISTINCT thread) >= 2"
-                " ORDER BY count(*) DESC, max(id) DESC LIMIT ?",
-                (connector, PERSON_REJECTED, limit),
-            ).fetchall()
-        found = dict.fromkeys(p for (p,) in [*mine, *recurring])
+            recurring = (
+                self._conn.execute(
+                    "SELECT problem, sql FROM failures WHERE connector = ? AND thread != ?"
+                    " AND problem IN (SELECT problem FROM failures WHERE connector = ?"
+                    " AND kind != ? GROUP BY problem HAVING count(DISTINCT thread) >= 2)"
+                    " ORDER BY id DESC LIMIT ?",
+                    (connector, thread, connector, PERSON_REJECTED, RECURRING_ROWS),
+                ).fetchall()
+                if self.across_threads and wanted
+                else []
+            )
+        relevant = [p for p, sql in recurring if read_tables(sql, dialect) & wanted]
+        found = dict.fromkeys(p for p in [*(p for (p,) in mine), *relevant])
         return list(found)[:limit]
 
     def close(self) -> None:

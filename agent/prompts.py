@@ -80,7 +80,8 @@ PLAN_FOR_SQL = """How the question was read (follow this plan):
 #: A plan filter value that does not occur, with the closest real one used instead.
 PLAN_CORRECTION = "- {column}: '{asked}' does not occur; use '{used}' (a real value)."
 
-AVOID = """Mistakes already made on this warehouse (do not repeat them):
+AVOID = """Mistakes already made on this warehouse (do not repeat them; they are not part of \
+the question):
 {problems}"""
 
 CHECK = """Check this SQL against the question{plan_note}. It already passed the syntax, schema \

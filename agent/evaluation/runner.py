@@ -25,6 +25,7 @@ from agent.evaluation.compare import Table, best_match, difference
 from agent.evaluation.golden import GoldenQuestion, GoldenSet
 from agent.evaluation.usage import measure
 from agent.examples import ExampleStore
+from agent.failures import FailureStore
 from agent.nodes.execute import plain
 from agent.outcome import Outcome
 from connectors.base import Connector, ConnectorError
@@ -82,8 +83,10 @@ def evaluation_agent(
     strategies: Strategies | None = None,
     check_model: BaseChatModel | None = None,
 ) -> Agent:
-    """An agent like the bot's, with threads in memory and no learning from approvals
-    (failures are remembered, in memory, when `strategies` say so: that is the strategy)."""
+    """An agent like the bot's, with threads in memory and no learning from approvals.
+    Failures are remembered, in memory, when `strategies` say so (that is the strategy), but
+    only within a question's own thread: one question's mistake never reaches another, so the
+    score does not depend on the order of the questions."""
     base = limits or Limits()
     # Keep every row the gate lets through, so results compare whole.
     limits = Limits(**{**asdict(base), "answer_rows": base.row_limit})
@@ -92,6 +95,7 @@ def evaluation_agent(
         model=model,
         limits=limits,
         examples=_NoLearning(),
+        failures=FailureStore(across_threads=False),
         strategies=strategies or Strategies(),
         check_model=check_model,
     )

@@ -12,7 +12,7 @@ from langchain_core.runnables import RunnableConfig
 from agent import prompts
 from agent.catalog import CatalogSnapshot
 from agent.context import AgentDeps, thread_of
-from agent.failures import one_line
+from agent.failures import one_line, read_tables
 from agent.model_errors import is_retryable, user_message
 from agent.planning import plan_text
 from agent.question_context import ModelContext
@@ -66,11 +66,17 @@ def build_messages(
     if state.get("plan"):
         messages.append(HumanMessage(plan_text(state["plan"])))
     if deps.strategies.remember_failures:
+        # other threads' mistakes only for a draft under repair, over the tables it read
+        draft = state.get("draft") if state.get("feedback") else None
+        dialect = deps.connector.dialect
+        tables = read_tables(draft["sql"], dialect) if draft else frozenset()
         # the draft under repair has its own problems listed below: not twice
         current = {one_line(p) for p in state.get("feedback") or []}
         avoid = [
             h
-            for h in deps.failures.hints(deps.connector.name, thread_of(config))
+            for h in deps.failures.hints(
+                deps.connector.name, thread_of(config), tables=tables, dialect=dialect
+            )
             if h not in current
         ]
         if avoid:

@@ -219,8 +219,12 @@ def test_failures_in_a_thread_and_recurring_ones_become_avoid_hints(
     store = FailureStore(tmp_path / "failures.sqlite")
     bad = reply("SELECT regoin FROM sales")
     good = reply(NORTH)
+    other_mistake = reply("SELECT amout FROM sales")
+    other_table = reply("SELECT region FROM returns")
     agent, model, _ = make(
-        [bad, good, good, bad, good, good], "none,remember_failures", failures=store
+        [bad, good, good, bad, good, good, other_mistake, good, other_table, good],
+        "none,remember_failures",
+        failures=store,
     )
     assert agent.ask("t1", "North sales?", user="U1").kind == "proposal"
     assert "Mistakes already made" not in prompt_of(model, 0)
@@ -232,14 +236,24 @@ def test_failures_in_a_thread_and_recurring_ones_become_avoid_hints(
     # another thread: one failure elsewhere is not yet a pattern
     assert agent.ask("t2", "North sales?", user="U1").kind == "proposal"
     assert "Mistakes already made" not in prompt_of(model, 3)
-    # ... the second thread that meets it makes it recurring, shown in a third thread
+    # a second thread met it: recurring, but never put before a new question's first draft
     assert agent.ask("t3", "North sales?", user="U1").kind == "proposal"
-    assert "regoin" in prompt_of(model, 5)
+    assert "Mistakes already made" not in prompt_of(model, 5)
+    # ... only before the repair of a draft that read the table it happened on
+    assert agent.ask("t4", "North sales?", user="U1").kind == "proposal"
+    assert "amout" in prompt_of(model, 7) and "regoin" in prompt_of(model, 7)
+    assert agent.ask("t5", "Returns by region?", user="U1").kind == "proposal"
+    assert "returns" in prompt_of(model, 9) and "regoin" not in prompt_of(model, 9)
     store.close()
     # kept across restarts (a file), per connector
     again = FailureStore(tmp_path / "failures.sqlite")
-    assert any("regoin" in h for h in again.hints("duckdb", "t9"))
-    assert again.hints("postgres", "t9") == []
+    assert any("regoin" in h for h in again.hints("duckdb", "t9", tables={"sales"}))
+    assert again.hints("duckdb", "t9") == [], "no draft's tables: no other thread's mistake"
+    assert again.hints("postgres", "t9", tables={"sales"}) == []
+    # an evaluation keeps each question to itself
+    alone = FailureStore(tmp_path / "failures.sqlite", across_threads=False)
+    assert alone.hints("duckdb", "t9", tables={"sales"}) == []
+    assert any("regoin" in h for h in alone.hints("duckdb", "t1", tables={"sales"}))
 
 
 def test_failures_are_not_hinted_when_the_strategy_is_off(make: Make) -> None:

@@ -118,3 +118,24 @@ def test_a_broken_gold_query_is_not_blamed_on_the_bot(demo: DuckDBConnector) -> 
     (result,) = run_golden(golden, evaluation_agent(demo, model))
     assert result.status == "gold_error"
     assert build_report([result], {})["summary"]["questions"] == 0
+
+
+def test_one_questions_mistake_never_reaches_another(demo: DuckDBConnector) -> None:
+    golden = GoldenSet(
+        (
+            q("first", "How many orders are pending?", COUNT),
+            q("second", "How many orders are pending today?", COUNT),
+            q("third", "How many orders are pending now?", COUNT),
+        )
+    )
+    mistake = "SELECT count(*) AS n FROM orders WHERE state = 'pending'"
+    other = "SELECT count(*) AS n FROM orders WHERE stat = 'pending'"
+    good = reply_for(golden.questions[0])
+    replies = [reply_for(golden.questions[0], mistake), good] * 2
+    replies += [reply_for(golden.questions[0], other), good]
+    model = ScriptedChatModel(replies=replies)
+    results = run_golden(golden, evaluation_agent(demo, model))
+    assert [r.status for r in results] == ["pass"] * 3
+    # the same mistake in two questions would be a recurring hint in the bot; not here
+    third_repair = "\n".join(str(m.content) for m in model.seen[5])
+    assert "stat = 'pending'" in third_repair and "state" not in third_repair
