@@ -11,6 +11,7 @@ from agent.gate.fixes import keep_dual, quote_statement_words
 from agent.gate.limit import cap_rows
 from agent.gate.looker import DIALECT as LOOKER
 from agent.gate.looker import looker_reasons
+from agent.gate.mariadb import writer
 from agent.gate.parse import parse_all, parse_statement
 from agent.gate.rules import query_root, safety_reasons
 from agent.gate.schema import ColumnCheck, GateSchema, check_columns, check_tables
@@ -56,7 +57,9 @@ def _check(sql: str, schema: GateSchema, row_limit: int | None) -> Verdict:
     except Rejection as rejection:
         raise Rejection(*rejection.reasons, sql=parsed.text) from None
     try:
-        normalised = query.sql(dialect=dialect, comments=False, unsupported_level=ErrorLevel.RAISE)
+        normalised = query.sql(
+            dialect=writer(dialect), comments=False, unsupported_level=ErrorLevel.RAISE
+        )
     except UnsupportedError as error:
         message = f"This statement cannot be written in {dialect}: {error}"
         raise Rejection(Reason("unsupported", message), sql=parsed.text) from None
@@ -99,7 +102,7 @@ def _recheck(normalised: str, schema: GateSchema, row_limit: int | None, tables:
             reread = check_tables(query, schema)
             capped = row_limit is not None and cap_rows(query, row_limit)
             stable = not reread.reasons and reread.tables == tables and not capped
-            stable = stable and query.sql(dialect=dialect, comments=False) == normalised
+            stable = stable and query.sql(dialect=writer(dialect), comments=False) == normalised
     except Rejection:
         stable = False
     if not stable:
