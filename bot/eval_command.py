@@ -1,6 +1,7 @@
 """`querybot eval`: measure answer quality on a golden set, or export approvals as one.
 
     querybot eval evals/demo.yaml [--warehouse demo] [--out report.json] [--compare old.json]
+    querybot eval evals/demo.yaml --baseline [--strategies default]   (side by side)
     querybot eval --defog [--corpora DIR] [--cache DIR] [--databases academic,restaurants]
     querybot eval --export-examples PATH
 
@@ -21,6 +22,7 @@ from langchain_core.language_models import BaseChatModel
 
 from agent.context import Limits, Strategies
 from agent.evaluation import defog
+from agent.evaluation.baseline import NaiveBaseline
 from agent.evaluation.golden import GoldenQuestion, GoldenSet, dump_golden, load_golden
 from agent.evaluation.report import (
     build_report,
@@ -65,6 +67,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "to compare configurations in one report (the model's replies are shared, in order)",
     )
 
+    p.add_argument(
+        "--baseline",
+        action="store_true",
+        help="also run the naive baseline (whole schema, one call, no checks) with the same "
+        "model, scored the same way, side by side",
+    )
+
+
+#: The name of the naive baseline's configuration in a report.
+BASELINE = "naive baseline"
+
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.export_examples:
@@ -97,8 +110,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         else None
     )
     reports = {}
-    for name, strategies in configurations.items():
-        setup = Setup(model, check_model, limits, strategies)
+    runs = [(name, Setup(model, check_model, limits, s)) for name, s in configurations.items()]
+    if args.baseline:
+        runs.insert(0, (BASELINE, Setup(model, None, limits, Strategies(), baseline=True)))
+    for name, setup in runs:
         if golden is None:
             results, meta = _defog(args, setup)
         else:
@@ -108,8 +123,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 setup = replace(setup, limits=replace(limits, profile_values=False))
             results = _run_on(connector, golden, setup, "")
             meta = {"golden": str(args.golden), "warehouse": warehouse}
+        described = BASELINE if setup.baseline else describe(setup.strategies)
         reports[name] = build_report(
-            results, {**meta, "model": settings.model, "strategies": describe(strategies)}
+            results, {**meta, "model": settings.model, "strategies": described}
         )
     if len(reports) == 1:
         (report,) = reports.values()
@@ -138,12 +154,20 @@ class Setup:
     check_model: BaseChatModel | None
     limits: Limits
     strategies: Strategies
+    #: Run the naive baseline (agent.evaluation.baseline) instead of the bot's graph.
+    baseline: bool = False
 
 
 def _run_on(
     connector: Connector, golden: GoldenSet, setup: Setup, database: str
 ) -> list[QuestionResult]:
     """Evaluate `golden` on `connector`, then close it."""
+    if setup.baseline:
+        baseline = NaiveBaseline(connector, setup.model, limits=setup.limits)
+        try:
+            return run_golden(golden, baseline, database=database, progress=_progress)
+        finally:
+            connector.close()
     agent = evaluation_agent(
         connector,
         setup.model,

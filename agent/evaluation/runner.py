@@ -21,6 +21,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.context import AgentDeps, Limits, Strategies
 from agent.conversation import Agent
+from agent.evaluation.baseline import NaiveBaseline
 from agent.evaluation.compare import Table, best_match, difference
 from agent.evaluation.golden import GoldenQuestion, GoldenSet
 from agent.evaluation.usage import measure
@@ -31,6 +32,8 @@ from agent.outcome import Outcome
 from connectors.base import Connector, ConnectorError
 
 Status = Literal["pass", "fail", "gold_error"]
+#: What a golden set can be run through: the bot's own graph, or the naive baseline.
+Answerer = Agent | NaiveBaseline
 EVAL_USER = "querybot-eval"
 #: Proposals approved for one question at most (each execution error is repaired and re-proposed).
 MAX_APPROVALS = 5
@@ -108,7 +111,7 @@ def evaluation_agent(
 
 def run_golden(
     golden: GoldenSet,
-    agent: Agent,
+    agent: Answerer,
     *,
     database: str = "",
     progress: Callable[[QuestionResult], None] | None = None,
@@ -125,7 +128,7 @@ def run_golden(
     return results
 
 
-def _converse(agent: Agent, thread_id: str, question: str) -> Outcome:
+def _converse(agent: Answerer, thread_id: str, question: str) -> Outcome:
     outcome = agent.ask(thread_id, question, user=EVAL_USER)
     for _ in range(MAX_APPROVALS):
         if outcome.kind != "proposal" or outcome.proposal is None:
@@ -140,7 +143,7 @@ def _converse(agent: Agent, thread_id: str, question: str) -> Outcome:
 
 
 def _one(
-    golden: GoldenSet, agent: Agent, q: GoldenQuestion, thread_id: str, database: str
+    golden: GoldenSet, agent: Answerer, q: GoldenQuestion, thread_id: str, database: str
 ) -> QuestionResult:
     started = time.perf_counter()
     with measure() as usage:
@@ -186,7 +189,7 @@ def _repairs(outcome: Outcome, calls: int) -> int:
 
 
 def _score(
-    golden: GoldenSet, agent: Agent, q: GoldenQuestion, outcome: Outcome
+    golden: GoldenSet, agent: Answerer, q: GoldenQuestion, outcome: Outcome
 ) -> tuple[Status, str | None, str]:
     if q.expect != "answer":
         wanted = (
