@@ -30,6 +30,10 @@ NOT_WAITING = (
     "That proposal is no longer waiting for approval (it was decided or replaced by a newer "
     "question). Ask again to get a fresh one."
 )
+OTHER_SQL = (
+    "That decision names other SQL than the proposal waiting here, so nothing was run. Look at "
+    "the proposal again and decide on it."
+)
 
 
 def sqlite_checkpointer(path: Path) -> SqliteSaver:
@@ -84,21 +88,27 @@ class Agent:
         approved: bool,
         user: str,
         labels: Mapping[str, str] | None = None,
+        sql_sha256: str | None = None,
     ) -> Outcome:
         """Approve or reject the pending proposal; returns answer, rejected, proposal or failed.
 
-        `labels` go to the warehouse's job record (e.g. BigQuery job labels) as they are.
+        The decision names the hash of the SQL the person was shown (`sql_sha256`; default: the
+        pending proposal's, for a caller that showed that proposal), and only SQL with that hash
+        runs. `labels` go to the warehouse's job record (e.g. BigQuery job labels) as they are.
         """
         config = self._config(thread_id)
         pending = self.pending_proposal(thread_id)
         # Resuming a thread that waits on nothing would run the graph from START: check first.
         if pending is None or pending.proposal_id != proposal_id:
             return Outcome(kind="failed", message=NOT_WAITING)
+        if sql_sha256 is not None and sql_sha256 != pending.sql_sha256:
+            return Outcome(kind="failed", message=OTHER_SQL)
         decision = {
             "proposal_id": proposal_id,
             "approved": approved,
             "by": user,
             "labels": dict(labels or {}),
+            "sql_sha256": pending.sql_sha256 if sql_sha256 is None else sql_sha256,
         }
         self.graph.invoke(Command(resume=decision), config)
         return self._outcome(config)

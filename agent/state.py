@@ -90,6 +90,8 @@ class Decision(TypedDict):
     approved: bool
     by: str
     labels: NotRequired[dict[str, str]]
+    #: The hash of the SQL the person was shown: only SQL with this hash may run.
+    sql_sha256: NotRequired[str]
 
 
 class Final(TypedDict):

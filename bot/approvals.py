@@ -100,6 +100,13 @@ class Approvers:
             "Nothing was run."
         )
 
+    def why_not_decide(self, user: str, record: ProposalRecord, *, approved: bool) -> str | None:
+        """None when `user` may approve (or reject) `record`. It depends only on who clicked and
+        on who asked and edited, never on the status, so it holds for every click."""
+        if approved:
+            return self.why_not_approve(user, record)
+        return self.why_not_reject_or_edit(user, record, "reject")
+
     def why_not_reject_or_edit(self, user: str, record: ProposalRecord, verb: str) -> str | None:
         """None when `user` may reject (or edit) `record`: the asker always may."""
         if user == record.requested_by or self._listed(user, record):

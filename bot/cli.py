@@ -71,8 +71,9 @@ def _converse(agent: Agent, args: argparse.Namespace, settings: Settings) -> int
         else:
             reply = input("\nRun this query? [y/N] ").strip().lower()
             approved = reply in {"y", "yes"}
+        shown = outcome.proposal  # the decision names the SQL just printed
         outcome = agent.decide(
-            thread_id, outcome.proposal.proposal_id, approved=approved, user=user
+            thread_id, shown.proposal_id, approved=approved, user=user, sql_sha256=shown.sql_sha256
         )
     print(outcome_text(outcome, shown=settings.display_rows))
     print(f"\n(thread {thread_id}: continue with --thread {thread_id})", file=sys.stderr)

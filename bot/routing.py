@@ -103,11 +103,19 @@ class Router:
         approved: bool,
         user: str,
         labels: Mapping[str, str] | None = None,
+        sql_sha256: str | None = None,
     ) -> Outcome:
         target = self._target(thread_id)
         if target is None:
             return self._nowhere()
-        return target.decide(thread_id, proposal_id, approved=approved, user=user, labels=labels)
+        return target.decide(
+            thread_id,
+            proposal_id,
+            approved=approved,
+            user=user,
+            labels=labels,
+            sql_sha256=sql_sha256,
+        )
 
     def edit(self, thread_id: str, proposal_id: str, sql: str, *, user: str) -> Outcome:
         target = self._target(thread_id)

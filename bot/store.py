@@ -7,7 +7,10 @@ knows, so a click still works after a restart. Two rules hold it together:
 - `first_delivery(event_id)` is true once per event id: Slack's retries are dropped.
 - `claim()` moves a proposal PENDING -> RUNNING in one conditional UPDATE, so of two clicks (two
   threads, two processes) exactly one wins and runs anything. An edit claims the same way
-  (`claim_edit`), so an approval and an edit of one proposal never both go ahead.
+  (`claim_edit`), so an approval and an edit of one proposal never both go ahead. The same
+  UPDATE holds what the click was allowed on: the SQL hash its card showed, and, under
+  no-self-approval, that the clicker is neither the asker nor the editor. So no edit, `release()`
+  or other replica between the permission check and the claim can make a refused click win.
 - Work in progress names the process doing it (`instance_id`; each process holds a lock on its
   id while it lives: `flock` on a file for SQLite, an advisory lock for PostgreSQL). After a
   crash (`kill -9`, a lost machine), `abandoned()` hands the questions and claimed proposals of
@@ -83,6 +86,8 @@ _COLUMNS = (
     "proposal_id, thread_id, channel, message_ts, sql_sha256, requested_by, status, approved,"
     " decided_by, edited_by, proposal"
 )
+#: What every claim requires (parameters: proposal id, PENDING, the clicked card's SQL hash).
+_CLAIMABLE = "proposal_id = ? AND status = ? AND sql_sha256 = ?"
 
 
 class Status(StrEnum):
@@ -212,11 +217,24 @@ class Store(ABC):
         )
         return _record(rows[0]) if rows else None
 
-    def claim(self, proposal_id: str, *, approved: bool, user: str) -> Claim:
-        """Move a PENDING proposal to RUNNING for `user`'s decision; at most one caller wins."""
+    def claim(
+        self,
+        proposal_id: str,
+        *,
+        approved: bool,
+        user: str,
+        sql_sha256: str,
+        no_self_approval: bool = False,
+    ) -> Claim:
+        """Move a PENDING proposal to RUNNING for `user`'s decision; at most one caller wins.
+
+        It wins only while the proposal's SQL hash is `sql_sha256` (the one on the clicked card)
+        and, with `no_self_approval`, while `user` is neither its asker nor its editor: checked
+        in the UPDATE itself, not before it."""
         rows = self._rows(
             "UPDATE bot_proposals SET status = ?, approved = ?, decided_by = ?, claimed_by = ?,"
-            " updated_at = ? WHERE proposal_id = ? AND status = ?"
+            f" updated_at = ? WHERE {_CLAIMABLE}"
+            " AND (? = 0 OR (requested_by <> ? AND COALESCE(edited_by, '') <> ?))"
             f" RETURNING {_COLUMNS}",
             (
                 Status.RUNNING,
@@ -226,37 +244,54 @@ class Store(ABC):
                 time.time(),
                 proposal_id,
                 Status.PENDING,
+                sql_sha256,
+                int(no_self_approval),
+                user,
+                user,
             ),
         )
         if rows:
             return Claim(won=True, record=_record(rows[0]))
         return Claim(won=False, record=self.proposal(proposal_id))
 
-    def claim_edit(self, proposal_id: str, *, user: str) -> Claim:
-        """Move a PENDING proposal to RUNNING for `user`'s edit; at most one caller wins."""
+    def claim_edit(self, proposal_id: str, *, user: str, sql_sha256: str) -> Claim:
+        """Move a PENDING proposal to RUNNING for `user`'s edit of the SQL whose hash is
+        `sql_sha256` (the one the modal showed); at most one caller wins."""
         rows = self._rows(
             "UPDATE bot_proposals SET status = ?, approved = NULL, decided_by = ?, claimed_by = ?,"
-            " updated_at = ? WHERE proposal_id = ? AND status = ?"
+            f" updated_at = ? WHERE {_CLAIMABLE}"
             f" RETURNING {_COLUMNS}",
-            (Status.RUNNING, user, self.instance_id, time.time(), proposal_id, Status.PENDING),
+            (
+                Status.RUNNING,
+                user,
+                self.instance_id,
+                time.time(),
+                proposal_id,
+                Status.PENDING,
+                sql_sha256,
+            ),
         )
         if rows:
             return Claim(won=True, record=_record(rows[0]))
         return Claim(won=False, record=self.proposal(proposal_id))
 
-    def release(self, proposal_id: str) -> None:
-        """A refused edit: the proposal waits for a click again."""
-        self._rows(
-            "UPDATE bot_proposals SET status = ?, decided_by = NULL, updated_at = ?"
-            " WHERE proposal_id = ? AND status = ?",
-            (Status.PENDING, time.time(), proposal_id, Status.RUNNING),
+    def release(self, proposal_id: str, *, editor: str) -> bool:
+        """A refused edit: the proposal waits for a click again. Only `editor`'s edit claim made
+        by this process is released (never an approval's claim); True when it was."""
+        rows = self._rows(
+            "UPDATE bot_proposals SET status = ?, decided_by = NULL, claimed_by = NULL,"
+            " updated_at = ? WHERE proposal_id = ? AND status = ? AND approved IS NULL"
+            " AND decided_by = ? AND claimed_by = ? RETURNING proposal_id",
+            (Status.PENDING, time.time(), proposal_id, Status.RUNNING, editor, self.instance_id),
         )
+        return bool(rows)
 
     def supersede(self, proposal_id: str) -> None:
-        """A claimed proposal was replaced (by its edited version)."""
+        """A proposal claimed for an edit was replaced by its edited version."""
         self._rows(
-            "UPDATE bot_proposals SET status = ?, updated_at = ? WHERE proposal_id = ?",
-            (Status.SUPERSEDED, time.time(), proposal_id),
+            "UPDATE bot_proposals SET status = ?, updated_at = ?"
+            " WHERE proposal_id = ? AND status = ? AND approved IS NULL",
+            (Status.SUPERSEDED, time.time(), proposal_id, Status.RUNNING),
         )
 
     def recent_questions(self, user: str, limit: int = 5) -> list[ProposalRecord]:

@@ -90,6 +90,7 @@ class ThreadAgent(Protocol):
         approved: bool,
         user: str,
         labels: Mapping[str, str] | None = None,
+        sql_sha256: str | None = None,
     ) -> Outcome: ...
 
     def edit(self, thread_id: str, proposal_id: str, sql: str, *, user: str) -> Outcome: ...
@@ -316,6 +317,8 @@ class Conversations:
                     user=user,
                     # the warehouse's job record names where the question came from (BigQuery)
                     labels={"slack_team": thread.team, "slack_channel": thread.channel},
+                    # the SQL the clicked card showed (the claim held only for it)
+                    sql_sha256=record.sql_sha256,
                 )
         except Exception:
             log.exception("Deciding proposal %s failed", record.proposal_id)
@@ -416,7 +419,7 @@ class Conversations:
             outcome = self.agent.edit(record.thread_id, pid, sql, user=user)
         except Exception:
             log.exception("Editing proposal %s failed", pid)
-            self.store.release(pid)
+            self.store.release(pid, editor=user)
             self._fail(thread, None, EDIT_FAILED)
             return
         if outcome.kind == "proposal" and outcome.proposal:
@@ -436,7 +439,7 @@ class Conversations:
             )
         elif outcome.proposal is not None:
             # Refused by the gate: the original proposal waits, its buttons still work.
-            self.store.release(pid)
+            self.store.release(pid, editor=user)
             self._fail(thread, None, outcome.message)
         else:
             # The agent no longer waits on this proposal: nothing to approve any more.

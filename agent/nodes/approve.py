@@ -1,6 +1,8 @@
 """Wait for a person: the graph pauses here until the proposal is approved or rejected.
 
 The node re-runs from the top on resume, so nothing before `interrupt()` may have side effects.
+A decision names the hash of the SQL the person was shown; one naming other SQL (or none) is not
+a decision on this proposal, and execute runs only SQL with the hash the approval named.
 A rejection is remembered (the remember-failures strategy) so the model does not propose the same
 SQL again in this thread.
 """
@@ -12,6 +14,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import interrupt
 
+from agent.audit import sql_sha256
 from agent.context import AgentDeps, thread_of
 from agent.failures import PERSON_REJECTED
 from agent.state import ThreadState
@@ -32,11 +35,14 @@ def approve(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
         pid = proposal["proposal_id"]
         step = {"kind": "edited", "text": edited, "proposal_id": pid, "by": by}
         return {"draft": draft, "proposal": None, "decision": None, "feedback": [], "trace": [step]}
+    if value.get("sql_sha256") != sql_sha256(proposal["sql"]):
+        return {"decision": None}
     decision = {
         "proposal_id": proposal["proposal_id"],
         "approved": bool(value.get("approved")),
         "by": str(value.get("by", "")),
         "labels": {str(k): str(v) for k, v in (value.get("labels") or {}).items()},
+        "sql_sha256": str(value["sql_sha256"]),
     }
     deps.audit.record(
         thread_of(config),

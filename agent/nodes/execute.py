@@ -1,5 +1,6 @@
-"""Run the approved SQL, exactly as approved; an engine error goes back for repair, a cancel
-(`Agent.cancel`) ends the question."""
+"""Run the approved SQL, exactly as approved: only when its hash is the one the approval named
+and the one the audit log recorded for the approval. An engine error goes back for repair, a
+cancel (`Agent.cancel`) ends the question."""
 
 from __future__ import annotations
 
@@ -83,8 +84,9 @@ def learn(state: ThreadState, deps: AgentDeps) -> None:
 def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
     proposal, decision = state["proposal"], state["decision"]
     assert proposal is not None and decision is not None
+    to_run = sql_sha256(proposal["sql"])
     approved = deps.audit.approved_sha256(proposal["proposal_id"])
-    if not decision["approved"] or approved != sql_sha256(proposal["sql"]):
+    if not decision["approved"] or decision.get("sql_sha256") != to_run or approved != to_run:
         message = "This SQL does not match what was approved, so it was not run. Ask again."
         return {
             "final": {"kind": "failed", "message": message},

@@ -3,6 +3,8 @@ clarifying questions and failures."""
 
 from __future__ import annotations
 
+import json
+
 from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement
 
 from agent.outcome import Proposal
@@ -86,24 +88,33 @@ def _proposal_body(prop: Proposal, requested_by: str, note: str) -> list[Block]:
     return blocks
 
 
+def card_value(prop: Proposal) -> str:
+    """A decision button's value: the proposal id and the hash of the SQL the card shows, so a
+    click names exactly the SQL the person saw (the SQL itself stays in the bot's store)."""
+    return json.dumps({"p": prop.proposal_id, "h": prop.sql_sha256}, separators=(",", ":"))
+
+
+def card_of(value: str) -> tuple[str, str]:
+    """(proposal id, SQL hash) from a decision button's value; ("", "") when it is not one."""
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        return "", ""
+    if not isinstance(parsed, dict):
+        return "", ""
+    pid, sha = parsed.get("p"), parsed.get("h")
+    return (pid, sha) if isinstance(pid, str) and isinstance(sha, str) else ("", "")
+
+
 def proposal(prop: Proposal, *, requested_by: str, note: str = "") -> Message:
-    """The SQL awaiting approval, with Approve / Reject / Edit SQL buttons carrying only the
-    proposal id (the SQL stays in the bot's store). `note` is mrkdwn the caller escaped."""
+    """The SQL awaiting approval, with Approve / Reject / Edit SQL buttons (`card_value`).
+    `note` is mrkdwn the caller escaped."""
+    value = card_value(prop)
     buttons = ActionsBlock(
         elements=[
-            ButtonElement(
-                text="Approve",
-                action_id=APPROVE_ACTION,
-                value=prop.proposal_id,
-                style="primary",
-            ),
-            ButtonElement(
-                text="Reject",
-                action_id=REJECT_ACTION,
-                value=prop.proposal_id,
-                style="danger",
-            ),
-            ButtonElement(text="Edit SQL", action_id=EDIT_ACTION, value=prop.proposal_id),
+            ButtonElement(text="Approve", action_id=APPROVE_ACTION, value=value, style="primary"),
+            ButtonElement(text="Reject", action_id=REJECT_ACTION, value=value, style="danger"),
+            ButtonElement(text="Edit SQL", action_id=EDIT_ACTION, value=value),
         ]
     )
     blocks = [*_proposal_body(prop, requested_by, note), buttons]

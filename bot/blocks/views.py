@@ -26,7 +26,8 @@ METADATA = 3000
 
 
 def edit_modal(prop: Proposal) -> dict[str, Any]:
-    """The modal to edit `prop`'s SQL. Its metadata holds only the proposal id.
+    """The modal to edit `prop`'s SQL. Its metadata holds only the proposal id and the hash of
+    the SQL it shows (the submission claims the proposal only while that is still its SQL).
 
     The caller checks `len(prop.sql) <= INPUT_TEXT` first: longer SQL cannot be shown in full.
     """
@@ -43,7 +44,7 @@ def edit_modal(prop: Proposal) -> dict[str, Any]:
         title="Edit SQL",
         submit="Check edit",
         close="Cancel",
-        private_metadata=edit_metadata(prop.proposal_id),
+        private_metadata=edit_metadata(prop.proposal_id, prop.sql_sha256),
         blocks=[
             context(note),
             InputBlock(
@@ -61,20 +62,22 @@ def edit_modal(prop: Proposal) -> dict[str, Any]:
     return view.to_dict()
 
 
-def edit_metadata(proposal_id: str) -> str:
-    metadata = json.dumps({"proposal_id": proposal_id})
+def edit_metadata(proposal_id: str, sql_sha256: str) -> str:
+    metadata = json.dumps({"proposal_id": proposal_id, "sql_sha256": sql_sha256})
     if len(metadata) > METADATA:
         raise ValueError("private_metadata over 3,000 characters")
     return metadata
 
 
-def edited_proposal_id(private_metadata: str) -> str:
-    """The proposal id an Edit SQL modal was opened for ("" when the metadata is not ours)."""
+def edited_proposal(private_metadata: str) -> tuple[str, str]:
+    """(proposal id, SQL hash) an Edit SQL modal was opened for (("", "") when the metadata is
+    not ours)."""
     try:
-        value = json.loads(private_metadata or "{}").get("proposal_id", "")
+        parsed = json.loads(private_metadata or "{}")
+        pid, sha = parsed.get("proposal_id", ""), parsed.get("sql_sha256", "")
     except (json.JSONDecodeError, AttributeError):
-        return ""
-    return value if isinstance(value, str) else ""
+        return "", ""
+    return (pid, sha) if isinstance(pid, str) and isinstance(sha, str) else ("", "")
 
 
 #: Tables and recent questions listed on the Home tab (a view takes at most 100 blocks).

@@ -1,11 +1,15 @@
-"""Approve / Reject clicks: ack, claim the proposal atomically, then carry out the decision; Cancel
-clicks on a running card: ack, check who clicked, then stop the query. On an answer: "How did you
-get this?" (an ephemeral account of the steps) and the follow-up buttons (asked in the thread as
-the person who clicked).
+"""Approve / Reject clicks: ack, check who clicked, claim the proposal atomically, then carry out
+the decision; Cancel clicks on a running card: ack, check who clicked, then stop the query. On an
+answer: "How did you get this?" (an ephemeral account of the steps) and the follow-up buttons
+(asked in the thread as the person who clicked).
 
-Only the click that moves the proposal out of PENDING does anything; every other click (a double
-click, a second person, a click on a superseded or edited proposal) gets an ephemeral note. A click
-by someone the approval policy does not allow gets an ephemeral note and claims nothing.
+Who may decide is checked on every click, whatever the proposal's status (a status read before
+the claim may be stale: an edit being checked puts the proposal back to PENDING when it is
+refused). A click by someone the approval policy does not allow gets an ephemeral note and claims
+nothing; the claim itself repeats the part of the policy that could change under it (the SQL hash
+the card showed, no-self-approval) in its UPDATE. Only the click that moves the proposal out of
+PENDING does anything; every other click (a double click, a second person, a click on a superseded
+or edited proposal, or on a card whose SQL is not the proposal's) gets an ephemeral note.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from slack_sdk import WebClient
 
 from bot import blocks
 from bot.approvals import Approvers
+from bot.blocks.messages import card_of
 from bot.channels import ChannelRules
 from bot.slack_thread import SlackThread
 from bot.store import ProposalRecord, Status, Store
@@ -37,6 +42,31 @@ def already_decided(record: ProposalRecord | None) -> str:
         return f"{editor} is editing this proposal; wait for the edited version."
     verb = "approved" if record.approved else "rejected"
     return f"This proposal was already {verb} by {editor}."
+
+
+#: A click whose card names other SQL than the proposal's (see `card_of`).
+OUT_OF_DATE = "This card is out of date: the SQL changed. Nothing was run."
+#: A permitted click that lost its claim to a change it could not see (an edit being checked).
+CHANGED = (
+    "This proposal changed while you clicked (an edit of it was being checked), so nothing was "
+    "run. Look at the card again and click again if you still want to."
+)
+
+
+def clicked_card(store: Store, body: dict[str, Any]) -> tuple[ProposalRecord | None, str]:
+    """The proposal a decision button names (if known and posted in the clicked channel), and
+    the SQL hash its card showed."""
+    pid, sha = card_of(body["actions"][0].get("value", ""))
+    return (clicked_record(store, body, pid) if pid else None), sha
+
+
+def lost(record: ProposalRecord | None, card_sha: str) -> str:
+    """Why a permitted click's claim did not win, for the person who clicked."""
+    if record is not None and record.sql_sha256 != card_sha:
+        return OUT_OF_DATE
+    if record is not None and record.status is Status.PENDING:
+        return CHANGED
+    return already_decided(record)
 
 
 def clicked_record(
@@ -72,23 +102,27 @@ def register(
     def decide(ack: Ack, body: dict[str, Any], client: WebClient, approved: bool) -> None:
         ack()
         user = body["user"]["id"]
-        record = clicked_record(store, body)
-        if record is not None and record.status is Status.PENDING:
-            refusal = channels.refusal(record.channel) or (
-                approvers.why_not_approve(user, record)
-                if approved
-                else approvers.why_not_reject_or_edit(user, record, "reject")
-            )
-            if refusal:
-                tell(client, body, record, refusal)
-                return
-        if record is not None:
-            claim = store.claim(record.proposal_id, approved=approved, user=user)
-            if claim.won and claim.record is not None:
-                conversations.decision(claim.record, approved=approved, user=user)
-                return
-            record = claim.record
-        tell(client, body, record, already_decided(record))
+        record, card_sha = clicked_card(store, body)
+        if record is None:
+            tell(client, body, None, already_decided(None))
+            return
+        refusal = channels.refusal(record.channel) or approvers.why_not_decide(
+            user, record, approved=approved
+        )
+        if refusal:
+            tell(client, body, record, refusal)
+            return
+        claim = store.claim(
+            record.proposal_id,
+            approved=approved,
+            user=user,
+            sql_sha256=card_sha,
+            no_self_approval=approved and approvers.rule.no_self_approval,
+        )
+        if claim.won and claim.record is not None:
+            conversations.decision(claim.record, approved=approved, user=user)
+            return
+        tell(client, body, claim.record, lost(claim.record, card_sha))
 
     @app.action(blocks.APPROVE_ACTION)
     def on_approve(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
@@ -103,12 +137,14 @@ def register(
         ack()
         user = body["user"]["id"]
         record = clicked_record(store, body)
-        if record is None or record.status is not Status.RUNNING or not record.approved:
-            tell(client, body, record, NOT_RUNNING)
-            return
-        refusal = channels.refusal(record.channel) or approvers.why_not_cancel(user, record)
+        refusal = None
+        if record is not None:
+            refusal = channels.refusal(record.channel) or approvers.why_not_cancel(user, record)
         if refusal:
             tell(client, body, record, refusal)
+            return
+        if record is None or record.status is not Status.RUNNING or not record.approved:
+            tell(client, body, record, NOT_RUNNING)
             return
         conversations.cancel(record, user=user)
 

@@ -1,7 +1,9 @@
 """Edit SQL: the button opens a modal with the proposal's SQL; the submission claims the proposal
 (as a click would) and the worker pool checks the edit, which comes back as a new proposal.
 
-The modal carries only the proposal id; the SQL it shows comes from the bot's store.
+The modal carries only the proposal id and the hash of the SQL it shows; the SQL comes from the
+bot's store. Who may edit is checked on the click and again on the submission, whatever the
+proposal's status, and the claim holds only while the proposal's SQL is the one the modal showed.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from slack_sdk import WebClient
 
 from bot import blocks
 from bot.approvals import Approvers
-from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT, EDIT_VIEW, INPUT_TEXT, edited_proposal_id
+from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT, EDIT_VIEW, INPUT_TEXT, edited_proposal
 from bot.channels import ChannelRules
-from bot.listeners.actions import already_decided, clicked_record, tell
+from bot.listeners.actions import OUT_OF_DATE, already_decided, clicked_card, tell
 from bot.store import Status, Store
 from bot.threads import Conversations
 
@@ -27,6 +29,7 @@ NOT_WAITING = "This proposal is no longer waiting (it was decided, edited or rep
 UNCHANGED = "The SQL is unchanged. Approve the proposal instead, or change something."
 EMPTY = "Write the SQL to propose."
 NOT_ALLOWED = "You may not edit this query (see the note in the thread)."
+STALE = "This SQL is out of date: the proposal changed. Close this and edit the current card."
 
 
 def register(
@@ -39,15 +42,21 @@ def register(
     @app.action(blocks.EDIT_ACTION)
     def on_edit(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
         ack()
-        record = clicked_record(store, body)
-        if record is None or record.status is not Status.PENDING:
-            tell(client, body, record, already_decided(record))
+        record, card_sha = clicked_card(store, body)
+        if record is None:
+            tell(client, body, None, already_decided(None))
             return
         refusal = channels.refusal(record.channel) or approvers.why_not_reject_or_edit(
             body["user"]["id"], record, "edit"
         )
         if refusal:
             tell(client, body, record, refusal)
+            return
+        if card_sha != record.sql_sha256:
+            tell(client, body, record, OUT_OF_DATE)
+            return
+        if record.status is not Status.PENDING:
+            tell(client, body, record, already_decided(record))
             return
         if len(record.proposal.sql) > INPUT_TEXT:
             tell(client, body, record, TOO_LONG.format(size=len(record.proposal.sql)))
@@ -57,19 +66,25 @@ def register(
     @app.view(EDIT_VIEW)
     def on_submit(ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
         user = body["user"]["id"]
-        proposal_id = edited_proposal_id(view.get("private_metadata", ""))
+        proposal_id, shown_sha = edited_proposal(view.get("private_metadata", ""))
         field = view.get("state", {}).get("values", {}).get(EDIT_BLOCK, {}).get(EDIT_INPUT, {})
         sql = (field.get("value") or "").strip()
-        record = store.proposal(proposal_id)
+        record = store.proposal(proposal_id) if proposal_id else None
         error = ""
         if not sql:
             error = EMPTY
-        elif record is not None and sql == record.proposal.sql.strip():
-            error = UNCHANGED
-        elif record is not None and approvers.why_not_reject_or_edit(user, record, "edit"):
+        elif record is None:
+            error = NOT_WAITING
+        elif channels.refusal(record.channel) or approvers.why_not_reject_or_edit(
+            user, record, "edit"
+        ):
             error = NOT_ALLOWED
+        elif shown_sha != record.sql_sha256:
+            error = STALE
+        elif sql == record.proposal.sql.strip():
+            error = UNCHANGED
         else:
-            claim = store.claim_edit(proposal_id, user=user)
+            claim = store.claim_edit(proposal_id, user=user, sql_sha256=shown_sha)
             if claim.won and claim.record is not None:
                 ack()
                 conversations.edit(claim.record, sql, user=user)

@@ -58,6 +58,8 @@ class FakeAgent:
         self.asks: list[tuple[str, str, str]] = []
         self.decisions: list[tuple[str, str, bool, str]] = []
         self.labels: list[dict[str, str]] = []
+        #: The SQL hash each decision named.
+        self.hashes: list[str | None] = []
         self.has_thread_calls: list[str] = []
         self.ask_replies: list[Reply] = []
         self.decide_replies: list[Reply] = []
@@ -96,9 +98,11 @@ class FakeAgent:
         approved: bool,
         user: str,
         labels: Mapping[str, str] | None = None,
+        sql_sha256: str | None = None,
     ) -> Outcome:
         with self._lock:
             self.decisions.append((thread_id, proposal_id, approved, user))
+            self.hashes.append(sql_sha256)
             self.labels.append(dict(labels or {}))
             self._pending.pop(thread_id, None)
         if self.hold_decisions is not None:

@@ -10,6 +10,7 @@ from botproc import BotProcess
 from standin import Posted, SlackStandin
 
 from bot.blocks import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION
+from bot.blocks.messages import card_of
 from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
 
 
@@ -85,6 +86,11 @@ def proposal(slack: SlackStandin, thread: Thread, *, skip: int = 0) -> Posted:
         return next((m for m in messages[skip:] if APPROVE_ACTION in m.action_values()), None)
 
     return slack.wait_thread(thread.channel, thread.ts, found, what="a proposal with buttons")
+
+
+def proposal_id(posted: Posted) -> str:
+    """The proposal `posted`'s decision buttons name (their value also names the SQL's hash)."""
+    return card_of(posted.action_values()[APPROVE_ACTION])[0]
 
 
 def result(slack: SlackStandin, thread: Thread) -> Posted:

@@ -19,6 +19,7 @@ from agent.explain import Explanation
 from agent.outcome import Answer, Proposal
 from bot import blocks
 from bot.blocks import APPROVE_ACTION, EDIT_ACTION, REJECT_ACTION, Message
+from bot.blocks.messages import card_of
 
 NASTY = "a < b && c > d <!channel> <@U123|x> ``` *bold* _it_ ~s~ `code` &amp; <https://x.io|x>"
 UNICODE = "売上 📈 Umsätze — ¿cuánto? עברית"
@@ -82,7 +83,10 @@ def test_proposal_shows_sql_explanation_tables_and_three_buttons() -> None:
     assert len(actions) == 1
     buttons = {e["action_id"]: e for e in actions[0]["elements"]}
     assert set(buttons) == {APPROVE_ACTION, REJECT_ACTION, EDIT_ACTION}
-    assert {e["value"] for e in buttons.values()} == {"0123456789abcdef0123456789abcdef"}
+    # each names the proposal and the SQL shown, and nothing else (the SQL stays in the store)
+    assert {card_of(e["value"]) for e in buttons.values()} == {
+        ("0123456789abcdef0123456789abcdef", "ab" * 32)
+    }
     assert buttons[APPROVE_ACTION]["style"] == "primary"
 
 
@@ -142,11 +146,12 @@ def test_proposal_note_and_long_explanation() -> None:
     assert "Edited by <@U0BOB0001>: a &lt; b" in texts(message)
 
 
-def test_edit_modal_holds_the_sql_and_only_the_id() -> None:
+def test_edit_modal_holds_the_sql_and_only_the_id_and_hash() -> None:
     prop = make_proposal(sql="SELECT 1 -- <x> & " + "y" * 2900)
     view = blocks.edit_modal(prop)
     assert check_view(view, "modal") == view
-    assert json.loads(view["private_metadata"]) == {"proposal_id": prop.proposal_id}
+    metadata = json.loads(view["private_metadata"])
+    assert metadata == {"proposal_id": prop.proposal_id, "sql_sha256": prop.sql_sha256}
     field = next(b for b in view["blocks"] if b["type"] == "input")["element"]
     assert field["initial_value"] == prop.sql and field["max_length"] == 3000
 

@@ -18,7 +18,7 @@ from slack_flow import Thread, has_text
 from slack_payloads import BOB
 from standin import TEAM_ID, SlackStandin
 
-from bot.blocks import APPROVE_ACTION, cell_text
+from bot.blocks import cell_text
 
 pytestmark = pytest.mark.usefixtures("checked")
 
@@ -64,7 +64,7 @@ def test_a_click_by_someone_not_allowed_runs_nothing(
 ) -> None:
     thread = flow.ask(bot, "how many orders?", channel=DATA)
     proposal = flow.proposal(standin, thread)
-    pid = proposal.action_values()[APPROVE_ACTION]
+    pid = flow.proposal_id(proposal)
     flow.click(bot, proposal, approve=True, user=CAROL)
     [note] = standin.wait_for(lambda: standin.ephemerals_for(DATA, CAROL), what="the note")
     assert note["text"] == (
@@ -72,7 +72,7 @@ def test_a_click_by_someone_not_allowed_runs_nothing(
     )
     assert note["thread_ts"] == thread.ts
     # Nothing was claimed: the buttons stay, and a member of the group can approve.
-    assert flow.proposal(standin, thread).action_values()[APPROVE_ACTION] == pid
+    assert flow.proposal_id(flow.proposal(standin, thread)) == pid
     assert [e["event"] for e in audit_events(bot, proposal_id=pid)] == ["proposed"]
 
     flow.click(bot, proposal, approve=True, user=DAVE)
@@ -85,7 +85,7 @@ def test_a_click_by_someone_not_allowed_runs_nothing(
 def test_no_self_approval_but_the_asker_may_reject(bot: BotProcess, standin: SlackStandin) -> None:
     thread = flow.ask(bot, "how many regions?", channel=SALES, user=BOB)
     proposal = flow.proposal(standin, thread)
-    pid = proposal.action_values()[APPROVE_ACTION]
+    pid = flow.proposal_id(proposal)
     flow.click(bot, proposal, approve=True, user=BOB)
     [note] = standin.wait_for(lambda: standin.ephemerals_for(SALES, BOB), what="the note")
     assert note["text"].startswith("You asked this question, so someone else must approve it.")

@@ -16,7 +16,7 @@ from google.cloud import bigquery
 from slack_payloads import BOB
 from standin import SlackStandin
 
-from bot.blocks import APPROVE_ACTION, cell_text
+from bot.blocks import cell_text
 from connectors.bigquery import endpoint_client
 from tests.bigquery.emulator import Emulator, EmulatorError, cache_dir, ensure_venv
 from tests.needs import unavailable
@@ -99,7 +99,7 @@ def test_question_approval_and_result_on_bigquery(bot: BotProcess, standin: Slac
 def test_rejected_proposal_runs_no_job(bot: BotProcess, standin: SlackStandin) -> None:
     thread = flow.ask(bot, "how many sales?")
     proposal = flow.proposal(standin, thread)
-    pid = proposal.action_values()[APPROVE_ACTION]
+    pid = flow.proposal_id(proposal)
     flow.click(bot, proposal, approve=False)
     bot.wait_log(f"Decision on proposal {pid} done: rejected")
     assert [e["event"] for e in audit_events(bot, proposal_id=pid)] == ["proposed", "rejected"]

@@ -70,7 +70,7 @@ def test_the_requester_cancels_a_running_query(bot: BotProcess, standin: SlackSt
     assert (
         cancelled["proposal_id"]
         == requested["proposal_id"]
-        == proposal.action_values()["approve_proposal"]
+        == flow.proposal_id(proposal)
     )
     assert audit_events(bot, event="executed") == []
     assert audit_events(bot, event="execution_failed") == []

@@ -18,7 +18,8 @@ from slack_flow import has_text
 from slack_payloads import ALICE, BOB
 from standin import SlackStandin
 
-from bot.blocks import APPROVE_ACTION, EDIT_ACTION, cell_text
+from agent.audit import sql_sha256
+from bot.blocks import cell_text
 from bot.blocks.views import EDIT_BLOCK
 
 pytestmark = pytest.mark.usefixtures("checked")
@@ -50,9 +51,10 @@ def test_edit_is_checked_proposed_again_and_runs_when_approved(
 ) -> None:
     thread = flow.ask(bot, "how many orders are there?")
     original = flow.proposal(standin, thread)
-    old_id = original.action_values()[EDIT_ACTION]
+    old_id = flow.proposal_id(original)
     view = flow.open_edit(bot, standin, original, user=BOB)
-    assert json.loads(view["private_metadata"]) == {"proposal_id": old_id}
+    metadata = json.loads(view["private_metadata"])
+    assert metadata == {"proposal_id": old_id, "sql_sha256": sql_sha256(ORDER_COUNT)}
     field = next(b for b in view["blocks"] if b["type"] == "input")["element"]
     assert field["initial_value"] == ORDER_COUNT and field["multiline"] is True
 
@@ -61,7 +63,7 @@ def test_edit_is_checked_proposed_again_and_runs_when_approved(
 
     assert flow.submit_edit(bot, view, CANCELLED, user=BOB) == {}
     edited = flow.proposal(standin, thread, skip=1)
-    assert edited.action_values()[APPROVE_ACTION] != old_id
+    assert flow.proposal_id(edited) != old_id
     text = edited.all_text()
     assert f"Edited by <@{BOB}>" in text and "status = 'cancelled'" in text
     old = flow.wait_message(standin, thread, lambda m: m.ts == original.ts, "the old proposal")
@@ -77,7 +79,7 @@ def test_edit_is_checked_proposed_again_and_runs_when_approved(
     (count,) = expected_rows(demo_db, CANCELLED)[0]
     assert result.table() == [["orders"], [cell_text(count)]]
     assert "status = 'cancelled'" in result.all_text()
-    new_id = edited.action_values()[APPROVE_ACTION]
+    new_id = flow.proposal_id(edited)
     bot.wait_log(f"Decision on proposal {new_id} done: answer")
     assert [e["event"] for e in audit_events(bot, proposal_id=old_id)] == ["proposed"]
     ran = audit_events(bot, proposal_id=new_id, event="executed")
@@ -89,7 +91,7 @@ def test_a_refused_edit_leaves_the_original_approvable(
 ) -> None:
     thread = flow.ask(bot, "how many customers?")
     original = flow.proposal(standin, thread)
-    pid = original.action_values()[APPROVE_ACTION]
+    pid = flow.proposal_id(original)
     view = flow.open_edit(bot, standin, original, user=BOB)
     assert (
         flow.submit_edit(bot, view, "SELECT no_such_column FROM demo.main.customers", user=BOB)
@@ -98,7 +100,7 @@ def test_a_refused_edit_leaves_the_original_approvable(
     refusal = flow.wait_message(standin, thread, has_text("was not accepted"), "the refusal")
     assert "no_such_column" in refusal.all_text()
     bot.wait_log(f"Edit of proposal {pid} done: failed")
-    assert flow.proposal(standin, thread).action_values()[APPROVE_ACTION] == pid
+    assert flow.proposal_id(flow.proposal(standin, thread)) == pid
 
     flow.click(bot, original, approve=True, user=BOB)
     result = flow.result(standin, thread)

@@ -18,7 +18,6 @@ from slack_flow import has_text
 from slack_payloads import BOB
 from standin import SlackStandin
 
-from bot.blocks import APPROVE_ACTION
 from bot.threads import REPAIRED
 
 pytestmark = pytest.mark.usefixtures("checked")
@@ -94,7 +93,7 @@ def test_a_query_failing_at_run_time_comes_back_corrected(
 ) -> None:
     thread = flow.ask(bot, "number the regions")
     first = flow.proposal(standin, thread)
-    first_pid = first.action_values()[APPROVE_ACTION]
+    first_pid = flow.proposal_id(first)
     flow.click(bot, first, approve=True)
     corrected = flow.proposal(standin, thread, skip=1)
     assert REPAIRED in corrected.all_text()
@@ -111,7 +110,7 @@ def test_a_new_question_replaces_the_pending_proposal(
 ) -> None:
     thread = flow.ask(bot, "how many orders?")
     old = flow.proposal(standin, thread)
-    old_pid = old.action_values()[APPROVE_ACTION]
+    old_pid = flow.proposal_id(old)
     flow.reply(bot, thread, "no wait, list the regions")
     new = flow.proposal(standin, thread, skip=1)
     replaced = flow.wait_message(

@@ -23,7 +23,7 @@ from pgwarehouse import Warehouse, shop_warehouse
 from slack_flow import has_text
 from standin import Posted, SlackStandin
 
-from bot.blocks import APPROVE_ACTION, cell_text
+from bot.blocks import cell_text
 from bot.threads import RUN_FAILED
 
 COUNT = "SELECT COUNT(*) AS n FROM shop.sales"
@@ -104,7 +104,7 @@ def goes_on(bot: BotProcess, standin: SlackStandin, thread: flow.Thread, skip: i
 
 
 def events(bot: BotProcess, proposal: Posted) -> list[str]:
-    pid = proposal.action_values()[APPROVE_ACTION]
+    pid = flow.proposal_id(proposal)
     return [e["event"] for e in audit_events(bot, proposal_id=pid)]
 
 

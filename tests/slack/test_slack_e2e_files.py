@@ -129,7 +129,7 @@ def csv_rows(sql: str, **files: str) -> list[tuple[Any, ...]]:
 def approve(bot: BotProcess, slack: SlackStandin, thread: Thread) -> Posted:
     """Approve the thread's proposal waiting for a click; return its result."""
     proposal = flow.proposal(slack, thread)
-    pid = proposal.action_values()[APPROVE_ACTION]
+    pid = flow.proposal_id(proposal)
     flow.click(bot, proposal, approve=True)
     bot.wait_log(f"Decision on proposal {pid} done: answer")
     return next(
@@ -214,7 +214,7 @@ def test_a_csv_in_a_mention_is_loaded_and_answered(world: World) -> None:
     flow.click(bot, waiting, approve=True, user=ALICE)
     note = slack.wait_for(lambda: slack.ephemerals_for(thread.channel, ALICE), what="the note")
     assert "nothing was run" in note[0]["text"]
-    retired_id = waiting.action_values()[APPROVE_ACTION]
+    retired_id = flow.proposal_id(waiting)
     assert [e["event"] for e in audit_events(bot, proposal_id=retired_id)] == ["proposed"]
     result = approve(bot, slack, thread)
     assert result.table() == [

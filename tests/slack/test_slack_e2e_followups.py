@@ -19,7 +19,7 @@ from slack_flow import Thread, has_text
 from slack_payloads import ALICE, BOB
 from standin import TEAM_ID, Posted, SlackStandin
 
-from bot.blocks import APPROVE_ACTION, EXPLAIN_ACTION, FOLLOW_UP_PREFIX, cell_text, follow_up_of
+from bot.blocks import EXPLAIN_ACTION, FOLLOW_UP_PREFIX, cell_text, follow_up_of
 
 pytestmark = pytest.mark.usefixtures("checked")
 
@@ -160,7 +160,7 @@ def test_a_follow_up_button_asks_in_the_thread_as_the_person_who_clicked(
     assert question.split(" ")[0] in note.all_text()
     proposal = flow.proposal(standin, asked, skip=before)
     assert "Orders by customer segment." in proposal.all_text()
-    pid = proposal.action_values()[APPROVE_ACTION]
+    pid = flow.proposal_id(proposal)
     proposed = audit_events(bot, proposal_id=pid)
     assert [(e["event"], e["actor"]) for e in proposed] == [("proposed", CAROL)]
     assert json.loads(proposed[0]["detail"])["question"] == question

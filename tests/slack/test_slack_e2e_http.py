@@ -28,7 +28,7 @@ from slack_flow import Thread, has_text
 from slack_payloads import ALICE, BOB, event_request, signed_headers
 from standin import TEAM_ID, Posted, SlackStandin
 
-from bot.blocks import APPROVE_ACTION, cell_text
+from bot.blocks import cell_text
 
 pytestmark = pytest.mark.usefixtures("checked")
 
@@ -126,7 +126,7 @@ def test_question_proposal_approval_and_result(
 def test_reject_runs_nothing(bot: BotProcess, standin: SlackStandin) -> None:
     thread = flow.ask(bot, "how many orders are there?")
     proposal = flow.proposal(standin, thread)
-    pid = proposal.action_values()[APPROVE_ACTION]
+    pid = flow.proposal_id(proposal)
     flow.click(bot, proposal, approve=False)
     decided = flow.wait_message(standin, thread, has_text("Rejected by"), "the rejection")
     assert f"Rejected by <@{BOB}>; nothing was run." in decided.all_text()
@@ -181,7 +181,7 @@ def test_approve_clicked_twice_runs_once(
 ) -> None:
     thread = flow.ask(bot, "how many regions?")
     proposal = flow.proposal(standin, thread)
-    pid = proposal.action_values()[APPROVE_ACTION]
+    pid = flow.proposal_id(proposal)
     flow.click(bot, proposal, approve=True, user=BOB)
     flow.click(bot, proposal, approve=True, user=ALICE)
     note = standin.wait_for(

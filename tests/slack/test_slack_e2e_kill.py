@@ -25,7 +25,6 @@ from slack_flow import has_text
 from slack_payloads import ALICE, BOB
 from standin import Call, SlackStandin
 
-from bot.blocks import APPROVE_ACTION
 from bot.threads import (
     INTERRUPTED,
     RESTARTED_ASKING,
@@ -78,7 +77,7 @@ def test_killed_while_the_model_thinks(slack: SlackStandin, demo_db: Path, tmp_p
         proposal = flow.proposal(slack, thread)
         flow.click(bot, proposal, approve=True)
         flow.result(slack, thread)
-        pid = proposal.action_values()[APPROVE_ACTION]
+        pid = flow.proposal_id(proposal)
         assert executions(bot, pid) == ["proposed", "approved", "executed"]
         assert [e["event"] for e in audit_events(bot, event="executed")] == ["executed"]
     print(bot.log()[-5000:])  # shown when the test failed
@@ -102,7 +101,7 @@ def test_killed_after_the_proposal_was_posted(
         flow.result(slack, thread)
         flow.click(bot, proposal, approve=True, user=ALICE)  # a late second click
         slack.wait_for(lambda: slack.ephemerals_for(thread.channel, ALICE), what="the note")
-        pid = proposal.action_values()[APPROVE_ACTION]
+        pid = flow.proposal_id(proposal)
         assert executions(bot, pid) == ["proposed", "approved", "executed"]
         assert not [
             m for m in slack.thread(thread.channel, thread.ts) if RESTARTED_ASKING in m.all_text()
@@ -122,7 +121,7 @@ def test_killed_while_the_approved_query_runs(
     with bot:
         thread = flow.ask(bot, "count the pairs")
         proposal = flow.proposal(slack, thread)
-        pid = proposal.action_values()[APPROVE_ACTION]
+        pid = flow.proposal_id(proposal)
         flow.click(bot, proposal, approve=True)
         slack.wait_for(lambda: executions(bot, pid) == ["proposed", "approved"], what="approval")
         # the card says "Running…" only once the query has run for a while
@@ -147,7 +146,7 @@ def test_killed_while_the_approved_query_runs(
         flow.result(slack, thread)
         assert executions(bot, pid) == ["proposed", "approved"]  # never run again
         ran = [e["proposal_id"] for e in audit_events(bot, event="executed")]
-        assert ran == [fresh.action_values()[APPROVE_ACTION]]
+        assert ran == [flow.proposal_id(fresh)]
     print(bot.log()[-5000:])
 
 
@@ -166,7 +165,7 @@ def test_killed_after_the_query_ran_before_the_result_was_posted(
     with bot:
         thread = flow.ask(bot, "how many customers?")
         proposal = flow.proposal(slack, thread)
-        pid = proposal.action_values()[APPROVE_ACTION]
+        pid = flow.proposal_id(proposal)
         # the result's post is the next chat.postMessage: Slack holds it back for ten minutes
         slack.rate_limit("chat.postMessage", retry_after=HOLD_S)
         flow.click(bot, proposal, approve=True)
@@ -197,7 +196,7 @@ def test_killed_between_the_claim_and_the_recorded_approval(
     with bot:
         thread = flow.ask(bot, "how many customers?")
         proposal = flow.proposal(slack, thread)
-        pid = proposal.action_values()[APPROVE_ACTION]
+        pid = flow.proposal_id(proposal)
         # the click is claimed, then its card is redrawn "Approved by" before anything runs:
         # Slack holds that chat.update back, so the approval is not recorded yet
         slack.rate_limit("chat.update", retry_after=HOLD_S)
@@ -221,7 +220,7 @@ def test_killed_between_the_claim_and_the_recorded_approval(
         flow.result(slack, thread)
         assert executions(bot, pid) == ["proposed"]  # never approved, never run
         ran = [e["proposal_id"] for e in audit_events(bot, event="executed")]
-        assert ran == [fresh.action_values()[APPROVE_ACTION]]
+        assert ran == [flow.proposal_id(fresh)]
     print(bot.log()[-5000:])
 
 
@@ -251,7 +250,7 @@ def test_killed_at_every_step_with_the_state_in_postgresql(
             for question in ("how many customers?", "count the pairs", "how many, again?"):
                 threads.append(flow.ask(bot, question))
                 proposals.append(flow.proposal(slack, threads[-1]))
-            claimed, running, ran = (p.action_values()[APPROVE_ACTION] for p in proposals)
+            claimed, running, ran = (flow.proposal_id(p) for p in proposals)
 
             slack.rate_limit("chat.update", retry_after=HOLD_S)
             flow.click(bot, proposals[0], approve=True)

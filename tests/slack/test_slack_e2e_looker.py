@@ -18,7 +18,7 @@ from botproc import BotProcess, audit_events, sql_reply, write_script
 from slack_payloads import BOB
 from standin import SlackStandin
 
-from bot.blocks import APPROVE_ACTION, cell_text
+from bot.blocks import cell_text
 from tests.fixtures.looker import standin as looker_standin
 
 pytestmark = pytest.mark.usefixtures("checked")
@@ -91,7 +91,7 @@ def test_a_broken_looker_rule_is_repaired_before_anyone_sees_it(
     assert "AGGREGATE(`orders.count`) AS `orders`" in text
     assert "SUM(" not in text
 
-    pid = proposal.action_values()[APPROVE_ACTION]
+    pid = flow.proposal_id(proposal)
     [proposed] = [e for e in audit_events(bot, proposal_id=pid) if e["event"] == "proposed"]
     assert "SUM(" not in str(proposed) and "AGGREGATE(`orders.count`)" in str(proposed)
 

@@ -113,7 +113,7 @@ def test_a_click_delivered_to_the_other_replica_runs_the_proposal(
     result = flow.result(standin, thread)
     [(regions,)] = expected_rows(demo_db, COUNT_REGIONS)
     assert result.table() == [["regions"], [cell_text(regions)]]
-    pid = proposal.action_values()[APPROVE_ACTION]
+    pid = flow.proposal_id(proposal)
     b.wait_log(f"Decision on proposal {pid} done: answer")
     assert audit(state_url, pid) == ["proposed", "approved", "executed"]
 
@@ -129,7 +129,7 @@ def test_one_click_delivered_to_both_replicas_runs_once(
     flow.result(standin, thread)
     note = standin.wait_for(lambda: standin.ephemerals_for(thread.channel, BOB), what="the note")
     assert note[0]["text"] == f"This proposal was already approved by <@{BOB}>."
-    pid = proposal.action_values()[APPROVE_ACTION]
+    pid = flow.proposal_id(proposal)
     done = standin.wait_for(
         lambda: logged(replicas, f"Decision on proposal {pid} done"), what="the decision"
     )

@@ -17,7 +17,7 @@ from botproc import (
 from slack_payloads import ALICE, BOB
 from standin import SlackStandin
 
-from bot.blocks import APPROVE_ACTION, cell_text
+from bot.blocks import cell_text
 
 COUNT_CUSTOMERS = "SELECT COUNT(*) AS customers FROM demo.main.customers"
 
@@ -41,7 +41,7 @@ def test_click_after_a_restart_still_runs_the_proposal_once(
         flow.click(bot, proposal, approve=True, user=ALICE)
         note = slack.wait_for(lambda: slack.ephemerals_for(thread.channel, ALICE), what="note")
         assert note[0]["text"] == f"This proposal was already approved by <@{BOB}>."
-        pid = proposal.action_values()[APPROVE_ACTION]
+        pid = flow.proposal_id(proposal)
         events = [e["event"] for e in audit_events(bot, proposal_id=pid)]
         assert events == ["proposed", "approved", "executed"]
     print(bot.log()[-5000:])  # shown when the test failed

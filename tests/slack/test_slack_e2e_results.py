@@ -22,7 +22,7 @@ from slack_flow import Thread
 from slack_payloads import ALICE
 from standin import SlackStandin, Upload
 
-from bot.blocks import APPROVE_ACTION, cell_text
+from bot.blocks import cell_text
 
 pytestmark = pytest.mark.usefixtures("checked")
 
@@ -71,7 +71,7 @@ def approved_result(bot: BotProcess, standin: SlackStandin, question: str) -> Th
     thread = flow.ask(bot, question)
     proposal = flow.proposal(standin, thread)
     flow.click(bot, proposal, approve=True)
-    bot.wait_log(f"Decision on proposal {proposal.action_values()[APPROVE_ACTION]} done: answer")
+    bot.wait_log(f"Decision on proposal {flow.proposal_id(proposal)} done: answer")
     return thread
 
 

@@ -15,7 +15,7 @@ from botproc import BotProcess, audit_events, sql_reply, write_script
 from slack_payloads import BOB
 from standin import SlackStandin
 
-from bot.blocks import APPROVE_ACTION, cell_text
+from bot.blocks import cell_text
 from tests.connectors import employees
 from tests.connectors.employees import QUESTIONS, Loaded
 
@@ -96,7 +96,7 @@ def test_rejected_proposal_runs_nothing(
 ) -> None:
     thread = flow.ask(bot, TOP_PAID.text)
     proposal = flow.proposal(standin, thread)
-    pid = proposal.action_values()[APPROVE_ACTION]
+    pid = flow.proposal_id(proposal)
     flow.click(bot, proposal, approve=False)
     bot.wait_log(f"Decision on proposal {pid} done: rejected")
     assert [e["event"] for e in audit_events(bot, proposal_id=pid)] == ["proposed", "rejected"]

@@ -27,6 +27,7 @@ from agent.outcome import Outcome
 from bot import listeners
 from bot.app import build_app, build_client
 from bot.blocks import APPROVE_ACTION, CANCEL_ACTION, EDIT_ACTION, REJECT_ACTION
+from bot.blocks.messages import card_of
 from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
 from bot.settings import Settings
 from bot.store import SqliteStore, Status, Store
@@ -105,6 +106,11 @@ def buttons(message: Posted) -> dict[str, str]:
     return message.action_values()
 
 
+def pid_of(message: Posted) -> str:
+    """The proposal id its decision buttons name (with the hash of the SQL they show)."""
+    return card_of(buttons(message)[APPROVE_ACTION])[0]
+
+
 # -- mentions -----------------------------------------------------------------------------------
 
 
@@ -113,8 +119,10 @@ def test_mention_asks_the_agent_and_turns_working_into_the_proposal(bot: Bot) ->
     assert bot.agent.asks == [(f"{TEAM_ID}:{channel}:{ts}", "which region sold most?", ALICE)]
     [message] = bot.thread(channel, ts)
     assert "Working on it" in message.history[0][1][0]["text"]["text"]
-    pid = buttons(message)[APPROVE_ACTION]
-    assert buttons(message) == {APPROVE_ACTION: pid, REJECT_ACTION: pid, EDIT_ACTION: pid}
+    pid = pid_of(message)
+    value = buttons(message)[APPROVE_ACTION]
+    assert card_of(value) == (pid, "0" * 64)  # the proposal and the hash of the SQL shown
+    assert buttons(message) == {APPROVE_ACTION: value, REJECT_ACTION: value, EDIT_ACTION: value}
     record = bot.store.proposal(pid)
     assert record and record.status is Status.PENDING
     assert (record.channel, record.message_ts, record.requested_by) == (channel, message.ts, ALICE)
@@ -207,7 +215,7 @@ def test_thread_broadcast_reply_is_a_follow_up(bot: Bot) -> None:
 def test_new_question_supersedes_the_pending_proposal(bot: Bot) -> None:
     channel, ts = bot.ask("first")
     [old] = bot.thread(channel, ts)
-    old_pid = buttons(old)[APPROVE_ACTION]
+    old_pid = pid_of(old)
     bot.event(payloads.message(channel, "actually, by month", thread_ts=ts))
     redrawn, new = bot.thread(channel, ts)
     assert buttons(redrawn) == {}
@@ -226,7 +234,7 @@ def test_new_question_supersedes_the_pending_proposal(bot: Bot) -> None:
 def test_approve_marks_the_proposal_runs_once_and_posts_the_result(bot: Bot) -> None:
     channel, ts = bot.ask()
     [proposal] = bot.thread(channel, ts)
-    pid = buttons(proposal)[APPROVE_ACTION]
+    pid = pid_of(proposal)
     assert bot.click(proposal, APPROVE_ACTION).status == 200
     assert bot.agent.decisions == [(f"{TEAM_ID}:{channel}:{ts}", pid, True, BOB)]
     assert bot.agent.labels == [{"slack_team": TEAM_ID, "slack_channel": channel}]
@@ -281,7 +289,7 @@ def test_reject_runs_nothing_and_says_who(bot: Bot) -> None:
 def test_cancel_of_a_query_that_is_not_running_only_says_so(bot: Bot) -> None:
     channel, ts = bot.ask()
     [proposal] = bot.thread(channel, ts)
-    pid = buttons(proposal)[APPROVE_ACTION]
+    pid = pid_of(proposal)
     button = {"type": "button", "action_id": CANCEL_ACTION, "value": pid}
     card = Posted(channel, proposal.ts, ts, "x", [{"type": "actions", "elements": [button]}])
     bot.click(card, CANCEL_ACTION, user=ALICE)  # still waiting for approval
@@ -297,7 +305,7 @@ def test_cancel_of_a_query_that_is_not_running_only_says_so(bot: Bot) -> None:
 def test_cancel_of_a_running_query_asks_the_agent_off_the_thread_worker(bot: Bot) -> None:
     channel, ts = bot.ask()
     [proposal] = bot.thread(channel, ts)
-    pid = buttons(proposal)[APPROVE_ACTION]
+    pid = pid_of(proposal)
     bot.agent.hold_decisions = threading.Event()  # the approved query runs until released
     button = {"type": "button", "action_id": CANCEL_ACTION, "value": pid}
     card = Posted(channel, proposal.ts, ts, "x", [{"type": "actions", "elements": [button]}])
@@ -324,8 +332,8 @@ def test_cancel_after_the_query_ended_asks_nothing(bot: Bot) -> None:
     the audit log records no request)."""
     channel, ts = bot.ask()
     [proposal] = bot.thread(channel, ts)
-    pid = buttons(proposal)[APPROVE_ACTION]
-    assert bot.store.claim(pid, approved=True, user=BOB).won
+    pid = pid_of(proposal)
+    assert bot.store.claim(pid, approved=True, user=BOB, sql_sha256="0" * 64).won
     button = {"type": "button", "action_id": CANCEL_ACTION, "value": pid}
     card = Posted(channel, proposal.ts, ts, "x", [{"type": "actions", "elements": [button]}])
     bot.click(card, CANCEL_ACTION, user=ALICE)
@@ -353,7 +361,7 @@ def test_click_naming_a_proposal_of_another_channel_is_refused(bot: Bot) -> None
     elsewhere = Posted("C0ELSEWHERE", proposal.ts, proposal.thread_ts, "x", proposal.blocks)
     bot.click(elsewhere, APPROVE_ACTION)
     assert bot.agent.decisions == []
-    assert bot.store.proposal(buttons(proposal)[APPROVE_ACTION]).status is Status.PENDING  # type: ignore[union-attr]
+    assert bot.store.proposal(pid_of(proposal)).status is Status.PENDING  # type: ignore[union-attr]
 
 
 # -- edits -------------------------------------------------------------------------------------
@@ -373,13 +381,13 @@ def test_an_edit_comes_back_as_a_new_proposal_recording_its_editor(bot: Bot) -> 
     thread_id, pid, sql, user = bot.agent.edits[0]
     assert (thread_id, pid, sql, user) == (
         f"{TEAM_ID}:{channel}:{ts}",
-        buttons(old)[APPROVE_ACTION],
+        pid_of(old),
         "SELECT 2 AS two",
         BOB,
     )
     redrawn, new = bot.thread(channel, ts)
     assert buttons(redrawn) == {} and "Edited by" in redrawn.all_text()
-    record = bot.store.proposal(buttons(new)[APPROVE_ACTION])
+    record = bot.store.proposal(pid_of(new))
     assert record and (record.requested_by, record.edited_by) == (ALICE, BOB)
     assert bot.store.proposal(pid).status is Status.SUPERSEDED  # type: ignore[union-attr]
 
@@ -387,7 +395,7 @@ def test_an_edit_comes_back_as_a_new_proposal_recording_its_editor(bot: Bot) -> 
 def test_a_click_while_an_edit_is_checked_does_nothing(bot: Bot) -> None:
     channel, ts = bot.ask()
     [proposal] = bot.thread(channel, ts)
-    assert bot.store.claim_edit(buttons(proposal)[APPROVE_ACTION], user=BOB).won
+    assert bot.store.claim_edit(pid_of(proposal), user=BOB, sql_sha256="0" * 64).won
     bot.click(proposal, APPROVE_ACTION, user=ALICE)
     assert bot.agent.decisions == []
     [note] = bot.slack.ephemerals_for(channel, ALICE)
@@ -423,7 +431,7 @@ def test_an_edit_that_fails_releases_the_proposal(bot: Bot) -> None:
     [proposal] = bot.thread(channel, ts)
     edit(bot, proposal, "SELECT 2 AS two")
     assert EDIT_FAILED in bot.thread(channel, ts)[-1].all_text().replace("\n", " ")
-    assert bot.store.proposal(buttons(proposal)[APPROVE_ACTION]).status is Status.PENDING  # type: ignore[union-attr]
+    assert bot.store.proposal(pid_of(proposal)).status is Status.PENDING  # type: ignore[union-attr]
     bot.click(proposal, APPROVE_ACTION)
     assert len(bot.agent.decisions) == 1
 
@@ -465,7 +473,7 @@ def test_agent_exception_on_decide_posts_a_failure_and_closes_the_proposal(bot: 
     bot.click(proposal, APPROVE_ACTION)
     failure = bot.thread(channel, ts)[-1]
     assert "Something went wrong while carrying out this decision" in failure.all_text()
-    assert bot.store.proposal(buttons(proposal)[APPROVE_ACTION]).status is Status.DONE  # type: ignore[union-attr]
+    assert bot.store.proposal(pid_of(proposal)).status is Status.DONE  # type: ignore[union-attr]
     bot.click(proposal, APPROVE_ACTION, user=ALICE)
     assert len(bot.agent.decisions) == 1
 
@@ -478,7 +486,7 @@ def test_decide_returning_a_corrected_proposal_posts_it_for_approval(bot: Bot) -
     decided, corrected = bot.thread(channel, ts)
     assert buttons(decided) == {}
     assert REPAIRED in corrected.all_text() and "SELECT 2 AS two" in corrected.all_text()
-    new_pid = buttons(corrected)[APPROVE_ACTION]
+    new_pid = pid_of(corrected)
     record = bot.store.proposal(new_pid)
     assert record and record.status is Status.PENDING and record.message_ts == corrected.ts
     bot.click(corrected, APPROVE_ACTION)

@@ -17,6 +17,8 @@ from bot.settings import Settings, SettingsError
 from bot.store import SqliteStore, Status, Store, open_store
 from bot.store_postgres import PostgresStore
 
+SHA = "ab" * 32
+
 #: Opens another handle on one shared store, as another process (replica) would.
 Opener = Callable[[], Store]
 
@@ -28,7 +30,7 @@ def make_proposal(pid: str = "p1", sql: str = "SELECT 1") -> Proposal:
         sql=sql,
         explanation="Counts <things> & stuff",
         tables=["demo.main.orders"],
-        sql_sha256="ab" * 32,
+        sql_sha256=SHA,
         warnings=["no LIMIT given; added LIMIT 1000"],
     )
 
@@ -98,7 +100,7 @@ def test_proposal_round_trips(store: Store) -> None:
     assert record is not None
     assert record.proposal == make_proposal("p1")
     assert (record.thread_id, record.channel, record.message_ts) == ("T:C:1.0", "C", "2.0")
-    assert record.sql_sha256 == "ab" * 32
+    assert record.sql_sha256 == SHA
     assert record.status is Status.PENDING
     assert (record.approved, record.decided_by) == (None, None)
     assert store.proposal("unknown") is None
@@ -106,8 +108,8 @@ def test_proposal_round_trips(store: Store) -> None:
 
 def test_claim_wins_once_and_reports_the_winner(store: Store) -> None:
     add(store)
-    first = store.claim("p1", approved=True, user="U2")
-    second = store.claim("p1", approved=False, user="U3")
+    first = store.claim("p1", approved=True, user="U2", sql_sha256=SHA)
+    second = store.claim("p1", approved=False, user="U3", sql_sha256=SHA)
     assert first.won and first.record and first.record.status is Status.RUNNING
     assert not second.won
     assert second.record is not None
@@ -115,7 +117,7 @@ def test_claim_wins_once_and_reports_the_winner(store: Store) -> None:
 
 
 def test_claim_of_unknown_proposal(store: Store) -> None:
-    claim = store.claim("nope", approved=True, user="U2")
+    claim = store.claim("nope", approved=True, user="U2", sql_sha256=SHA)
     assert not claim.won and claim.record is None
 
 
@@ -127,7 +129,7 @@ def test_concurrent_claims_from_two_connections_have_one_winner(opener: Opener) 
 
     def click(i: int) -> None:
         barrier.wait()
-        if stores[i % 2].claim("p1", approved=True, user=f"U{i}").won:
+        if stores[i % 2].claim("p1", approved=True, user=f"U{i}", sql_sha256=SHA).won:
             wins.append(f"U{i}")
 
     threads = [threading.Thread(target=click, args=(i,)) for i in range(16)]
@@ -142,23 +144,23 @@ def test_concurrent_claims_from_two_connections_have_one_winner(opener: Opener) 
 
 def test_finish_and_later_claims(store: Store) -> None:
     add(store)
-    store.claim("p1", approved=True, user="U2")
+    store.claim("p1", approved=True, user="U2", sql_sha256=SHA)
     store.finish("p1")
     record = store.proposal("p1")
     assert record and record.status is Status.DONE
-    assert not store.claim("p1", approved=True, user="U3").won
+    assert not store.claim("p1", approved=True, user="U3", sql_sha256=SHA).won
 
 
 def test_supersede_marks_only_pending_proposals_of_that_thread(store: Store) -> None:
     add(store, "old", "T:C:1.0")
     add(store, "decided", "T:C:1.0")
     add(store, "elsewhere", "T:C:9.0")
-    store.claim("decided", approved=True, user="U2")
+    store.claim("decided", approved=True, user="U2", sql_sha256=SHA)
     superseded = store.supersede_pending("T:C:1.0")
     assert [r.proposal_id for r in superseded] == ["old"]
     assert superseded[0].status is Status.SUPERSEDED
-    assert not store.claim("old", approved=True, user="U2").won
-    assert store.claim("elsewhere", approved=True, user="U2").won
+    assert not store.claim("old", approved=True, user="U2", sql_sha256=SHA).won
+    assert store.claim("elsewhere", approved=True, user="U2", sql_sha256=SHA).won
     assert store.supersede_pending("T:C:1.0") == []
 
 
@@ -169,7 +171,7 @@ def test_state_survives_reopening(opener: Opener) -> None:
     first.close()
     again = opener()
     assert not again.first_delivery("Ev1")
-    assert again.claim("p1", approved=True, user="U2").won
+    assert again.claim("p1", approved=True, user="U2", sql_sha256=SHA).won
 
 
 def test_the_state_url_setting_picks_the_store(tmp_path: Path, postgres_url: str) -> None:
@@ -180,3 +182,93 @@ def test_the_state_url_setting_picks_the_store(tmp_path: Path, postgres_url: str
     assert isinstance(open_store(shared), PostgresStore)
     with pytest.raises(SettingsError, match="QUERYBOT_STATE_URL"):
         Settings.from_env({"QUERYBOT_STATE_URL": "mysql://x/y"}, dotenv=False)
+
+
+# -- what a claim holds to: the SQL hash the card showed, and no-self-approval -----------------
+
+
+def test_a_claim_naming_other_sql_wins_nothing(store: Store) -> None:
+    add(store)
+    assert not store.claim("p1", approved=True, user="U2", sql_sha256="cd" * 32).won
+    assert not store.claim_edit("p1", user="U2", sql_sha256="").won
+    record = store.proposal("p1")
+    assert record and record.status is Status.PENDING and record.decided_by is None
+    assert store.claim("p1", approved=True, user="U2", sql_sha256=SHA).won
+
+
+def test_no_self_approval_is_part_of_the_claim(store: Store) -> None:
+    add(store)  # asked by U1
+    store.add_proposal(
+        make_proposal("edited"),
+        thread_id="T:C:1.0",
+        channel="C",
+        message_ts="3.0",
+        requested_by="U1",
+        edited_by="U2",
+    )
+    for pid, user in (("p1", "U1"), ("edited", "U1"), ("edited", "U2")):
+        claim = store.claim(pid, approved=True, user=user, sql_sha256=SHA, no_self_approval=True)
+        assert not claim.won and claim.record and claim.record.status is Status.PENDING
+    assert store.claim(
+        "edited", approved=True, user="U3", sql_sha256=SHA, no_self_approval=True
+    ).won
+    # Rejecting is not approving: the asker may withdraw their own question.
+    assert store.claim("p1", approved=False, user="U1", sql_sha256=SHA).won
+
+
+def test_release_undoes_only_that_editors_edit_claim(opener: Opener) -> None:
+    store, replica = opener(), opener()
+    add(store)
+    add(store, "approved")
+    assert store.claim("approved", approved=True, user="U2", sql_sha256=SHA).won
+    assert not store.release("approved", editor="U2")  # an approval is never put back
+    assert store.claim_edit("p1", user="U3", sql_sha256=SHA).won
+    assert not store.release("p1", editor="U4")
+    assert not replica.release("p1", editor="U3")  # another process's claim
+    store.supersede("approved")  # only an edit's claim is superseded
+    assert [store.proposal(p).status for p in ("p1", "approved")] == [Status.RUNNING] * 2  # type: ignore[union-attr]
+    assert store.release("p1", editor="U3")
+    assert store.proposal("p1").status is Status.PENDING  # type: ignore[union-attr]
+
+
+def test_self_approvals_racing_refused_edits_never_win(opener: Opener) -> None:
+    """The race of issue 15: while the asker's refused edits move the proposal PENDING ->
+    RUNNING -> PENDING, their own approvals (and approvals naming other SQL), from two
+    processes, hammer the claim. None may win, whatever the interleaving; afterwards another
+    person's approval wins once."""
+    stores = [opener(), opener()]
+    add(stores[0])  # asked by U1
+    done = threading.Event()
+    wins: list[str] = []
+    tries = [0] * 8
+    edits = 0
+
+    def click(i: int) -> None:
+        user, sha = ("U1", SHA) if i % 2 else ("U2", "cd" * 32)  # the asker; other SQL
+        store = stores[i // 2 % 2]
+        while not done.is_set() or tries[i] < 20:
+            tries[i] += 1
+            if store.claim(
+                "p1", approved=True, user=user, sql_sha256=sha, no_self_approval=True
+            ).won:
+                wins.append(user)
+
+    clickers = [threading.Thread(target=click, args=(i,)) for i in range(8)]
+    for t in clickers:
+        t.start()
+    try:
+        for _ in range(40):
+            if stores[1].claim_edit("p1", user="U1", sql_sha256=SHA).won:
+                edits += 1
+                assert stores[1].release("p1", editor="U1")
+    finally:
+        done.set()
+        for t in clickers:
+            t.join()
+    assert wins == []
+    assert edits > 0 and min(tries) >= 20
+    record = stores[0].proposal("p1")
+    assert record and record.status is Status.PENDING and record.decided_by is None
+    assert (
+        stores[0].claim("p1", approved=True, user="U3", sql_sha256=SHA, no_self_approval=True).won
+    )

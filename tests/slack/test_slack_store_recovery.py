@@ -29,8 +29,8 @@ store = SqliteStore(__import__("pathlib").Path(where)) if kind == "sqlite" else 
 for pid in ("p-run", "p-edit", "p-wait"):
     proposal = Proposal(pid, "q", "SELECT 1", "x", [], "ab" * 32)
     store.add_proposal(proposal, thread_id="T:C:1", channel="C", message_ts=pid, requested_by="U1")
-store.claim("p-run", approved=True, user="U2")
-store.claim_edit("p-edit", user="U3")
+store.claim("p-run", approved=True, user="U2", sql_sha256="ab" * 32)
+store.claim_edit("p-edit", user="U3", sql_sha256="ab" * 32)
 store.start_question("T:C:2", "C", "200.1", "U1")
 print("ready", flush=True)
 time.sleep(600)
@@ -181,7 +181,7 @@ thread = f"T0TEST:{channel}:1.000001"
 store.add_proposal(
     proposal, thread_id=thread, channel=channel, message_ts=card_ts, requested_by="U1"
 )
-store.claim("p-run", approved=True, user="U2")
+store.claim("p-run", approved=True, user="U2", sql_sha256="ab" * 32)
 store.start_question(thread, channel, question_ts, "U1")
 print("ready", flush=True)
 time.sleep(600)
