@@ -55,6 +55,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpora", type=Path, default=defog.CORPORA, help="defog-data + sql-eval")
     p.add_argument("--cache", type=Path, default=Path(".cache/defog"), help="DuckDB files")
     p.add_argument("--databases", help="comma-separated defog databases (default: all)")
+    p.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help="with --defog: a fixed stratified sample, N questions of each category",
+    )
     p.add_argument("--limit", type=int, help="evaluate only the first N threads of each set")
     p.add_argument("--out", type=Path, help="write the JSON report here")
     p.add_argument("--compare", type=Path, help="an earlier JSON report to compare with")
@@ -212,12 +218,20 @@ def _defog(args: argparse.Namespace, setup: Setup) -> tuple[list[QuestionResult]
         raise ValueError(f"--corpora {args.corpora} holds no sql-eval folder (and defog-data).")
     wanted = set(args.databases.split(",")) if args.databases else None
     results: list[QuestionResult] = []
-    for database, golden in defog.golden_sets(args.corpora).items():
+    sets = defog.golden_sets(args.corpora)
+    if args.sample:
+        sets = defog.stratified_sample(sets, args.sample)
+    for database, golden in sets.items():
         if wanted and database not in wanted:
             continue
         path = defog.build_defog(database, args.cache / f"{database}.duckdb", corpora=args.corpora)
         results += _run_on(DuckDBConnector(path), _first(golden, args.limit), setup, database)
-    return results, {"golden": "defog sql-eval", "corpora": str(args.corpora)}
+    meta = {"golden": "defog sql-eval", "corpora": str(args.corpora)}
+    if args.sample:
+        meta["sample"] = f"{args.sample} per category: " + ", ".join(
+            q.id for golden in sets.values() for q in golden.questions
+        )
+    return results, meta
 
 
 def export_examples(settings: Settings, path: Path, warehouse: str | None = None) -> int:

@@ -171,3 +171,23 @@ def golden_sets(corpora: Path = CORPORA, *, idk: bool = True) -> dict[str, Golde
             }
             questions.setdefault(database, []).append(parse_question(raw, "idk"))
     return {db: GoldenSet(tuple(qs), dialect="postgres") for db, qs in sorted(questions.items())}
+
+
+def stratified_sample(sets: dict[str, GoldenSet], per_category: int) -> dict[str, GoldenSet]:
+    """A fixed sample: `per_category` questions of each category (unanswerable included),
+    evenly spaced through the category's questions in id order, so every run picks the same."""
+    by_category: dict[str, list[GoldenQuestion]] = {}
+    for golden in sets.values():
+        for question in golden.questions:
+            by_category.setdefault(question.category, []).append(question)
+    chosen: set[str] = set()
+    for questions in by_category.values():
+        questions.sort(key=lambda q: q.id)
+        step = max(1.0, len(questions) / per_category)
+        chosen |= {questions[int(i * step)].id for i in range(min(per_category, len(questions)))}
+    out = {}
+    for database, golden in sets.items():
+        kept = tuple(q for q in golden.questions if q.id in chosen)
+        if kept:
+            out[database] = GoldenSet(kept, golden.warehouse, golden.dialect, golden.meta)
+    return out

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from agent.evaluation import defog
@@ -35,3 +36,13 @@ def test_the_sql_eval_set_runs_on_every_defog_database(tmp_path: Path) -> None:
         defog.idk_questions()
     ) - len(GOLD_ERRORS)
     assert report["summary"]["rightly_declined"] == len(defog.idk_questions())
+
+
+def test_the_stratified_sample_is_fixed_and_even() -> None:
+    sets = defog.golden_sets(defog.CORPORA)
+    first = defog.stratified_sample(sets, 15)
+    picked = [q for golden in first.values() for q in golden.questions]
+    by_category = Counter(q.category for q in picked)
+    assert set(by_category.values()) == {15} and "unanswerable" in by_category
+    again = defog.stratified_sample(defog.golden_sets(defog.CORPORA), 15)
+    assert [q.id for g in again.values() for q in g.questions] == [q.id for q in picked]
