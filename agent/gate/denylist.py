@@ -2,9 +2,11 @@
 FROM, and the system catalogs a deployment's schema never exposes.
 
 Function lists are deny lists of shell-style patterns (`read_*`), each with the reason shown to the
-user and to the repair prompt. Table functions are an allow list instead: FROM is where engines
-read files, other databases and remote services (DuckDB `read_csv`, BigQuery `EXTERNAL_QUERY`,
-Postgres `dblink`), and an extension can add new ones at any time.
+user and to the repair prompt. They name what is known to be harmful, so that a refusal says
+why; what is accepted is decided by the allow lists in functions.py, and a denied name stays
+denied even when a deployment lists it as its own. Table functions are an allow list too: FROM
+is where engines read files, other databases and remote services (DuckDB `read_csv`, BigQuery
+`EXTERNAL_QUERY`, Postgres `dblink`), and an extension can add new ones at any time.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ STATE = "changes server or session state"
 EXEC = "runs SQL text of its own"
 SECRETS = "reveals settings or secrets"
 WRITES = "writes (it advances a sequence)"
+SYSTEM = "reveals server, session or catalog information"
 
 #: Attack primitives of every engine, denied in all dialects: where a name does not exist it costs
 #: nothing, and a statement transpiled from a neighbouring dialect may still carry it.
@@ -68,6 +71,33 @@ COMMON: dict[str, str] = {
     "current_setting": SECRETS,
     "nextval": WRITES,
     "setval": WRITES,
+    "version": SYSTEM,
+    "database": SYSTEM,
+    "schema": SYSTEM,
+    "user": SYSTEM,
+    "system_user": SYSTEM,
+    "session_user": SYSTEM,
+    "current_user": SYSTEM,
+    "current_role": SYSTEM,
+    "current_schema*": SYSTEM,
+    "current_database": SYSTEM,
+    "current_catalog": SYSTEM,
+    "current_query": SYSTEM,
+    "connection_id": SYSTEM,
+    "last_insert_id": SYSTEM,
+    "last_insert_rowid": SYSTEM,
+    "found_rows": SYSTEM,
+    "row_count": SYSTEM,
+    "changes": SYSTEM,
+    "total_changes": SYSTEM,
+    "getvariable": SYSTEM,
+    "to_reg*": SYSTEM,
+    "has_*_privilege": SYSTEM,
+    "*_description": SYSTEM,
+    "format_type": SYSTEM,
+    "inet_*": SYSTEM,
+    "sqlite_*": SYSTEM,
+    "duckdb_*": SYSTEM,
 }
 
 DIALECT: dict[str, dict[str, str]] = {

@@ -7,19 +7,26 @@ tree and anything it does not recognise is refused (`unsupported`) rather than l
 
 Reason codes: `not_a_query`, `write`, `ddl`, `command`, `copy`, `attach`, `pragma`, `set`,
 `transaction`, `scripting`, `into`, `locking`, `hint`, `unsupported`, `denied_function`,
-`denied_table_function`, `qualified_function`, `file_table`.
+`denied_table_function`, `qualified_function`, `file_table`, `variable`, `unknown_function`.
+
+Functions are allow-listed (functions.py): a call sqlglot models is accepted unless it reveals the
+server or session; a call it does not model only when its name is a known pure function of the
+dialect or the deployment lists it. Denied names (denylist.py) stay denied, with their reason.
 """
 
 from __future__ import annotations
 
 from sqlglot import exp
 
-from agent.gate import denylist
+from agent.gate import denylist, functions
 from agent.gate.verdict import Reason
 
 QUERY_ROOTS = (exp.Select, exp.Union, exp.Intersect, exp.Except)
 
-#: Node kinds allowed anywhere in a query (functions are checked by name instead).
+#: Calls whose name is whatever was written (sqlglot does not model them).
+ANONYMOUS = (exp.Anonymous, exp.AnonymousAggFunc, exp.ParameterizedAgg)
+
+#: Node kinds allowed anywhere in a query (functions are checked by `function_reason` instead).
 ALLOWED: frozenset[type[exp.Expr]] = frozenset(
     {
         # query structure
@@ -36,7 +43,7 @@ ALLOWED: frozenset[type[exp.Expr]] = frozenset(
         exp.OverflowTruncateBehavior,
         # names and values
         exp.Column, exp.Identifier, exp.Star, exp.Literal, exp.Null, exp.Boolean, exp.Var,
-        exp.Parameter, exp.Placeholder, exp.SessionParameter, exp.Pseudocolumn, exp.Dot,
+        exp.Placeholder, exp.Pseudocolumn, exp.Dot,
         exp.Bracket, exp.Slice, exp.HexString, exp.BitString, exp.ByteString, exp.RawString,
         exp.UnicodeString, exp.National, exp.Introducer, exp.CharacterSet, exp.DataType,
         exp.DataTypeParam, exp.PseudoType, exp.ObjectIdentifier, exp.Interval, exp.IntervalSpan,
@@ -93,6 +100,8 @@ _BY_CLASS: dict[type[exp.Expr], str] = {
     exp.Return: "scripting",
     exp.EndStatement: "scripting",
     exp.Into: "into",
+    exp.Parameter: "variable",
+    exp.SessionParameter: "variable",
     exp.Lock: "locking",
     exp.LockingStatement: "locking",
     exp.Hint: "hint",
@@ -128,21 +137,28 @@ _MESSAGES = {
     "transaction": "transaction control ({kind}) is not allowed",
     "scripting": "scripting ({kind}) is not allowed",
     "into": "SELECT ... INTO writes a table, file or variable",
+    "variable": "{kind} reads a server, session or user variable",
     "locking": "locking clauses (FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE) take locks",
     "hint": "optimizer hints are not allowed (some change settings)",
     "unsupported": "{kind} is not allowed in a read-only query",
 }
 
 
-def safety_reasons(tree: exp.Expr, dialect: str) -> list[Reason]:
-    """Every safety problem in `tree`, de-duplicated, in walk order; empty when it is safe."""
+def safety_reasons(
+    tree: exp.Expr, dialect: str, allowed: frozenset[str] = frozenset()
+) -> list[Reason]:
+    """Every safety problem in `tree`, de-duplicated, in walk order; empty when it is safe.
+
+    `allowed`: lower-case names (`f` or `schema.f`) of functions the deployment trusts besides
+    the dialect's known pure ones (functions.parse_allowed reads QUERYBOT_ALLOWED_FUNCTIONS).
+    """
     reasons: list[Reason] = []
     if query_root(tree) is None:
         code = _code(tree)
         reasons.append(_reason(code if code not in (None, "unsupported") else "not_a_query", tree))
     refused: set[int] = set()  # statements already refused: their clauses add nothing
     for node in tree.walk(prune=lambda n: id(n) in refused):
-        reason = node_reason(node, dialect)
+        reason = node_reason(node, dialect, allowed)
         if reason is not None:
             reasons.append(reason)
             if _code(node):
@@ -159,10 +175,12 @@ def query_root(tree: exp.Expr) -> exp.Query | None:
     return tree if isinstance(tree, QUERY_ROOTS) else None
 
 
-def node_reason(node: exp.Expr, dialect: str) -> Reason | None:
+def node_reason(
+    node: exp.Expr, dialect: str, allowed: frozenset[str] = frozenset()
+) -> Reason | None:
     """The problem with one node on its own (its children are walked separately)."""
     if isinstance(node, exp.Func):
-        return function_reason(node, dialect)
+        return function_reason(node, dialect, allowed)
     if isinstance(node, exp.Table):
         return _table_reason(node, dialect)
     if isinstance(node, exp.SetOperation):
@@ -175,23 +193,51 @@ def node_reason(node: exp.Expr, dialect: str) -> Reason | None:
         node.this, (exp.Parameter, exp.SessionParameter, exp.Placeholder)
     ):
         return Reason("set", f"assigning a variable ({node.sql(dialect)}) changes session state")
+    if isinstance(node, (exp.Parameter, exp.SessionParameter)):
+        written = _shorten(node.sql(dialect))
+        return Reason("variable", f"'{written}' reads a server, session or user variable")
+    if isinstance(node, exp.Column) and _is_session_word(node, dialect):
+        word = node.name
+        message = f"{word} is a session function here ({functions.SYSTEM})"
+        return Reason("denied_function", f'{message}; quote it if you mean a column: "{word}"')
     if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func):
-        return _dotted_function_reason(node, dialect)
+        return _dotted_function_reason(node, dialect, allowed)
     code = _code(node)
     return _reason(code, node) if code else None
 
 
-def function_reason(node: exp.Func, dialect: str) -> Reason | None:
-    """Why a function call is denied, by class or by name."""
-    why = denylist.DENIED_CLASSES.get(type(node))
+def function_reason(
+    node: exp.Func, dialect: str, allowed: frozenset[str] = frozenset()
+) -> Reason | None:
+    """Why a function call is refused: a denied class or name, or a name not known to be pure."""
     names = function_names(node)
+    why = denylist.DENIED_CLASSES.get(type(node))
+    if why is None and functions.system_class(node, dialect):
+        why = functions.SYSTEM
     for name in names:
         why = why or denylist.denied_function(name, dialect)
-    if why is None:
-        if node.arg_key == "this" and isinstance(node.parent, (exp.From, exp.Join)):
-            return table_function_reason(node, dialect)
+    if why is not None:
+        call = f"{names[0]}()" if isinstance(node, ANONYMOUS) else _shorten(node.sql(dialect), 40)
+        return Reason("denied_function", f"{call} {why}")
+    if node.arg_key == "this" and isinstance(node.parent, (exp.From, exp.Join)):
+        return table_function_reason(node, dialect)
+    if not isinstance(node, ANONYMOUS):
+        return None  # a computation sqlglot models, and not a system one
+    if node.arg_key == "this" and isinstance(node.parent, exp.Table):
+        return None  # a table function: `_table_reason` checks it against its own list
+    name = names[0]
+    prefix = _prefix(node.parent) if isinstance(node.parent, exp.Dot) else None
+    if prefix is not None and node.arg_key == "expression":  # not a method on a value
+        name = f"{prefix}.{name}"
+        if not _is_family(prefix, dialect) and name not in allowed:
+            return None  # `_dotted_function_reason` refuses the qualified call
+    elif isinstance(node.parent, exp.NetFunc):
+        name = f"net.{name}"
+    if name in allowed or functions.is_pure(name, dialect):
         return None
-    return Reason("denied_function", f"{names[0]}() {why}")
+    if name in denylist.TABLE_FUNCTIONS.get(dialect, frozenset()):
+        return None  # a set-returning function in the select list or LATERAL
+    return Reason("unknown_function", functions.unknown_message(name, dialect))
 
 
 def table_function_reason(node: exp.Func, dialect: str) -> Reason | None:
@@ -212,7 +258,7 @@ def table_function_reason(node: exp.Func, dialect: str) -> Reason | None:
 
 def function_names(node: exp.Func) -> list[str]:
     """Lower-case names a call may run under: its own for unknown functions, else sqlglot's."""
-    if isinstance(node, (exp.Anonymous, exp.AnonymousAggFunc)):
+    if isinstance(node, ANONYMOUS):
         return [node.name.lower()]
     return [name.lower() for name in type(node).sql_names()] or [node.key]
 
@@ -231,15 +277,54 @@ def _table_reason(node: exp.Table, dialect: str) -> Reason | None:
     return None
 
 
-def _dotted_function_reason(node: exp.Dot, dialect: str) -> Reason | None:
-    """`schema.f()` calls user-defined (or remote) functions; BigQuery's `SAFE.` family is fine."""
-    prefix = node.this
-    if not isinstance(prefix, (exp.Identifier, exp.Column, exp.Dot)):
+def _dotted_function_reason(node: exp.Dot, dialect: str, allowed: frozenset[str]) -> Reason | None:
+    """`schema.f()` calls a user-defined (or remote) function: refused unless the deployment lists
+    it; BigQuery's `HLL_COUNT.` family is checked by name (`function_reason`)."""
+    prefix = _prefix(node)
+    if prefix is None:
         return None  # a method call on a value (DuckDB `'abc'.upper()`); its name is checked
-    if dialect == "bigquery" and prefix.sql(dialect).lower() in denylist.BIGQUERY_FUNCTION_PREFIXES:
+    if _is_family(prefix, dialect) or f"{prefix}.{node.expression.name.lower()}" in allowed:
         return None
     call = _shorten(node.sql(dialect))
-    return Reason("qualified_function", f"{call} calls a schema-qualified (user-defined) function")
+    message = (
+        f"{call} calls a schema-qualified (user-defined) function; if it is a pure function your "
+        f"team defined, ask an admin to add it to {functions.SETTING}"
+    )
+    return Reason("qualified_function", message)
+
+
+def _prefix(node: exp.Dot) -> str | None:
+    """The lower-case dotted name before a called function (`analytics` in `analytics.f(x)`),
+    or None when the call is a method on a value."""
+    parts = _name_parts(node.this)
+    return ".".join(parts) if parts else None
+
+
+def _name_parts(node: exp.Expr) -> list[str] | None:
+    if isinstance(node, exp.Identifier):
+        return [node.name.lower()]
+    if isinstance(node, exp.Column) and all(isinstance(p, exp.Identifier) for p in node.parts):
+        return [p.name.lower() for p in node.parts]
+    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Identifier):
+        head = _name_parts(node.this)
+        return [*head, node.expression.name.lower()] if head else None
+    return None
+
+
+def _is_family(prefix: str, dialect: str) -> bool:
+    """BigQuery's dotted families of plain functions (`HLL_COUNT.MERGE`, `NET.HOST`)."""
+    return dialect in ("bigquery", "looker") and prefix in denylist.BIGQUERY_FUNCTION_PREFIXES
+
+
+def _is_session_word(node: exp.Column, dialect: str) -> bool:
+    """An unquoted, unqualified `user` (and kin) that the engine reads as a session function."""
+    ident = node.this
+    return (
+        isinstance(ident, exp.Identifier)
+        and not ident.quoted
+        and not node.table
+        and ident.name.lower() in functions.SESSION_WORDS.get(dialect, frozenset())
+    )
 
 
 def _code(node: exp.Expr) -> str | None:

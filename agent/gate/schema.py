@@ -22,6 +22,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema, normalize_name
 
 from agent.gate import denylist
+from agent.gate.functions import parse_allowed
 from agent.gate.looker import measure_names
 from agent.gate.parse import ANSI
 from agent.gate.verdict import Reason
@@ -54,9 +55,12 @@ class GateSchema:
         entries: Iterable[TableEntry] = (),
         mapping: dict[str, object] | None = None,
         measures: Iterable[str] = (),
+        functions: Iterable[str] = (),
     ) -> None:
         self.dialect = dialect
         self.entries: tuple[TableEntry, ...] = tuple(entries)
+        #: Functions the deployment trusts besides known pure ones (QUERYBOT_ALLOWED_FUNCTIONS).
+        self.functions = parse_allowed(functions)
         #: Lower-cased names of semantic-layer measures (Looker's), which have rules of their own.
         self.measures = frozenset(m.lower() for m in measures)
         self.mapping = MappingSchema(mapping or None, dialect=dialect)
@@ -75,7 +79,11 @@ class GateSchema:
 
     @classmethod
     def from_tables(
-        cls, tables: Iterable[TableInfo], dialect: str, allowed: Iterable[str] | None = None
+        cls,
+        tables: Iterable[TableInfo],
+        dialect: str,
+        allowed: Iterable[str] | None = None,
+        functions: Iterable[str] = (),
     ) -> GateSchema:
         """Index the connector's tables; keep only those matching `allowed` when it is given.
 
@@ -106,7 +114,7 @@ class GateSchema:
                 for column in table.columns:
                     node[_exact(column.name, dialect_obj).sql(name)] = _type(column, name, types)
         _check_depths(entries)
-        return cls(name, entries, mapping, measures=measure_names(kept))
+        return cls(name, entries, mapping, measures=measure_names(kept), functions=functions)
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, object], dialect: str) -> GateSchema:
