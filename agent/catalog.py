@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -66,6 +66,8 @@ class CatalogSnapshot:
     dialect: str
     profiles: Mapping[str, TableProfile] = field(default_factory=dict)
     taken_at: float = field(default_factory=time.monotonic)
+    #: Functions the gate accepts besides known pure ones (QUERYBOT_ALLOWED_FUNCTIONS).
+    functions: tuple[str, ...] = ()
 
     @cached_property
     def by_key(self) -> dict[str, TableInfo]:
@@ -73,7 +75,7 @@ class CatalogSnapshot:
 
     @cached_property
     def gate_schema(self) -> GateSchema:
-        return GateSchema.from_tables(self.tables, self.dialect)
+        return GateSchema.from_tables(self.tables, self.dialect, functions=self.functions)
 
     def profile(self, table: str) -> TableProfile | None:
         return self.profiles.get(table_key(table))
@@ -171,8 +173,10 @@ class Catalog:
         profile: bool = True,
         limits: ProfileLimits | None = None,
         on_refresh: Callable[[CatalogSnapshot], None] | None = None,
+        functions: Iterable[str] = (),
     ) -> None:
         self.connector = connector
+        self.functions = tuple(functions)
         self.ttl_s = ttl_s
         self.profile = profile
         self.limits = limits or ProfileLimits()
@@ -188,7 +192,8 @@ class Catalog:
             with self._load_lock:
                 if self._snapshot is None:
                     tables = tuple(self.connector.list_tables())
-                    self._publish(CatalogSnapshot(tables, self.connector.dialect))
+                    dialect = self.connector.dialect
+                    self._publish(CatalogSnapshot(tables, dialect, functions=self.functions))
                     if self.profile:
                         self._start_refresh()
                 current = self._snapshot
@@ -209,7 +214,9 @@ class Catalog:
         """Read tables (and profiles) now, publish and return the new snapshot."""
         tables = tuple(self.connector.list_tables())
         profiles = profile_tables(self.connector, tables, self.limits) if self.profile else {}
-        snapshot = CatalogSnapshot(tables, self.connector.dialect, profiles)
+        snapshot = CatalogSnapshot(
+            tables, self.connector.dialect, profiles, functions=self.functions
+        )
         self._publish(snapshot)
         return snapshot
 

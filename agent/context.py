@@ -45,6 +45,9 @@ class Limits:
     #: timeout; agent/model_errors.py), and the first wait between them (doubling, jittered).
     model_attempts: int = 3
     model_backoff_s: float = 2.0
+    #: Functions the gate accepts besides the dialect's known pure ones: the deployment's own
+    #: (`QUERYBOT_ALLOWED_FUNCTIONS`), each `name` or `schema.name`.
+    allowed_functions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,7 @@ class AgentDeps:
             ttl_s=self.limits.catalog_ttl_s,
             profile=self.limits.profile_values,
             on_refresh=self._on_refresh,
+            functions=self.limits.allowed_functions,
         )
         self.structured_model = self.structured(SqlReply)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from dotenv import load_dotenv
 
 from agent.context import Strategies
+from agent.gate.functions import parse_allowed
 from agent.strategies import StrategiesError, parse_strategies
 from bot.approvals import ApproverRule
 
@@ -44,6 +45,14 @@ def _state_url(value: str) -> str | None:
             "(leave it unset to keep state in SQLite files in QUERYBOT_DATA_DIR)."
         )
     return value
+
+
+def _functions(value: str) -> tuple[str, ...]:
+    try:
+        return tuple(sorted(parse_allowed(value)))
+    except ValueError as exc:
+        example = "e.g. fiscal_week,ops.margin"
+        raise SettingsError(f"{exc}; list names separated by commas, {example}") from None
 
 
 def _workers(value: str) -> int:
@@ -117,6 +126,9 @@ class Settings:
     strategies: str = ""
     #: `QUERYBOT_CHECK_MODEL`: a cheaper model for the self-check strategy (default: the model).
     check_model: str | None = None
+    #: `QUERYBOT_ALLOWED_FUNCTIONS`: the team's own pure functions the gate accepts besides the
+    #: engine's known pure ones (comma-separated `name` or `schema.name`, lower-cased).
+    allowed_functions: tuple[str, ...] = ()
     #: Files shared in a thread (connectors/sandbox.py): the largest file taken, rows and tables
     #: a thread's sandbox may hold, and how long an unused sandbox is kept.
     file_max_mb: float = 50.0
@@ -171,6 +183,7 @@ class Settings:
                 state_url=_state_url(env.get("QUERYBOT_STATE_URL", "").strip()),
                 strategies=env.get("QUERYBOT_STRATEGIES", "").strip(),
                 check_model=env.get("QUERYBOT_CHECK_MODEL", "").strip() or None,
+                allowed_functions=_functions(env.get("QUERYBOT_ALLOWED_FUNCTIONS", "")),
                 config_file=Path(env["QUERYBOT_CONFIG"]) if env.get("QUERYBOT_CONFIG") else None,
                 file_max_mb=float(env.get("QUERYBOT_FILE_MAX_MB") or 50),
                 file_max_rows=int(env.get("QUERYBOT_FILE_MAX_ROWS") or 5_000_000),

@@ -75,6 +75,7 @@ class Deployment:
             answer_rows=settings.row_limit,
             query_timeout_s=settings.query_timeout_s,
             max_attempts=settings.max_repairs,
+            allowed_functions=settings.allowed_functions,
         )
         self.audit: AuditLog | PostgresAuditLog = (
             PostgresAuditLog(settings.state_url)

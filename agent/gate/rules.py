@@ -202,6 +202,9 @@ def node_reason(
         return Reason("denied_function", f'{message}; quote it if you mean a column: "{word}"')
     if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func):
         return _dotted_function_reason(node, dialect, allowed)
+    if isinstance(node, exp.DataType) and functions.catalog_type(node, dialect):
+        message = f"a cast to {node.sql(dialect)} looks names up in the system catalog"
+        return Reason("denied_function", message)
     code = _code(node)
     return _reason(code, node) if code else None
 
