@@ -7,9 +7,7 @@ import signal
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from socketserver import ThreadingMixIn
 from types import FrameType
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from slack_bolt import App
 from slack_bolt.adapter.socket_mode import SocketModeHandler
@@ -24,6 +22,7 @@ from bot import listeners
 from bot.approvals import Approvers
 from bot.channels import ChannelRules
 from bot.files import SlackFiles
+from bot.http_server import SLACK_PATH, HttpLimits, SlackHTTPServer
 from bot.routing import RoutedChannelRules, Router
 from bot.sandboxes import SandboxAgents
 from bot.settings import Settings
@@ -109,18 +108,6 @@ def build_app(
     return app
 
 
-class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-    # socketserver's listen backlog is 5: a burst of events (many people asking at once) had
-    # connections reset before they were accepted (bench/load_report.py, issue 9).
-    request_queue_size = 128
-
-
-class _LoggingHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        log.debug("%s " + format, self.address_string(), *args)
-
-
 def _exit_on_sigterm() -> None:
     """SIGTERM (docker stop) exits like Ctrl-C, so queued worker jobs finish first."""
 
@@ -130,13 +117,16 @@ def _exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
-def serve_http(app: App, port: int) -> None:
-    """Serve Slack's events and interactions on `POST /slack/events` until stopped."""
+def serve_http(app: App, port: int, settings: Settings) -> None:
+    """Serve Slack's events and interactions on `POST /slack/events` until stopped, within the
+    settings' HTTP bounds (body size, connections; see bot/http_server.py)."""
     _exit_on_sigterm()
-    handler = SlackRequestHandler(app, path="/slack/events")
-    with make_server(
-        "0.0.0.0", port, handler, server_class=_ThreadingWSGIServer, handler_class=_LoggingHandler
-    ) as server:
+    limits = HttpLimits(
+        max_body_bytes=settings.http_max_body_kb * 1024,
+        max_connections=settings.http_max_connections,
+    )
+    with SlackHTTPServer(("0.0.0.0", port), limits) as server:
+        server.set_app(SlackRequestHandler(app, path=SLACK_PATH))
         server.serve_forever()
 
 

@@ -39,7 +39,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         app = build_app(settings, router, open_store(settings), sandboxes=sandboxes)
         if args.http:
             log.info("querybot listening on http://0.0.0.0:%d/slack/events", args.port)
-            serve_http(app, args.port)
+            serve_http(app, args.port, settings)
         else:
             log.info("querybot connecting to Slack in Socket Mode")
             serve_socket_mode(app, settings.slack_app_token)

@@ -78,6 +78,15 @@ def _seconds(env: dict[str, str], name: str, default: float) -> float:
     return seconds
 
 
+def _count(env: dict[str, str], name: str, default: int) -> int:
+    """A bound counted in units (KiB, connections): a whole number of at least 1."""
+    value = env.get(name, "").strip()
+    count = int(value) if value else default
+    if count < 1:
+        raise SettingsError(f"{name}={value}: a bound, at least 1 (default {default}).")
+    return count
+
+
 class SettingsError(Exception):
     """Settings are missing or wrong; the message names each one and where to get it."""
 
@@ -135,6 +144,12 @@ class Settings:
     file_max_rows: int = 5_000_000
     file_max_tables: int = 20
     file_idle_s: float = 86400.0
+    #: HTTP mode (bot/http_server.py): the largest request body taken, in KiB, and the
+    #: connections served at once; both checked before a body is read. A click on a message at
+    #: Slack's limits (50 blocks of 3,000 characters, a 40,000-character text) form-encodes to
+    #: 360-590 KiB; the bot's own messages and its one-input modal are far smaller.
+    http_max_body_kb: int = 1024
+    http_max_connections: int = 64
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -189,6 +204,8 @@ class Settings:
                 file_max_rows=int(env.get("QUERYBOT_FILE_MAX_ROWS") or 5_000_000),
                 file_max_tables=int(env.get("QUERYBOT_FILE_MAX_TABLES") or 20),
                 file_idle_s=float(env.get("QUERYBOT_FILE_IDLE_S") or 86400),
+                http_max_body_kb=_count(env, "QUERYBOT_HTTP_MAX_BODY_KB", 1024),
+                http_max_connections=_count(env, "QUERYBOT_HTTP_MAX_CONNECTIONS", 64),
                 extra={k: v for k, v in env.items() if k == "GOOGLE_API_KEY"},
             )
         except ValueError as exc:
