@@ -28,7 +28,8 @@ from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
 from bot.listeners.actions import OUT_OF_DATE
 from bot.listeners.edits import NOT_ALLOWED, STALE
 from bot.settings import Settings
-from bot.store import SqliteStore, Status
+from bot.store import Status
+from bot.store_sqlite import SqliteStore
 from bot.threads import Conversations
 from bot.work import Work
 

@@ -67,11 +67,7 @@ def test_the_requester_cancels_a_running_query(bot: BotProcess, standin: SlackSt
     (requested,) = audit_events(bot, event="cancel_requested")
     assert requested["actor"] == payloads.ALICE
     (cancelled,) = audit_events(bot, event="execution_cancelled")
-    assert (
-        cancelled["proposal_id"]
-        == requested["proposal_id"]
-        == flow.proposal_id(proposal)
-    )
+    assert cancelled["proposal_id"] == requested["proposal_id"] == flow.proposal_id(proposal)
     assert audit_events(bot, event="executed") == []
     assert audit_events(bot, event="execution_failed") == []
 

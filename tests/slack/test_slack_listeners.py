@@ -30,7 +30,8 @@ from bot.blocks import APPROVE_ACTION, CANCEL_ACTION, EDIT_ACTION, REJECT_ACTION
 from bot.blocks.messages import card_of
 from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
 from bot.settings import Settings
-from bot.store import SqliteStore, Status, Store
+from bot.store import Status, Store
+from bot.store_sqlite import SqliteStore
 from bot.threads import EDIT_FAILED, NOT_RUNNING, REPAIRED, Conversations
 from bot.work import Work
 

@@ -14,8 +14,9 @@ from pgdb import rows, scratch_database
 
 from agent.outcome import Proposal
 from bot.settings import Settings, SettingsError
-from bot.store import SqliteStore, Status, Store, open_store
+from bot.store import Status, Store, open_store
 from bot.store_postgres import PostgresStore
+from bot.store_sqlite import SqliteStore
 
 SHA = "ab" * 32
 

@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 from pgdb import rows, scratch_database
 
-from bot.store import SqliteStore, Status, Store
+from bot.store import Status, Store
 from bot.store_postgres import PostgresStore
+from bot.store_sqlite import SqliteStore
 
 CHILD = """
 import sys, time
 from agent.outcome import Proposal
-from bot.store import SqliteStore
+from bot.store_sqlite import SqliteStore
 from bot.store_postgres import PostgresStore
 
 kind, where = sys.argv[1], sys.argv[2]
@@ -171,7 +172,7 @@ def test_a_lost_liveness_connection_is_not_death(postgres_url: str) -> None:
 WATCH_CHILD = """
 import sys, time
 from agent.outcome import Proposal
-from bot.store import SqliteStore
+from bot.store_sqlite import SqliteStore
 from bot.store_postgres import PostgresStore
 
 kind, where, channel, question_ts, card_ts = sys.argv[1:]
