@@ -5,16 +5,28 @@ changes, so even SQL that slipped past the agent's gate cannot change the file o
 Each `run` uses its own cursor (a separate DuckDB connection to the same database), so several
 threads may run queries at once; a watchdog thread interrupts a statement that overruns, and
 `cancel` interrupts the cursor of the run with that job key.
+
+Resources (connectors/limits.py): `memory_limit` bounds the buffer manager; the few functions
+that allocate outside it are refused before they run (`duckdb_guard`); temporary files go to a
+directory of this connector's own, which the watchdog measures while a statement runs and stops
+it past `engine_temp_mb` (DuckDB's own `max_temp_directory_size` is set as well, but DuckDB 2.0
+let a GROUP BY spill far past it here); results are read in small chunks, each row measured.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
+from connectors import duckdb_guard
 from connectors.base import (
     ColumnInfo,
     ConnectorError,
@@ -29,10 +41,15 @@ from connectors.base import (
     WarehouseUnavailable,
     find_table,
 )
+from connectors.limits import Limits, Meter, engine_memory, engine_temp
 from connectors.runs import Runs
 
-#: Rows fetched per call while counting the rows past `max_rows` (they are not kept).
-_COUNT_CHUNK = 10_000
+#: Rows fetched per call: small, so a chunk of long values never holds much more than the
+#: bounds allow before it is measured.
+_FETCH_CHUNK = 64
+
+#: Seconds between two looks at the temp directory's size while a statement runs.
+_TEMP_POLL_S = 0.1
 
 #: Seconds between repeated interrupts of a run being stopped.
 _REINTERRUPT_S = 0.05
@@ -75,20 +92,24 @@ class DuckDBConnector:
     name = "duckdb"
     dialect = "duckdb"
 
-    def __init__(self, path: str | Path, *, threads: int = 2, memory_limit: str = "1GB") -> None:
+    def __init__(self, path: str | Path, *, threads: int = 2, limits: Limits | None = None) -> None:
         self.path = Path(path)
+        self.limits = limits or Limits()
         if not self.path.is_file():
             raise WarehouseUnavailable(
                 f"The DuckDB file {self.path} does not exist.",
                 hint="Check the path (QUERYBOT_WAREHOUSE=duckdb:PATH), or use 'demo'.",
             )
+        self.temp_dir = _temp_dir(self.path)
         config = {
             "enable_external_access": False,
             "autoload_known_extensions": False,
             "autoinstall_known_extensions": False,
             "allow_community_extensions": False,
             "threads": threads,
-            "memory_limit": memory_limit,
+            "memory_limit": f"{self.limits.engine_memory_mb}MiB",
+            "temp_directory": str(self.temp_dir),
+            "max_temp_directory_size": f"{self.limits.engine_temp_mb}MiB",
         }
         try:
             self._con = duckdb.connect(str(self.path), read_only=True, config=config)
@@ -134,6 +155,7 @@ class DuckDBConnector:
         """
         if max_rows < 0:
             raise ValueError("max_rows must not be negative")
+        duckdb_guard.check(sql, self.limits)
         with self._runs.track(context.job_key if context else "") as run:
             cursor = self._cursor()
             stop = threading.Event()
@@ -163,13 +185,21 @@ class DuckDBConnector:
     ) -> QueryResult:
         """Run on `cursor` with a watchdog that interrupts it at the timeout or once `stop` is
         set (a cancel), and keeps interrupting: one that lands before the statement starts is
-        lost."""
+        lost. It also stops the statement once the temp directory grows past its bound."""
         fired = threading.Event()
         done = threading.Event()
+        spilled = threading.Event()
+        temp_cap = self.limits.engine_temp_mb * 1024 * 1024
+        deadline = time.monotonic() + timeout_s
 
         def watch() -> None:
-            if not stop.wait(timeout_s):
-                fired.set()
+            while not stop.wait(min(_TEMP_POLL_S, max(deadline - time.monotonic(), 0))):
+                if _dir_bytes(self.temp_dir) > temp_cap:
+                    spilled.set()
+                    break
+                if time.monotonic() >= deadline:
+                    fired.set()
+                    break
             while not done.is_set():
                 cursor.interrupt()
                 done.wait(_REINTERRUPT_S)
@@ -180,14 +210,17 @@ class DuckDBConnector:
         try:
             cursor.execute(sql)
             description = cursor.description or []
-            rows = cursor.fetchmany(max_rows) if description and max_rows else []
-            total = len(rows)
+            meter = Meter(self.limits, lambda: [d[0] for d in description])
             # Counting streams the rest through in chunks; an interrupt stops the next fetch.
-            while description and (chunk := cursor.fetchmany(_COUNT_CHUNK)):
-                total += len(chunk)
+            rows, total = meter.read(_stream(cursor) if description else iter(()), max_rows)
         except duckdb.Error as exc:
-            if isinstance(exc, duckdb.InterruptException) and stop.is_set() and not fired.is_set():
+            interrupted = isinstance(exc, duckdb.InterruptException)
+            if interrupted and spilled.is_set():
+                raise engine_temp(self.limits, str(exc)) from exc
+            if interrupted and stop.is_set() and not fired.is_set():
                 raise QueryCancelled() from exc
+            if isinstance(exc, duckdb.OutOfMemoryException):
+                raise engine_memory(self.limits, str(exc)) from exc
             raise _translate(exc, timed_out=fired.is_set(), timeout_s=timeout_s) from exc
         finally:
             done.set()
@@ -233,6 +266,27 @@ class DuckDBConnector:
             )
             for catalog, schema, table, comment, rows in tables
         ]
+
+
+def _stream(cursor: duckdb.DuckDBPyConnection) -> Iterator[tuple[Any, ...]]:
+    while chunk := cursor.fetchmany(_FETCH_CHUNK):
+        yield from chunk
+
+
+def _temp_dir(path: Path) -> Path:
+    """This process's temp directory for the DuckDB file `path`: DuckDB keeps one database
+    instance per file in a process, so connectors on the same file share it (and its bound)."""
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"querybot-duckdb-{os.getpid()}-{digest}"
+
+
+def _dir_bytes(directory: Path) -> int:
+    """Bytes on disk of the files directly in `directory` (0 while it does not exist)."""
+    try:
+        with os.scandir(directory) as entries:
+            return sum(e.stat().st_blocks * 512 for e in entries if e.is_file())
+    except OSError:
+        return 0
 
 
 def _first_line(exc: BaseException) -> str:

@@ -11,6 +11,11 @@ flavor's way (from another connection, or by interrupting SQLite).
 The pool is what protects the warehouse: at most `pool_size` statements run on it at once, however
 many of the bot's workers ask. A run that finds every connection busy queues for one for up to its
 own time limit (a queued run can be cancelled); only then does it fail, saying so.
+
+Results are read a row at a time, each measured against `Limits` (connectors/limits.py) as it
+arrives, so the bot never holds more than one row past the bytes it keeps; the flavor counts the
+rows past the cap (PostgreSQL on the server, without sending them) and applies the engine's own
+memory and temp bounds in `begin`.
 """
 
 from __future__ import annotations
@@ -20,7 +25,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from itertools import islice
 from typing import Any
 
 from sqlalchemy import exc as sa_exc
@@ -37,6 +41,7 @@ from connectors.base import (
     WarehouseUnavailable,
     find_table,
 )
+from connectors.limits import Limits, Meter, ResourceLimitExceeded
 from connectors.runs import Run, Runs
 from connectors.sql_flavor import Flavor, first_line
 
@@ -71,10 +76,11 @@ class SqlConnector:
     question.
     """
 
-    def __init__(self, url: str, *, pool_size: int = 4) -> None:
+    def __init__(self, url: str, *, pool_size: int = 4, limits: Limits | None = None) -> None:
         if pool_size < 1:
             raise ValueError("pool_size must be at least 1")
-        self._flavor = flavor_for(url)
+        self.limits = limits or Limits()
+        self._flavor = flavor_for(url, self.limits)
         self.name: str = self._flavor.name
         self.dialect: str = self._flavor.dialect
         self._pool_size = pool_size
@@ -150,8 +156,13 @@ class SqlConnector:
                         if run.cancelled:
                             raise QueryCancelled()
                         cursor, stream = self._flavor.execute(con, sql)
-                        rows = list(islice(stream, max_rows))
-                        total = len(rows) + sum(1 for _ in stream)
+                        meter = Meter(self.limits, lambda: _names(cursor))
+                        try:
+                            rows = meter.keep(stream, max_rows)
+                            total = len(rows) + self._flavor.count_rest(con, cursor, stream, meter)
+                        except ResourceLimitExceeded:
+                            self._flavor.abandon(con, cursor, stream)
+                            raise
                     finally:
                         self._runs.disarm(run)
                     if run.cancelled:  # e.g. MySQL's SLEEP() returns normally when killed
@@ -268,7 +279,11 @@ class SqlConnector:
             proxied.invalidate()
 
 
-def flavor_for(url: str) -> Flavor:
+def _names(cursor: Any) -> list[str]:
+    return [d[0] for d in getattr(cursor, "description", None) or ()]
+
+
+def flavor_for(url: str, limits: Limits | None = None) -> Flavor:
     """The engine flavor for a database URL; ValueError when the URL is not one we support."""
     try:
         parsed = make_url(url)
@@ -281,14 +296,14 @@ def flavor_for(url: str) -> Flavor:
     if backend in ("postgresql", "postgres"):
         from connectors.sql_postgres import PostgresFlavor
 
-        return PostgresFlavor(parsed)
+        return PostgresFlavor(parsed, limits or Limits())
     if backend == "sqlite":
         from connectors.sql_sqlite import SQLiteFlavor
 
-        return SQLiteFlavor(parsed)
+        return SQLiteFlavor(parsed, limits or Limits())
     from connectors.sql_mysql import MySQLFlavor
 
-    return MySQLFlavor(parsed)
+    return MySQLFlavor(parsed, limits or Limits())
 
 
 def _safe(url: URL) -> str:

@@ -17,6 +17,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
 from connectors.base import ConnectorError, TableInfo
+from connectors.limits import Meter
 
 #: A DB-API cursor after its statement ran, and an iterator over its rows (consumed once).
 Stream = tuple[Any, Iterator[tuple[Any, ...]]]
@@ -47,7 +48,17 @@ class Flavor(Protocol):
         ...
 
     def execute(self, con: Any, sql: str) -> Stream:
-        """Send `sql` as one statement (the driver or server refuses several) and stream rows."""
+        """Send `sql` as one statement (the driver or server refuses several) and stream rows
+        one at a time (never a batch whose size the bot has not measured)."""
+        ...
+
+    def count_rest(self, con: Any, cursor: Any, stream: Iterator[Any], meter: Meter) -> int:
+        """How many rows are left after the kept ones (`meter` checks any the bot reads)."""
+        ...
+
+    def abandon(self, con: Any, cursor: Any, stream: Iterator[Any]) -> None:
+        """Stop reading a result part-way (a bound was reached): the server stops sending, and
+        nothing left unread is read later; the connection is discarded afterwards."""
         ...
 
     def describe(self, con: Any, cursor: Any, sql: str) -> tuple[list[str], list[str]]:

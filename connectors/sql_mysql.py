@@ -10,6 +10,10 @@ statement only. A read-only transaction does not stop `SELECT ... INTO OUTFILE`,
 write at all: MariaDB's `SET STATEMENT tx_read_only=0 FOR <DDL>` escapes the read-only
 transaction in one statement, so only privileges stop it. After each run the session
 is reset, so nothing one statement left in it (locks, variables, `sql_mode`) reaches the next.
+Rows are read unbuffered, one at a time (a value is at most the server's `max_allowed_packet`;
+longer ones come back NULL); each run caps in-memory temporary tables (`tmp_table_size`,
+`max_heap_table_size`) from `Limits.engine_memory_mb`. Temporary tables on disk are the server's
+to bound (MariaDB 11.5+ `max_tmp_session_space_usage`, otherwise the size of `tmpdir`).
 """
 
 from __future__ import annotations
@@ -35,9 +39,16 @@ from connectors.base import (
     TableInfo,
     WarehouseUnavailable,
 )
+from connectors.limits import Limits, Meter, engine_memory, engine_temp
 from connectors.sql_flavor import Stream, first_line, qualified
 
-_FETCH_CHUNK = 1000
+#: In-memory temporary tables may use this share of `Limits.engine_memory_mb`.
+_TMP_TABLE_SHARE = 8
+#: Out of memory (ER_OUTOFMEMORY, ER_OUT_OF_SORTMEMORY, ER_OUT_OF_RESOURCES).
+_OUT_OF_MEMORY = frozenset({1037, 1038, 1041})
+#: A temporary table is full (ER_RECORD_FILE_FULL), or the session's temp space is used up
+#: (MariaDB 11.5+: ER_TMP_SESSION_SPACE_USAGE, ER_TMP_TOTAL_SPACE_USAGE).
+_OVER_TEMP = frozenset({1114, 4204, 4205})
 
 #: MySQL 5.7.3+ and MariaDB 10.2.4+: reset the session without re-authenticating.
 _COM_RESET_CONNECTION = 0x1F
@@ -103,9 +114,10 @@ class MySQLFlavor:
     dialect = "mysql"
     errors: tuple[type[BaseException], ...] = (pymysql.err.MySQLError,)
 
-    def __init__(self, url: URL) -> None:
+    def __init__(self, url: URL, limits: Limits) -> None:
         self.url = url.set(drivername="mysql+pymysql")
         self.mariadb = True
+        self.limits = limits
 
     def create_engine(self, pool_size: int) -> Engine:
         connect_args: dict[str, Any] = {}
@@ -151,6 +163,8 @@ class MySQLFlavor:
     def begin(self, con: Connection, timeout_s: float) -> None:
         with con.cursor() as cur:
             cur.execute("SET SESSION TRANSACTION READ ONLY")
+            tmp = self.limits.engine_memory_mb * 1024 * 1024 // _TMP_TABLE_SHARE
+            cur.execute(f"SET SESSION tmp_table_size = {tmp}, max_heap_table_size = {tmp}")
             if self.mariadb:
                 cur.execute(f"SET SESSION max_statement_time = {max(timeout_s, 0.001):.3f}")
             else:
@@ -160,7 +174,18 @@ class MySQLFlavor:
     def execute(self, con: Connection, sql: str) -> Stream:
         cursor = con.cursor(SSCursor)  # unbuffered: rows past the cap are counted, not kept
         cursor.execute(sql)  # no arguments: PyMySQL leaves `%` alone
-        return cursor, _chunks(cursor)
+        return cursor, iter(cursor.fetchone, None)
+
+    def count_rest(
+        self, con: Connection, cursor: SSCursor, stream: Iterator[Any], meter: Meter
+    ) -> int:
+        return meter.count(stream)
+
+    def abandon(self, con: Connection, cursor: SSCursor, stream: Iterator[Any]) -> None:
+        # The connection is discarded with the rest unread: PyMySQL would otherwise try to read
+        # it from the closed socket when it collects the result (and warn that it could not).
+        if cursor._result is not None:
+            cursor._result.unbuffered_active = False
 
     def describe(self, con: Connection, cursor: SSCursor, sql: str) -> tuple[list[str], list[str]]:
         description = cursor.description or ()
@@ -217,6 +242,10 @@ class MySQLFlavor:
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
         if code in _TIMEOUTS:
             return QueryTimeout(timeout_s)
+        if code in _OUT_OF_MEMORY:
+            return engine_memory(self.limits, text)
+        if code in _OVER_TEMP:
+            return engine_temp(self.limits, text)
         if code in _REFUSED:
             return PermissionDenied(
                 f"MySQL refused this statement: {_message(exc)}",
@@ -240,11 +269,6 @@ class MySQLFlavor:
             f"that user {url.username or '(default)'!r} may connect to database "
             f"{url.database or '(none)'!r}, and the password (QUERYBOT_WAREHOUSE)."
         )
-
-
-def _chunks(cursor: SSCursor) -> Iterator[tuple[Any, ...]]:
-    while chunk := cursor.fetchmany(_FETCH_CHUNK):
-        yield from chunk
 
 
 def _grants(cur: Cursor) -> set[tuple[str, str]]:

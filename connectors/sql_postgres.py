@@ -7,12 +7,16 @@ of `pg_read_server_files`, `pg_write_server_files`, `pg_execute_server_program`,
 granted EXECUTE on `pg_read_file()`, `lo_export()` and the like) from `COPY ... TO '/file'` or
 reading server files, and no session setting can take those powers away (a superuser can
 `SET ROLE` back from inside a SELECT), so such logins are refused outright.
-Statements go through the extended protocol (`Cursor.stream`), which accepts one statement only.
+Statements go through the extended protocol (`Cursor.stream`), which accepts one statement only,
+in single-row mode: a row can be as long as PostgreSQL allows (1 GB), so the bot never receives
+a batch of rows it has not measured. `work_mem` is set per run from
+`Limits.engine_memory_mb`; `temp_file_limit` only a superuser may set, so `querybot doctor` says
+when the login has none (`ALTER ROLE querybot SET temp_file_limit = '2GB'`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
@@ -30,10 +34,14 @@ from connectors.base import (
     TableInfo,
     WarehouseUnavailable,
 )
+from connectors.limits import Limits, Meter, engine_memory, engine_temp
 from connectors.sql_flavor import Stream, first_line, qualified
 
-#: Rows per network batch while streaming (chunked streaming needs libpq 17 or later).
-_STREAM_SIZE = 1000 if psycopg.pq.version() >= 170000 else 1
+#: A sort or hash may use this share of `Limits.engine_memory_mb` (a plan can hold several).
+_WORK_MEM_SHARE = 16
+
+#: Out of memory; over temp_file_limit.
+_OUT_OF_MEMORY, _OVER_TEMP = "53200", "53400"
 
 _PRIVILEGED_SQL = """
 SELECT r.rolname FROM pg_catalog.pg_roles r
@@ -104,8 +112,9 @@ class PostgresFlavor:
     dialect = "postgres"
     errors: tuple[type[BaseException], ...] = (psycopg.Error,)
 
-    def __init__(self, url: URL) -> None:
+    def __init__(self, url: URL, limits: Limits) -> None:
         self.url = url.set(drivername="postgresql+psycopg")
+        self.limits = limits
 
     def create_engine(self, pool_size: int) -> Engine:
         url = self.url
@@ -154,11 +163,25 @@ class PostgresFlavor:
         # Without parameters psycopg uses the simple protocol: both settings in one round trip.
         # `SET LOCAL` ends with the transaction, so a pooled connection keeps no run's settings.
         ms = max(1, round(timeout_s * 1000))
-        con.execute(f"SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = {ms}")
+        work_mem = max(64, self.limits.engine_memory_mb * 1024 // _WORK_MEM_SHARE)
+        con.execute(
+            f"SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = {ms}; "
+            f"SET LOCAL work_mem = '{work_mem}kB'"
+        )
 
     def execute(self, con: psycopg.Connection, sql: str) -> Stream:
         cursor = con.cursor()
-        return cursor, cursor.stream(sql, size=_STREAM_SIZE)
+        return cursor, cursor.stream(sql, size=1)
+
+    def count_rest(
+        self, con: psycopg.Connection, cursor: Any, stream: Iterator[Any], meter: Meter
+    ) -> int:
+        return meter.count(stream)
+
+    def abandon(self, con: psycopg.Connection, cursor: Any, stream: Iterator[Any]) -> None:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()  # psycopg cancels the statement and drops what is in flight
 
     def describe(
         self, con: psycopg.Connection, cursor: psycopg.Cursor, sql: str
@@ -212,13 +235,17 @@ class PostgresFlavor:
         text = str(exc)
         if isinstance(exc, pg_errors.QueryCanceled) and "statement timeout" in text:
             return QueryTimeout(timeout_s)
+        sqlstate = getattr(exc, "sqlstate", None) or ""
+        if sqlstate == _OVER_TEMP:
+            return engine_temp(self.limits, text)
+        if sqlstate == _OUT_OF_MEMORY:
+            return engine_memory(self.limits, text)
         if isinstance(exc, _REFUSED):
             return PermissionDenied(
                 f"PostgreSQL refused this statement: {first_line(exc)}",
                 hint="Only read-only queries on tables the bot's login may read are allowed.",
                 engine_message=text,
             )
-        sqlstate = getattr(exc, "sqlstate", None) or ""
         if isinstance(exc, psycopg.OperationalError) and (
             not sqlstate or sqlstate.startswith("08") or sqlstate in _GONE
         ):

@@ -1,10 +1,16 @@
-"""SQLite files, read-only and behind an authorizer (see `sqlite_guard`), deadline per run."""
+"""SQLite files, read-only and behind an authorizer (see `sqlite_guard`), deadline per run.
+
+SQLite itself refuses to build a string or blob longer than `Limits.max_cell_bytes`
+(SQLITE_LIMIT_LENGTH, set on every connection), so `printf('%.*c', ...)` and `zeroblob()` stop in
+the engine; rows are read one at a time.
+"""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import create_engine
 from sqlalchemy.engine import URL, Engine
@@ -19,6 +25,7 @@ from connectors.base import (
     TableInfo,
     WarehouseUnavailable,
 )
+from connectors.limits import Limits, Meter, cell_too_large, engine_memory
 from connectors.sql_flavor import Stream, first_line, qualified
 from connectors.sqlite_guard import (
     GuardedConnection,
@@ -57,7 +64,8 @@ class SQLiteFlavor:
     dialect = "sqlite"
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
 
-    def __init__(self, url: URL) -> None:
+    def __init__(self, url: URL, limits: Limits) -> None:
+        self.limits = limits
         if not url.database or url.database == ":memory:" or url.database.startswith("file:"):
             raise ValueError(f"A SQLite warehouse needs a file path: sqlite:///PATH (got {url!s}).")
         self.path = Path(url.database).expanduser()
@@ -70,11 +78,16 @@ class SQLiteFlavor:
     def create_engine(self, pool_size: int) -> Engine:
         return create_engine(
             URL.create("sqlite", database=str(self.path)),
-            creator=lambda: open_readonly(self.path),
+            creator=self._open,
             poolclass=QueuePool,
             pool_size=pool_size,
             max_overflow=0,
         )
+
+    def _open(self) -> GuardedConnection:
+        con = open_readonly(self.path)
+        con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.limits.max_cell_bytes)
+        return con
 
     def check_login(self, con: sqlite3.Connection) -> None:
         # Opening is lazy: reading the schema is what finds a file that is not a database.
@@ -86,6 +99,16 @@ class SQLiteFlavor:
     def execute(self, con: sqlite3.Connection, sql: str) -> Stream:
         cursor = con.execute(sql)  # sqlite3 refuses a second statement
         return cursor, iter(cursor)
+
+    def count_rest(
+        self, con: sqlite3.Connection, cursor: Any, stream: Iterator[Any], meter: Meter
+    ) -> int:
+        return meter.count(stream)
+
+    def abandon(
+        self, con: sqlite3.Connection, cursor: sqlite3.Cursor, stream: Iterator[Any]
+    ) -> None:
+        cursor.close()
 
     def describe(
         self, con: sqlite3.Connection, cursor: sqlite3.Cursor, sql: str
@@ -126,6 +149,10 @@ class SQLiteFlavor:
         code = getattr(exc, "sqlite_errorname", "") or ""
         if code == "SQLITE_INTERRUPT":  # the deadline, unless a cancel did (see SqlConnector)
             return QueryTimeout(timeout_s)
+        if code == "SQLITE_TOOBIG":
+            return cell_too_large(self.limits, engine_message=text)
+        if code == "SQLITE_NOMEM":
+            return engine_memory(self.limits, text)
         if code.startswith(_REFUSED) or any(t in text for t in _REFUSAL_TEXTS):
             return PermissionDenied(
                 f"SQLite refused this statement: {first_line(exc)}",

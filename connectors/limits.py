@@ -1,0 +1,217 @@
+"""Bounds on what one run may cost the bot and the engine, and the error a run ends in when it
+reaches one.
+
+The row cap bounds rows, not bytes: one row can hold a value of a gigabyte. So every connector
+reads its result a row (or a small batch) at a time and measures it here: a value longer than
+`max_cell_bytes`, or kept rows adding up to more than `max_result_bytes`, stop the run with
+`ResourceLimitExceeded`, which names the bound, its setting and what to ask instead. The engine
+bounds (`engine_memory_mb`, `engine_temp_mb`) are applied by each connector the engine's own
+way (DuckDB's `memory_limit` and a watch on its temp directory, PostgreSQL's `work_mem`,
+MariaDB's temporary-table sizes, SQLite's value length limit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any
+
+from connectors.base import ConnectorError
+
+MIB = 1024 * 1024
+
+#: Rows DuckDB computes at once (its vector size): a value built from literals is at most
+#: `max_result_bytes / DUCKDB_VECTOR_ROWS` long, so one vector of them stays within the bound.
+DUCKDB_VECTOR_ROWS = 2048
+
+#: What each bound is called in messages, and the setting that changes it.
+SETTINGS = {
+    "max_cell_bytes": "QUERYBOT_MAX_CELL_BYTES",
+    "max_result_bytes": "QUERYBOT_MAX_RESULT_MB",
+    "engine_memory_mb": "QUERYBOT_ENGINE_MEMORY_MB",
+    "engine_temp_mb": "QUERYBOT_ENGINE_TEMP_MB",
+}
+
+_ADVICE = "Select fewer or shorter columns, filter to fewer rows, or aggregate."
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one run may use. The defaults are what the bot runs with unless settings say
+    otherwise (bot/settings.py reads the QUERYBOT_* variables in `SETTINGS`)."""
+
+    #: One value (a cell) of the result, in bytes (UTF-8 for text).
+    max_cell_bytes: int = MIB
+    #: All the rows kept for the answer together, in bytes.
+    max_result_bytes: int = 64 * MIB
+    #: The engine's working memory for one connector (DuckDB memory_limit; PostgreSQL work_mem
+    #: per sort or hash is a sixteenth of it; MariaDB's in-memory temporary tables an eighth).
+    engine_memory_mb: int = 1024
+    #: Temporary files the engine may write for one connector (DuckDB, PostgreSQL where the
+    #: login may set temp_file_limit).
+    engine_temp_mb: int = 2048
+
+    def __post_init__(self) -> None:
+        for name, setting in SETTINGS.items():
+            if getattr(self, name) < 1:
+                raise ValueError(f"{setting} must be at least 1 (got {getattr(self, name)}).")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Limits:
+        """The limits the QUERYBOT_* variables set (defaults where unset); ValueError names a
+        setting that is not a positive whole number."""
+        values: dict[str, int] = {}
+        for name, setting in SETTINGS.items():
+            text = env.get(setting, "").strip()
+            if not text:
+                continue
+            if not text.isdigit():
+                raise ValueError(f"{setting} must be a whole number above 0, not {text!r}.")
+            values[name] = int(text) * (MIB if name == "max_result_bytes" else 1)
+        return cls(**values)
+
+    @property
+    def built_value_bytes(self) -> int:
+        """The longest value DuckDB may build from literals (`repeat`, `lpad`...): see
+        `DUCKDB_VECTOR_ROWS`."""
+        return max(1, min(self.max_cell_bytes, self.max_result_bytes // DUCKDB_VECTOR_ROWS))
+
+
+class ResourceLimitExceeded(ConnectorError):
+    """A run reached one of querybot's resource bounds and was stopped (never repaired: the
+    approved statement itself asks for too much)."""
+
+    def __init__(self, what: str, setting: str, *, engine_message: str = "") -> None:
+        super().__init__(
+            f"The query was stopped: {what} ({setting}).",
+            hint=f"{_ADVICE} An administrator can raise {setting}.",
+            engine_message=engine_message,
+        )
+        self.setting = setting
+
+
+def size(n: float) -> str:
+    """Bytes for people: `64 MiB`, `1.5 GiB`, `512 bytes`."""
+    if n < 1024:
+        return f"{n:.0f} bytes"
+    for unit in ("KiB", "MiB", "GiB"):
+        n /= 1024
+        if n < 1024 or unit == "GiB":
+            return f"{n:.4g} {unit}"
+    raise AssertionError("unreachable")
+
+
+def cell_too_large(
+    limits: Limits, column: str = "", engine_message: str = ""
+) -> ResourceLimitExceeded:
+    where = f" in column {column!r}" if column else ""
+    return ResourceLimitExceeded(
+        f"a value{where} is longer than the {size(limits.max_cell_bytes)} one value may be",
+        SETTINGS["max_cell_bytes"],
+        engine_message=engine_message,
+    )
+
+
+def result_too_large(limits: Limits, kept: int) -> ResourceLimitExceeded:
+    return ResourceLimitExceeded(
+        f"the first {kept:,} rows already add up to more than the "
+        f"{size(limits.max_result_bytes)} a result may be",
+        SETTINGS["max_result_bytes"],
+    )
+
+
+def engine_memory(limits: Limits, engine_message: str = "") -> ResourceLimitExceeded:
+    return ResourceLimitExceeded(
+        f"it needed more than the {size(limits.engine_memory_mb * MIB)} of memory the warehouse "
+        "may use for one query",
+        SETTINGS["engine_memory_mb"],
+        engine_message=engine_message,
+    )
+
+
+def engine_temp(limits: Limits, engine_message: str = "") -> ResourceLimitExceeded:
+    return ResourceLimitExceeded(
+        f"it wrote more than the {size(limits.engine_temp_mb * MIB)} of temporary files the "
+        "warehouse may write",
+        SETTINGS["engine_temp_mb"],
+        engine_message=engine_message,
+    )
+
+
+def value_bytes(value: Any, cap: int) -> int:
+    """The size of one value in bytes (text as UTF-8), or something above `cap` as soon as it
+    is known to be above it (a long text is not encoded, a long list not walked to its end)."""
+    if value is None or isinstance(value, bool | int | float):
+        return 8
+    if isinstance(value, str):
+        if len(value) > cap or value.isascii():
+            return len(value)
+        return len(value.encode("utf-8", "surrogatepass"))
+    if isinstance(value, bytes | bytearray | memoryview):
+        return len(value)
+    if isinstance(value, Mapping):
+        return _sum_bytes((x for kv in value.items() for x in kv), cap)
+    if isinstance(value, list | tuple | set | frozenset):
+        return _sum_bytes(value, cap)
+    return len(str(value))  # dates, decimals, UUIDs, intervals: short by nature
+
+
+def _sum_bytes(values: Iterable[Any], cap: int) -> int:
+    total = 0
+    for item in values:
+        total += 8 + value_bytes(item, cap - total)
+        if total > cap:
+            break
+    return total
+
+
+class Meter:
+    """Measures a result as it is read: every row's values against the cell bound, the rows
+    kept against the result bound. `names` gives the column names for messages (a driver may
+    only know them once the first row arrived)."""
+
+    def __init__(self, limits: Limits, names: Callable[[], Sequence[str]] = list) -> None:
+        self.limits = limits
+        self.names = names
+        self.kept_bytes = 0
+        self.kept_rows = 0
+
+    def check(self, row: Sequence[Any], *, keep: bool) -> None:
+        """Raise ResourceLimitExceeded when a value of `row` is too long or, for a kept row,
+        when the kept rows grow past the result bound."""
+        cap = self.limits.max_cell_bytes
+        row_bytes = 0
+        for i, value in enumerate(row):
+            n = value_bytes(value, cap)
+            if n > cap:
+                names = self.names()
+                raise cell_too_large(self.limits, names[i] if i < len(names) else "")
+            row_bytes += n
+        if keep:
+            self.kept_bytes += row_bytes
+            self.kept_rows += 1
+            if self.kept_bytes > self.limits.max_result_bytes:
+                raise result_too_large(self.limits, self.kept_rows)
+
+    def keep(self, rows: Iterator[Any], max_rows: int) -> list[Any]:
+        """The first `max_rows` of `rows`, each checked; the rest are left in `rows`."""
+        kept = []
+        for row in islice(rows, max_rows):
+            self.check(row, keep=True)
+            kept.append(row)
+        return kept
+
+    def count(self, rows: Iterable[Any]) -> int:
+        """How many rows are left in `rows`, each checked against the cell bound (the driver
+        held it in memory) but not kept."""
+        total = 0
+        for row in rows:
+            self.check(row, keep=False)
+            total += 1
+        return total
+
+    def read(self, rows: Iterator[Any], max_rows: int) -> tuple[list[Any], int]:
+        """Keep the first `max_rows` of `rows` and count the rest, checking each one."""
+        kept = self.keep(rows, max_rows)
+        return kept, len(kept) + self.count(rows)
