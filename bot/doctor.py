@@ -99,6 +99,8 @@ def check_warehouse(
         section.ok(f"opens ({connector.name}, {connector.dialect} SQL)")
         tables = _tables(connector, section)
         _read_only(connector, section, timeout_s)
+        if connector.name == "postgresql":
+            _temp_file_limit(connector, section, timeout_s)
         if tables:
             _sample(connector, tables, section, timeout_s)
     finally:
@@ -154,6 +156,25 @@ def _read_only(connector: Connector, section: Section, timeout_s: float) -> None
         section.fail(
             f"could not drop the probe table {PROBE_TABLE}: {_error(exc)}; drop it by hand"
         )
+
+
+def _temp_file_limit(connector: Connector, section: Section, timeout_s: float) -> None:
+    """PostgreSQL's bound on one session's temporary files, which only a superuser may set: the
+    bot's login cannot set it for itself, so the doctor says when nobody did."""
+    sql = "SELECT current_setting('temp_file_limit'), current_user"
+    try:
+        limit, user = connector.run(sql, max_rows=1, timeout_s=timeout_s).rows[0]
+    except ConnectorError as exc:
+        section.note(f"could not read temp_file_limit: {_error(exc)}")
+        return
+    if str(limit) != "-1":
+        section.ok(f"temporary files are bounded (temp_file_limit = {limit})")
+        return
+    section.note(
+        f"temp_file_limit is unlimited for {user}: one query's sorts and hashes may fill the "
+        f"server's disk. As a superuser: ALTER ROLE {user} SET temp_file_limit = '2GB'; "
+        "(querybot cannot set it: PostgreSQL lets only superusers change it)."
+    )
 
 
 def sample_sql(table: TableInfo, column: str | None, dialect: str) -> str:

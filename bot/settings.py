@@ -12,6 +12,7 @@ from agent.context import Strategies
 from agent.gate.functions import parse_allowed
 from agent.strategies import StrategiesError, parse_strategies
 from bot.approvals import ApproverRule
+from connectors.limits import Limits
 
 DEFAULT_MODEL = "google_genai:gemini-2.5-flash"
 DEFAULT_WORKERS = 64
@@ -144,6 +145,9 @@ class Settings:
     file_max_rows: int = 5_000_000
     file_max_tables: int = 20
     file_idle_s: float = 86400.0
+    #: What one query may cost (connectors/limits.py): QUERYBOT_MAX_CELL_BYTES,
+    #: QUERYBOT_MAX_RESULT_MB, QUERYBOT_ENGINE_MEMORY_MB, QUERYBOT_ENGINE_TEMP_MB.
+    limits: Limits = field(default_factory=Limits)
     #: HTTP mode (bot/http_server.py): the largest request body taken, in KiB, and the
     #: connections served at once; both checked before a body is read. A click on a message at
     #: Slack's limits (50 blocks of 3,000 characters, a 40,000-character text) form-encodes to
@@ -204,6 +208,7 @@ class Settings:
                 file_max_rows=int(env.get("QUERYBOT_FILE_MAX_ROWS") or 5_000_000),
                 file_max_tables=int(env.get("QUERYBOT_FILE_MAX_TABLES") or 20),
                 file_idle_s=float(env.get("QUERYBOT_FILE_IDLE_S") or 86400),
+                limits=Limits.from_env(env),
                 http_max_body_kb=_count(env, "QUERYBOT_HTTP_MAX_BODY_KB", 1024),
                 http_max_connections=_count(env, "QUERYBOT_HTTP_MAX_CONNECTIONS", 64),
                 extra={k: v for k, v in env.items() if k == "GOOGLE_API_KEY"},

@@ -196,7 +196,7 @@ def open_configured(
         else f"QUERYBOT_WAREHOUSE={warehouse.shown_spec!r}"
     )
     try:
-        return open_connector(warehouse.spec, data_dir=settings.data_dir)
+        return open_connector(warehouse.spec, data_dir=settings.data_dir, limits=settings.limits)
     except ConnectorError as exc:
         raise WarehouseError(
             f"{where} cannot be used: {exc.message}",

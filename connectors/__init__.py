@@ -11,46 +11,50 @@ from collections.abc import Callable
 from pathlib import Path
 
 from connectors.base import Connector
+from connectors.limits import Limits
+
+#: An opener: the text after "kind:", the data directory, and what one query may cost.
+Opener = Callable[[str, Path, Limits], Connector]
 
 
-def _open_demo(arg: str, data_dir: Path) -> Connector:
+def _open_demo(arg: str, data_dir: Path, limits: Limits) -> Connector:
     from connectors.demo import ensure_demo
     from connectors.duckdb import DuckDBConnector
 
     if arg:
         raise ValueError(f"The warehouse 'demo' takes no argument (got 'demo:{arg}').")
-    return DuckDBConnector(ensure_demo(data_dir))
+    return DuckDBConnector(ensure_demo(data_dir), limits=limits)
 
 
-def _open_duckdb(arg: str, data_dir: Path) -> Connector:
+def _open_duckdb(arg: str, data_dir: Path, limits: Limits) -> Connector:
     from connectors.duckdb import DuckDBConnector
 
     if not arg:
         raise ValueError("The warehouse 'duckdb:PATH' needs the path of a DuckDB file.")
-    return DuckDBConnector(Path(arg).expanduser())
+    return DuckDBConnector(Path(arg).expanduser(), limits=limits)
 
 
-def _open_sql(kind: str) -> Callable[[str, Path], Connector]:
+def _open_sql(kind: str) -> Opener:
     """An opener for URL specs (`postgresql://...`): `open_connector` split the spec at `:`."""
 
-    def opener(arg: str, data_dir: Path) -> Connector:
+    def opener(arg: str, data_dir: Path, limits: Limits) -> Connector:
         from connectors.sql import SqlConnector
 
         if not arg.startswith("//"):
             forms = "; ".join(form for _, form in _OPENERS.values())
             raise ValueError(f"The warehouse '{kind}:' needs a URL. Supported forms: {forms}.")
-        return SqlConnector(f"{kind}:{arg}")
+        return SqlConnector(f"{kind}:{arg}", limits=limits)
 
     return opener
 
 
-def _open_bigquery(arg: str, data_dir: Path) -> Connector:
+def _open_bigquery(arg: str, data_dir: Path, limits: Limits) -> Connector:
     from connectors.bigquery import from_spec
 
-    return from_spec(arg, os.environ)
+    return from_spec(arg, os.environ, limits=limits)
 
 
-def _open_looker(arg: str, data_dir: Path) -> Connector:
+def _open_looker(arg: str, data_dir: Path, limits: Limits) -> Connector:
     try:
         from connectors.looker import from_spec
     except ImportError as exc:
@@ -58,11 +62,11 @@ def _open_looker(arg: str, data_dir: Path) -> Connector:
             "The Looker warehouse needs the optional Java bridge: install it with "
             "`uv sync --extra looker` (jaydebeapi and JPype1), and a Java runtime."
         ) from exc
-    return from_spec(arg, os.environ)
+    return from_spec(arg, os.environ, limits=limits)
 
 
 #: Spec kind -> (opener taking the text after "kind:" and the data directory, form for people).
-_OPENERS: dict[str, tuple[Callable[[str, Path], Connector], str]] = {
+_OPENERS: dict[str, tuple[Opener, str]] = {
     "demo": (
         _open_demo,
         "demo  (the built-in demo shop, built in the data directory on first use)",
@@ -93,8 +97,9 @@ _OPENERS: dict[str, tuple[Callable[[str, Path], Connector], str]] = {
 }
 
 
-def open_connector(spec: str, *, data_dir: Path) -> Connector:
-    """The connector a spec names: `demo` or `duckdb:PATH`.
+def open_connector(spec: str, *, data_dir: Path, limits: Limits | None = None) -> Connector:
+    """The connector a spec names: `demo` or `duckdb:PATH`; `limits` bound what one query may
+    cost (the defaults when None).
 
     Raises ValueError for an unknown or malformed spec, and the connector's own errors (such as
     WarehouseUnavailable) when the warehouse cannot be opened.
@@ -105,7 +110,7 @@ def open_connector(spec: str, *, data_dir: Path) -> Connector:
         forms = "; ".join(form for _, form in _OPENERS.values())
         raise ValueError(f"Unknown warehouse {spec!r}. Supported forms: {forms}.")
     opener, _ = entry
-    return opener(arg.strip(), data_dir)
+    return opener(arg.strip(), data_dir, limits or Limits())
 
 
 __all__ = ["open_connector"]

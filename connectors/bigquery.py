@@ -19,12 +19,9 @@ from typing import Any
 
 import requests
 from google.api_core import exceptions as api
-from google.api_core.client_options import ClientOptions
 from google.api_core.retry import Retry
 from google.auth import exceptions as auth
-from google.auth.credentials import AnonymousCredentials
 from google.cloud import bigquery
-from google.oauth2 import service_account
 
 from connectors import bigquery_jobs as jobs
 from connectors.base import (
@@ -36,16 +33,17 @@ from connectors.base import (
     QueryResult,
     RunContext,
     TableInfo,
-    WarehouseUnavailable,
     find_table,
 )
+from connectors.bigquery_client import client as _client
+from connectors.bigquery_client import endpoint_client
 from connectors.bigquery_errors import size, translate
 from connectors.bigquery_metadata import DatasetMetadata, MetadataCache, assemble, metadata_sql
 from connectors.bigquery_sql import Layout, Names, check_datasets, parse, reads_every_column
 from connectors.bigquery_sql import unfiltered_partitions as unfiltered
+from connectors.limits import Limits, Meter
 from connectors.runs import Runs
 
-_SCOPES = ("https://www.googleapis.com/auth/bigquery",)
 _PROJECT = re.compile(r"[a-z][a-z0-9.:-]{1,126}[a-z0-9]")
 _DATASET = re.compile(r"[A-Za-z0-9_]{1,1024}")
 #: Rows per results page: big enough for few round trips, small enough to stop near the cap.
@@ -82,6 +80,7 @@ class BigQueryConnector:
         job_timeout_s: float = 300,
         metadata_ttl_s: float = 600,
         client: bigquery.Client | None = None,
+        limits: Limits | None = None,
     ) -> None:
         if not _PROJECT.fullmatch(project):
             raise ValueError(f"{project!r} is not a BigQuery project id.")
@@ -95,6 +94,7 @@ class BigQueryConnector:
         self.maximum_bytes_billed = maximum_bytes_billed
         self.price_per_tib_usd = price_per_tib_usd
         self.job_timeout_s = job_timeout_s
+        self.limits = limits or Limits()
         self._names = Names(project, self.datasets[0])
         self._allowed = frozenset(self.datasets)
         self._client = client or _client(project, location, credentials_path)
@@ -188,7 +188,9 @@ class BigQueryConnector:
                     timeout=remaining,
                     retry=_retry(remaining),
                 )
-                rows = [tuple(row.values()) for row in rows_iter]
+                # A page is at most 10 MB (BigQuery's cap); each row is measured as it is read.
+                meter = Meter(self.limits, lambda: [f.name for f in rows_iter.schema])
+                rows = meter.keep((tuple(row.values()) for row in rows_iter), max_rows)
             except _CLIENT_ERRORS as exc:
                 if run.cancelled:  # the job ended "stopped" (or was never waited for)
                     raise QueryCancelled() from exc
@@ -313,7 +315,7 @@ class BigQueryConnector:
         return translate(exc, timeout_s=timeout_s, cap_bytes=self.maximum_bytes_billed)
 
 
-def from_spec(arg: str, env: Mapping[str, str]) -> BigQueryConnector:
+def from_spec(arg: str, env: Mapping[str, str], limits: Limits | None = None) -> BigQueryConnector:
     """The connector for `bigquery:PROJECT/DATASET[,DATASET...]` and its environment.
 
     `BIGQUERY_LOCATION`, `GOOGLE_APPLICATION_CREDENTIALS`, `QUERYBOT_BQ_MAX_BYTES_BILLED`,
@@ -340,36 +342,9 @@ def from_spec(arg: str, env: Mapping[str, str]) -> BigQueryConnector:
         location=location,
         credentials_path=None if endpoint else env.get("GOOGLE_APPLICATION_CREDENTIALS"),
         client=endpoint_client(project, endpoint, location) if endpoint else None,
+        limits=limits,
         **options,
     )
-
-
-def endpoint_client(project: str, endpoint: str, location: str | None = None) -> bigquery.Client:
-    """A client for a BigQuery-compatible endpoint without credentials (a local emulator)."""
-    return bigquery.Client(
-        project=project,
-        location=location,
-        credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
-        client_options=ClientOptions(api_endpoint=endpoint),
-    )
-
-
-def _client(project: str, location: str | None, credentials_path: str | None) -> bigquery.Client:
-    """A client on a service-account key file, or on Application Default Credentials."""
-    try:
-        if credentials_path:
-            credentials = service_account.Credentials.from_service_account_file(
-                credentials_path, scopes=_SCOPES
-            )
-            return bigquery.Client(project=project, location=location, credentials=credentials)
-        return bigquery.Client(project=project, location=location)
-    except (OSError, ValueError, auth.GoogleAuthError) as exc:
-        raise WarehouseUnavailable(
-            f"No usable BigQuery credentials: {exc}",
-            hint="Set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or run "
-            "`gcloud auth application-default login`.",
-            engine_message=str(exc),
-        ) from exc
 
 
 def _retry(timeout_s: float) -> Retry:

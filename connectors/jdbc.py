@@ -48,6 +48,7 @@ from connectors.base import (
     RunContext,
     WarehouseUnavailable,
 )
+from connectors.limits import Limits, Meter
 from connectors.runs import Runs
 
 try:
@@ -138,6 +139,7 @@ class JdbcRunner:
         pool_size: int = 4,
         unavailable_hint: str = "",
         login_hint: str = "",
+        limits: Limits | None = None,
     ) -> None:
         if read_only not in ("require", "try"):
             raise ValueError("read_only must be 'require' or 'try'")
@@ -150,6 +152,7 @@ class JdbcRunner:
         self._login_hint = login_hint or f"Check the {name} credentials."
         self._runs = Runs()
         self._closed = False
+        self.limits = limits or Limits()
         start_jvm(jars)
         self._pool = QueuePool(
             self._connect,
@@ -277,7 +280,9 @@ class JdbcRunner:
         types = [str(meta.getColumnTypeName(i)) for i in range(1, count + 1)]
         cursor = _Cursor(conn, conn._converters)
         cursor.adopt(result_set)
-        rows = [_plain_row(row) for row in cursor.fetchmany(max_rows)] if max_rows else []
+        # One row converted and measured at a time; the rest are counted, not converted.
+        meter = Meter(self.limits, lambda: columns)
+        rows = meter.keep(map(_plain_row, iter(cursor.fetchone, None)), max_rows)
         total = len(rows)
         while result_set.next():  # counted, not converted
             total += 1

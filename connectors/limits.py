@@ -48,8 +48,8 @@ class Limits:
     #: The engine's working memory for one connector (DuckDB memory_limit; PostgreSQL work_mem
     #: per sort or hash is a sixteenth of it; MariaDB's in-memory temporary tables an eighth).
     engine_memory_mb: int = 1024
-    #: Temporary files the engine may write for one connector (DuckDB, PostgreSQL where the
-    #: login may set temp_file_limit).
+    #: Temporary files DuckDB may write for one connector (PostgreSQL's temp_file_limit only a
+    #: superuser may set: see README "Safety and audit").
     engine_temp_mb: int = 2048
 
     def __post_init__(self) -> None:

@@ -29,6 +29,7 @@ from connectors.base import (
     find_table,
 )
 from connectors.jdbc import JdbcRunner
+from connectors.limits import Limits
 from connectors.looker_metadata import assemble, is_measure
 
 log = logging.getLogger(__name__)
@@ -138,7 +139,7 @@ def _value(value: object) -> str:
     return repr(text) if isinstance(value, str) else text
 
 
-def from_spec(arg: str, env: Mapping[str, str]) -> LookerConnector:
+def from_spec(arg: str, env: Mapping[str, str], *, limits: Limits | None = None) -> LookerConnector:
     """The connector for `looker://HOST[:PORT][/MODEL[,MODEL...]]` and its environment.
 
     Needs `LOOKER_CLIENT_ID` and `LOOKER_CLIENT_SECRET` (a Looker API key of a user allowed to
@@ -175,5 +176,6 @@ def from_spec(arg: str, env: Mapping[str, str]) -> LookerConnector:
         "Open SQL Interface is enabled on the instance.",
         login_hint="Check LOOKER_CLIENT_ID and LOOKER_CLIENT_SECRET (a Looker API key of a user "
         "with the explore permission on the models).",
+        limits=limits,
     )
     return LookerConnector(runner, models=models, sample_rows=int(sample_rows))

@@ -34,7 +34,7 @@ from connectors.base import (
     TableInfo,
     WarehouseUnavailable,
 )
-from connectors.limits import Limits, Meter, engine_memory, engine_temp
+from connectors.limits import Limits, Meter, ResourceLimitExceeded, engine_memory
 from connectors.sql_flavor import Stream, first_line, qualified
 
 #: A sort or hash may use this share of `Limits.engine_memory_mb` (a plan can hold several).
@@ -237,7 +237,12 @@ class PostgresFlavor:
             return QueryTimeout(timeout_s)
         sqlstate = getattr(exc, "sqlstate", None) or ""
         if sqlstate == _OVER_TEMP:
-            return engine_temp(self.limits, text)
+            return ResourceLimitExceeded(
+                "it needed more temporary files than PostgreSQL's temp_file_limit allows this "
+                "login",
+                "temp_file_limit",
+                engine_message=text,
+            )
         if sqlstate == _OUT_OF_MEMORY:
             return engine_memory(self.limits, text)
         if isinstance(exc, _REFUSED):

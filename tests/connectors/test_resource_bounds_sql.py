@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import Warehouse
+from bot.doctor import check_warehouse
 from connectors.limits import MIB, Limits, ResourceLimitExceeded
 from connectors.sql import SqlConnector
 from tests.connectors.sql_fixtures import Sample, mysql_sample, postgres_sample, sqlite_sample
@@ -138,6 +140,46 @@ def test_sqlite_never_builds_a_value_past_the_bound(tmp_path: Path) -> None:
                 "SELECT length(printf('%.*c', 20000000, 'x')), length(printf('%.*c', 999, 'x'))"
             )
             assert connector.run(attack, max_rows=1, timeout_s=30).rows == [(None, 999)]
+            serves(connector)
+        finally:
+            connector.close()
+
+
+def test_postgres_temp_file_limit_stops_a_spill_and_the_doctor_says_when_it_is_unset() -> None:
+    """The login cannot set temp_file_limit itself (superuser only): the doctor tells the DBA to,
+    and once set on the role it stops a large sort with the bound named."""
+    with postgres_sample() as sample:
+        role = sample.extra["name"]
+        warehouse = Warehouse(name="pg", spec=sample.url, shown_spec="pg")
+
+        def opener(w: Warehouse) -> SqlConnector:
+            return SqlConnector(w.spec, pool_size=1, limits=TINY)
+
+        unset = check_warehouse(warehouse, opener, timeout_s=30)
+        assert any(
+            line.status == "note" and f"ALTER ROLE {role} SET temp_file_limit" in line.text
+            for line in unset.lines
+        ), unset.lines
+
+        spill = (
+            "SELECT count(*) FROM (SELECT g FROM generate_series(1, 3000000) g ORDER BY g DESC) s"
+        )
+        connector = opener(warehouse)
+        try:
+            assert connector.run(spill, max_rows=1, timeout_s=60).rows == [(3000000,)]
+        finally:
+            connector.close()
+        sample.admin([f"ALTER ROLE {role} SET temp_file_limit = '1MB'"])
+
+        bounded = check_warehouse(warehouse, opener, timeout_s=30)
+        assert any(
+            line.status == "ok" and "temp_file_limit = 1MB" in line.text for line in bounded.lines
+        ), bounded.lines
+        connector = opener(warehouse)
+        try:
+            with pytest.raises(ResourceLimitExceeded) as caught:
+                connector.run(spill, max_rows=1, timeout_s=60)
+            assert "temp_file_limit" in caught.value.message
             serves(connector)
         finally:
             connector.close()
