@@ -6,6 +6,9 @@ from collections.abc import Iterable
 
 from sqlglot.errors import ErrorLevel, UnsupportedError
 
+from agent.gate import bounds
+from agent.gate.characters import check_characters, tokenize
+from agent.gate.columns import ColumnCheck, check_columns
 from agent.gate.errors import Rejection
 from agent.gate.fixes import keep_dual, quote_statement_words
 from agent.gate.limit import cap_rows
@@ -14,7 +17,7 @@ from agent.gate.looker import looker_reasons
 from agent.gate.mariadb import writer
 from agent.gate.parse import parse_all, parse_statement
 from agent.gate.rules import query_root, safety_reasons
-from agent.gate.schema import ColumnCheck, GateSchema, check_columns, check_tables
+from agent.gate.schema import GateSchema, check_tables
 from agent.gate.verdict import Reason, Verdict
 
 
@@ -27,6 +30,9 @@ def check_sql(sql: str, schema: GateSchema, *, row_limit: int | None = 1000) -> 
         return _check(sql, schema, row_limit)
     except Rejection as rejection:
         return Verdict(ok=False, sql=rejection.sql, reasons=rejection.reasons)
+    except RecursionError:  # nesting the bounds let through, from a caller deep in its stack
+        text = sql if isinstance(sql, str) else ""
+        return Verdict(ok=False, sql=text, reasons=(bounds.too_deep_to_parse(),))
     except Exception as error:
         message = f"The gate failed on this statement ({type(error).__name__}), so it is rejected."
         text = sql if isinstance(sql, str) else ""
@@ -86,9 +92,14 @@ def _recheck(normalised: str, schema: GateSchema, row_limit: int | None, tables:
     render to itself. This catches renderings the parser (and so, likely, the engine) reads
     differently, such as `SELECT * FROM SELECT a LIMIT 10`, where the cap moves into an
     unparenthesised subquery. A construct rendered differently for the dialect (ILIKE as
-    LOWER(...) LIKE LOWER(...) in SQLite) is fine: its rendering is stable.
+    LOWER(...) LIKE LOWER(...) in SQLite) is fine: its rendering is stable. Its characters are
+    checked again: what runs, not only what was sent, must be free of invisible ones.
     """
     dialect = schema.dialect
+    tokens = tokenize(normalised, dialect)
+    check_characters(normalised, tokens)
+    if tokens is not None:  # `a::int::int` is written back as nested CAST(...)
+        bounds.check_nesting(normalised, tokens, "The statement as it would run")
     try:
         trees = parse_all(normalised, dialect)
         query = query_root(trees[0]) if len(trees) == 1 else None

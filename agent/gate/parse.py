@@ -13,14 +13,15 @@ from dataclasses import dataclass
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
+from sqlglot.tokens import Token
 
+from agent.gate import bounds
+from agent.gate.characters import check_characters, tokenize
 from agent.gate.errors import Rejection
 from agent.gate.fixes import clean
 from agent.gate.verdict import Reason
-
-#: Longer texts are rejected before parsing: no saved query is this long, and parse time grows.
-MAX_CHARS = 100_000
 
 #: Where a statement that fails to parse is tried next, in order.
 NEIGHBOURS: dict[str, tuple[str, ...]] = {
@@ -48,18 +49,24 @@ class Parsed:
 
 
 def parse_statement(sql: str, dialect: str) -> Parsed:
-    """Clean `sql` and parse it as exactly one statement of `dialect`; raise `Rejection`."""
+    """Clean `sql` and parse it as exactly one statement of `dialect`; raise `Rejection`.
+
+    Before parsing: the size bound, characters engines read differently, the nesting bound.
+    After: the tree's bounds (`bounds.py`), so no later check works on an unbounded tree.
+    """
     text, fixes = clean(sql)
     if not text:
         raise Rejection(Reason("empty", "There is no SQL statement to check."), sql=sql)
-    if len(text) > MAX_CHARS:
-        message = f"The statement is {len(text):,} characters long; the limit is {MAX_CHARS:,}."
-        raise Rejection(Reason("too_long", message), sql=text[:1000])
+    bounds.check_size(text)
+    tokens = tokenize(text, dialect)
+    check_characters(text, tokens)
+    if tokens is not None:
+        bounds.check_nesting(text, tokens)
     if dialect == "mysql" and EXECUTABLE_COMMENT.search(text):
         message = "MySQL executes the body of /*! ... */ comments; remove them."
         raise Rejection(Reason("executable_comment", message), sql=text)
     try:
-        statements = parse_all(text, dialect)
+        statements = parse_all(text, dialect, tokens)
     except Rejection as failure:
         transpiled = _from_neighbour(text, dialect)
         if transpiled is None:
@@ -71,20 +78,25 @@ def parse_statement(sql: str, dialect: str) -> Parsed:
     if len(statements) > 1:
         message = f"Send exactly one statement; this text holds {len(statements)}."
         raise Rejection(Reason("multiple_statements", message), sql=text)
+    bounds.check_tree(statements[0], text)
     return Parsed(statements[0], text, fixes)
 
 
-def parse_all(text: str, dialect: str) -> list[exp.Expr]:
-    """Every non-empty statement in `text`; any parser failure becomes a `parse_error` rejection."""
+def parse_all(text: str, dialect: str, tokens: list[Token] | None = None) -> list[exp.Expr]:
+    """Every non-empty statement in `text` (from its `tokens` in `dialect` when given); any
+    parser failure becomes a `parse_error` rejection."""
     try:
-        return [s for s in sqlglot.parse(text, read=dialect) if s is not None]
+        if tokens is None:
+            return [s for s in sqlglot.parse(text, read=dialect) if s is not None]
+        parser = Dialect.get_or_raise(dialect).parser()
+        return [s for s in parser.parse(tokens, text) if s is not None]
     except ParseError as error:
         raise Rejection(_parse_reason(error)) from None
     except TokenError as error:
         message = f"Syntax error: {ANSI.sub('', str(error))} (unterminated string or comment?)"
         raise Rejection(Reason("parse_error", message)) from None
     except RecursionError:
-        raise Rejection(Reason("parse_error", "The statement is nested too deeply.")) from None
+        raise Rejection(bounds.too_deep_to_parse()) from None
     except Exception as error:  # a parser bug on odd input is still a failure to parse
         message = f"The parser failed on this text ({type(error).__name__})."
         raise Rejection(Reason("parse_error", message)) from None

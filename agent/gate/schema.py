@@ -9,15 +9,13 @@ the fully qualified name, so what a person approves is exactly what runs.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
-from sqlglot.errors import OptimizeError, SqlglotError
+from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
-from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema, normalize_name
 
@@ -94,14 +92,14 @@ class GateSchema:
         """
         dialect_obj = Dialect.get_or_raise(dialect)
         name = str(dialect)
-        allow = [_key(_split(a, name), name) for a in allowed] if allowed is not None else None
+        allow = [table_key(_split(a, name), name) for a in allowed] if allowed is not None else None
         entries: list[TableEntry] = []
         kept: list[TableInfo] = []
         mapping: dict[str, object] = {}
         types: dict[str, exp.DataType] = {}
         for table in tables:
-            parts = tuple(_exact(p.name, dialect_obj) for p in _split(table.name, name))
-            key = _key(parts, name)
+            parts = tuple(exact_identifier(p.name, dialect_obj) for p in _split(table.name, name))
+            key = table_key(parts, name)
             if allow is not None and not any(_matches(key, a) for a in allow):
                 continue
             columns = {_column_key(c.name, dialect_obj): c.name for c in table.columns}
@@ -112,7 +110,8 @@ class GateSchema:
                 for part in parts:
                     node = node.setdefault(part.sql(name), {})
                 for column in table.columns:
-                    node[_exact(column.name, dialect_obj).sql(name)] = _type(column, name, types)
+                    column_name = exact_identifier(column.name, dialect_obj).sql(name)
+                    node[column_name] = _type(column, name, types)
         _check_depths(entries)
         return cls(name, entries, mapping, measures=measure_names(kept), functions=functions)
 
@@ -157,7 +156,7 @@ def check_tables(tree: exp.Expr, schema: GateSchema) -> TableCheck:
         return result
     for table in references:
         written = ".".join(p.name for p in table.parts)
-        key = _key(tuple(table.parts), dialect)
+        key = table_key(tuple(table.parts), dialect)
         if schema.empty:
             if denylist.is_system_table([p.lower() for p in key], dialect):
                 result.reasons.append(_system(written))
@@ -208,52 +207,6 @@ def real_tables(tree: exp.Expr, dialect: str) -> list[exp.Table]:
     ]
 
 
-@dataclass
-class ColumnCheck:
-    """Unknown columns (with suggestions), the columns read, and identifiers re-quoted."""
-
-    reasons: list[Reason] = field(default_factory=list)
-    columns: list[str] = field(default_factory=list)
-    fixes: list[str] = field(default_factory=list)
-
-
-def check_columns(tree: exp.Expr, schema: GateSchema, entries: list[TableEntry]) -> ColumnCheck:
-    """Qualify a copy of `tree` (tables already rewritten) and list the columns it reads."""
-    dialect = schema.dialect
-    result = ColumnCheck()
-    if _requote_columns(tree, entries, dialect):
-        result.fixes.append("re-quoted identifiers")
-    try:
-        qualified = qualify(
-            tree.copy(),
-            schema=schema.mapping,
-            dialect=dialect,
-            quote_identifiers=False,
-            validate_qualify_columns=True,
-        )
-    except (OptimizeError, SqlglotError) as error:
-        result.reasons.append(_column_reason(error, entries))
-        return result
-    except Exception as error:  # a sqlglot bug on an odd statement: still a failed check
-        message = f"Could not check the columns (sqlglot failed: {type(error).__name__})"
-        result.reasons.append(Reason("column_check_failed", message))
-        return result
-    by_key = {entry.key: entry for entry in entries}
-    for scope in traverse_scope(qualified):
-        for column in scope.columns:
-            source = scope.sources.get(column.table)
-            if not isinstance(source, exp.Table):
-                continue
-            entry = by_key.get(_key(tuple(source.parts), dialect))
-            if entry is None:
-                continue
-            name = entry.columns.get(column.name, column.name)  # qualify normalised it
-            qualified_name = f"{entry.name}.{name}"
-            if qualified_name not in result.columns:
-                result.columns.append(qualified_name)
-    return result
-
-
 def _is_cte_ref(table: exp.Table, scope: Scope) -> bool:
     return (
         isinstance(table.this, exp.Identifier)
@@ -269,64 +222,6 @@ def _rewrite(table: exp.Table, entry: TableEntry) -> None:
     for arg, part in zip(("catalog", "db", "this"), [None] * (3 - len(parts)) + parts, strict=True):
         table.set(arg, part)
     table.meta.pop("quoted_table", None)  # BigQuery `a.b.c` as one quoted name: now its parts
-
-
-def _requote_columns(tree: exp.Expr, entries: list[TableEntry], dialect: str) -> bool:
-    """Fix column names that match a column or alias only case-blind (`"Region"` for `region`,
-    MySQL `GROUP BY MONTH` for the alias `month`)."""
-    known = {key for entry in entries for key in entry.columns}
-    alias_nodes = [a.args["alias"] for a in tree.find_all(exp.Alias) if a.args.get("alias")]
-    alias_names = [a.name for a in alias_nodes]
-    aliases = {normalize_name(a, dialect=dialect).name for a in alias_nodes}
-    folded: dict[str, set[str]] = {}
-    for name in [n for entry in entries for n in entry.columns.values()] + alias_names:
-        folded.setdefault(name.casefold(), set()).add(name)
-    changed = False
-    dialect_obj = Dialect.get_or_raise(dialect)
-    for column in list(tree.find_all(exp.Column)):
-        ident = column.this
-        if not isinstance(ident, exp.Identifier):
-            continue
-        key = normalize_name(ident, dialect=dialect).name
-        if key in known or key in aliases:
-            continue
-        matches = folded.get(ident.name.casefold(), set())
-        if len(matches) == 1:
-            ident.replace(_exact(next(iter(matches)), dialect_obj))
-            changed = True
-    return changed
-
-
-_COLUMN = re.compile(r"Column '(.*?)' could not be resolved(?: for table: '(.*?)')?")
-_UNKNOWN = re.compile(r"Unknown column: (\S+)")
-_WHERE = re.compile(r"Line: (\d+), Col: (\d+)")
-_AMBIGUOUS = re.compile(r"Ambiguous column '(.+?)'")
-
-
-def _column_reason(error: Exception, entries: list[TableEntry]) -> Reason:
-    message = ANSI.sub("", str(error)).splitlines()[0].strip()
-    known = sorted({name for entry in entries for name in entry.columns.values()})
-    match = _COLUMN.search(message) or _UNKNOWN.search(message)
-    if match:
-        name = match.group(1)
-        table = match.group(2) if match.re is _COLUMN and match.group(2) else ""
-        where = _WHERE.search(message)
-        text = f"Unknown column '{name}'" + (f" in '{table}'" if table else "")
-        if where:  # sqlglot reports where the name ends
-            start = max(1, int(where.group(2)) - len(name) + 1)
-            text += f" (line {where.group(1)}, column {start})"
-        owners = [
-            e.name for e in entries if name.casefold() in map(str.casefold, e.columns.values())
-        ]
-        if len(owners) > 1:
-            message = f"Column '{name}' is ambiguous: {', '.join(owners)} all have it"
-            return Reason("ambiguous_column", f"{message}; qualify it with a table or alias")
-        close = [c for c in difflib.get_close_matches(name, known, n=2, cutoff=0.6) if c != name]
-        return Reason("unknown_column", text, close[0] if close else "")
-    if _AMBIGUOUS.search(message):
-        hint = "qualify the column with its table or alias"
-        return Reason("ambiguous_column", f"{message}; {hint}")
-    return Reason("column_check_failed", f"Could not check the columns: {message}")
 
 
 def _system(written: str) -> Reason:
@@ -345,7 +240,7 @@ def _split(name: str, dialect: str) -> tuple[exp.Identifier, ...]:
     return tuple(exp.to_identifier(p, quoted=True) for p in name.split("."))
 
 
-def _exact(name: str, dialect: Dialect) -> exp.Identifier:
+def exact_identifier(name: str, dialect: Dialect) -> exp.Identifier:
     """An identifier that keeps `name`'s exact spelling when written in `dialect`."""
     ident = exp.to_identifier(name)
     strategy = dialect.normalization_strategy
@@ -355,13 +250,13 @@ def _exact(name: str, dialect: Dialect) -> exp.Identifier:
     return ident
 
 
-def _key(parts: tuple[exp.Identifier, ...], dialect: str) -> tuple[str, ...]:
+def table_key(parts: tuple[exp.Identifier, ...], dialect: str) -> tuple[str, ...]:
     return tuple(normalize_name(p, dialect=dialect, is_table=True).name for p in parts)
 
 
 def _column_key(name: str, dialect: Dialect) -> str:
     """A schema column's lookup key: its exact spelling, normalised as the engine reads it."""
-    return normalize_name(_exact(name, dialect), dialect=dialect).name
+    return normalize_name(exact_identifier(name, dialect), dialect=dialect).name
 
 
 def _matches(key: tuple[str, ...], allowed: tuple[str, ...]) -> bool:

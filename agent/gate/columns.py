@@ -1,0 +1,131 @@
+"""The column check: every column a statement reads must exist in the tables it names.
+
+sqlglot's `qualify` resolves each column against the schema (and fails on an unknown or ambiguous
+one); the columns read are then listed as `table.column` pairs for the verdict.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import OptimizeError, SqlglotError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import traverse_scope
+from sqlglot.schema import normalize_name
+
+from agent.gate.parse import ANSI
+from agent.gate.schema import GateSchema, TableEntry, exact_identifier, table_key
+from agent.gate.verdict import Reason
+
+
+@dataclass
+class ColumnCheck:
+    """Unknown columns (with suggestions), the columns read, and identifiers re-quoted."""
+
+    reasons: list[Reason] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+    fixes: list[str] = field(default_factory=list)
+
+
+def check_columns(tree: exp.Expr, schema: GateSchema, entries: list[TableEntry]) -> ColumnCheck:
+    """Qualify a copy of `tree` (tables already rewritten) and list the columns it reads."""
+    dialect = schema.dialect
+    result = ColumnCheck()
+    if _requote_columns(tree, entries, dialect):
+        result.fixes.append("re-quoted identifiers")
+    try:
+        qualified = qualify(
+            tree.copy(),
+            schema=schema.mapping,
+            dialect=dialect,
+            quote_identifiers=False,
+            validate_qualify_columns=True,
+        )
+    except (OptimizeError, SqlglotError) as error:
+        result.reasons.append(_column_reason(error, entries))
+        return result
+    except Exception as error:  # a sqlglot bug on an odd statement: still a failed check
+        message = f"Could not check the columns (sqlglot failed: {type(error).__name__})"
+        result.reasons.append(Reason("column_check_failed", message))
+        return result
+    by_key = {entry.key: entry for entry in entries}
+    for scope in traverse_scope(qualified):
+        # the scope's own nodes, not `scope.columns`: that climbs to the SELECT from every
+        # column, quadratic in a chain's length; a correlated column's source is further out
+        for column in scope.find_all(exp.Column):
+            owner = scope
+            while owner.parent is not None and column.table not in owner.sources:
+                owner = owner.parent
+            source = owner.sources.get(column.table)
+            if not isinstance(source, exp.Table):
+                continue
+            entry = by_key.get(table_key(tuple(source.parts), dialect))
+            if entry is None:
+                continue
+            name = entry.columns.get(column.name, column.name)  # qualify normalised it
+            qualified_name = f"{entry.name}.{name}"
+            if qualified_name not in result.columns:
+                result.columns.append(qualified_name)
+    return result
+
+
+def _requote_columns(tree: exp.Expr, entries: list[TableEntry], dialect: str) -> bool:
+    """Fix column names that match a column or alias only case-blind (`"Region"` for `region`,
+    MySQL `GROUP BY MONTH` for the alias `month`)."""
+    known = {key for entry in entries for key in entry.columns}
+    alias_nodes = [a.args["alias"] for a in tree.find_all(exp.Alias) if a.args.get("alias")]
+    alias_names = [a.name for a in alias_nodes]
+    aliases = {normalize_name(a, dialect=dialect).name for a in alias_nodes}
+    folded: dict[str, set[str]] = {}
+    for name in [n for entry in entries for n in entry.columns.values()] + alias_names:
+        folded.setdefault(name.casefold(), set()).add(name)
+    changed = False
+    dialect_obj = Dialect.get_or_raise(dialect)
+    for column in list(tree.find_all(exp.Column)):
+        ident = column.this
+        if not isinstance(ident, exp.Identifier):
+            continue
+        key = normalize_name(ident, dialect=dialect).name
+        if key in known or key in aliases:
+            continue
+        matches = folded.get(ident.name.casefold(), set())
+        if len(matches) == 1:
+            ident.replace(exact_identifier(next(iter(matches)), dialect_obj))
+            changed = True
+    return changed
+
+
+_COLUMN = re.compile(r"Column '(.*?)' could not be resolved(?: for table: '(.*?)')?")
+_UNKNOWN = re.compile(r"Unknown column: (\S+)")
+_WHERE = re.compile(r"Line: (\d+), Col: (\d+)")
+_AMBIGUOUS = re.compile(r"Ambiguous column '(.+?)'")
+
+
+def _column_reason(error: Exception, entries: list[TableEntry]) -> Reason:
+    message = ANSI.sub("", str(error)).splitlines()[0].strip()
+    known = sorted({name for entry in entries for name in entry.columns.values()})
+    match = _COLUMN.search(message) or _UNKNOWN.search(message)
+    if match:
+        name = match.group(1)
+        table = match.group(2) if match.re is _COLUMN and match.group(2) else ""
+        where = _WHERE.search(message)
+        text = f"Unknown column '{name}'" + (f" in '{table}'" if table else "")
+        if where:  # sqlglot reports where the name ends
+            start = max(1, int(where.group(2)) - len(name) + 1)
+            text += f" (line {where.group(1)}, column {start})"
+        owners = [
+            e.name for e in entries if name.casefold() in map(str.casefold, e.columns.values())
+        ]
+        if len(owners) > 1:
+            message = f"Column '{name}' is ambiguous: {', '.join(owners)} all have it"
+            return Reason("ambiguous_column", f"{message}; qualify it with a table or alias")
+        close = [c for c in difflib.get_close_matches(name, known, n=2, cutoff=0.6) if c != name]
+        return Reason("unknown_column", text, close[0] if close else "")
+    if _AMBIGUOUS.search(message):
+        hint = "qualify the column with its table or alias"
+        return Reason("ambiguous_column", f"{message}; {hint}")
+    return Reason("column_check_failed", f"Could not check the columns: {message}")
