@@ -32,6 +32,8 @@ class Proposal:
     usage: QuestionUsage | None = None
     #: How the model read the question before writing SQL (the plan-first strategy), or None.
     plan: dict[str, Any] | None = None
+    #: `table.column` pairs the gate found the SQL reads.
+    columns: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,9 @@ class ProposalState(TypedDict):
     sql: str
     explanation: str
     tables: list[str]
+    #: `table.column` pairs the gate found read (stored with a verified example); absent in
+    #: proposals checkpointed before it was recorded.
+    columns: NotRequired[list[str]]
     sql_sha256: str
     warnings: list[str]
     estimated_bytes: int | None

@@ -16,7 +16,6 @@ from langchain_core.runnables import RunnableConfig
 
 from agent.audit import sql_sha256
 from agent.context import AgentDeps, thread_of
-from agent.gate import check_sql
 from agent.state import ThreadState
 from connectors.base import ConnectorError, QueryCancelled, QueryResult, RunContext
 
@@ -62,19 +61,18 @@ def answer_of(state: ThreadState, deps: AgentDeps, result: QueryResult) -> dict[
 def learn(state: ThreadState, deps: AgentDeps) -> None:
     """Keep an approved query that returned rows as a verified example for later questions.
 
+    The tables and columns are the gate's, recorded on the proposal when it passed: the gate is
+    not run again (a proposal checkpointed before columns were recorded is kept without them).
     Learning must never cost the person their answer, so a failure is logged and dropped.
     """
     proposal, decision = state["proposal"], state["decision"]
     assert proposal is not None and decision is not None
     try:
-        verdict = check_sql(
-            proposal["sql"], deps.catalog.gate_schema, row_limit=deps.limits.row_limit
-        )
         deps.examples.add(
             proposal["question"],
             proposal["sql"],
-            tables=list(verdict.tables),
-            columns=list(verdict.columns),
+            tables=list(proposal["tables"]),
+            columns=list(proposal.get("columns", [])),
             approved_by=decision["by"],
         )
     except (sqlite3.Error, ConnectorError) as exc:

@@ -84,6 +84,7 @@ def judge(
             "sql": verdict.sql,
             "explanation": draft["explanation"],
             "tables": list(verdict.tables),
+            "columns": list(verdict.columns),
             "sql_sha256": sql_sha256(verdict.sql),
             "warnings": [
                 *draft.get("notes", []),
