@@ -26,6 +26,7 @@ from pathlib import Path
 import sqlglot
 
 from agent.gate import GateSchema, Verdict, check_sql
+from bench import gate_bounds
 from connectors import open_connector
 from connectors.base import Connector
 from connectors.sandbox import Sandboxes
@@ -285,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     connector_catalogue(not args.no_bigquery, failures)
     gold(gold_times, failures)
     timing(gold_times, payload_times)
+    gate_bounds.report()
     for failure in failures:
         print(f"FAIL: {failure}", file=sys.stderr)
     return 1 if failures else 0
