@@ -221,13 +221,13 @@ PURE_FUNCTIONS: dict[str, frozenset[str]] = {
 PURE_FUNCTIONS["mariadb"] = PURE_FUNCTIONS["mysql"]
 
 #: Unquoted words some engines read as a session function where sqlglot sees a column
-#: (PostgreSQL `SELECT user` is the login name, even when a table has a column `user`).
+#: (PostgreSQL `SELECT user` is the login name, even when a table has a column `user`). DuckDB
+#: reads a column of that name first, and without one its user is always `duckdb`.
 SESSION_WORDS: dict[str, frozenset[str]] = {
     "postgres": frozenset(
         {"user", "current_user", "current_role", "session_user", "system_user",
          "current_catalog", "current_schema"}
     ),
-    "duckdb": frozenset({"user", "current_user", "current_role", "session_user"}),
     "mysql": frozenset({"current_user", "current_role"}),
     "mariadb": frozenset({"current_user", "current_role"}),
 }  # fmt: skip
