@@ -56,13 +56,16 @@ def test_values_built_outside_the_memory_limit_are_refused_before_they_run(
     serves(tiny)
 
 
-def test_small_built_values_still_run(tiny: DuckDBConnector) -> None:
-    # The bound for built values here is 64 KiB / 2,048 rows = 32 bytes.
-    sql = "SELECT repeat('ab', 16) AS r, lpad(region, 8, '.') AS p, len(range(3)) AS n FROM sales"
-    result = tiny.run(sql + " ORDER BY p", max_rows=10, timeout_s=30)
-    assert result.rows == [("ab" * 16, "...North", 3), ("ab" * 16, "...South", 3)]
-    with pytest.raises(ResourceLimitExceeded):
-        tiny.run("SELECT repeat('ab', 17)", max_rows=1, timeout_s=30)
+def test_small_built_values_still_run_and_a_row_of_them_adds_up(tiny: DuckDBConnector) -> None:
+    # The bound for built values here is 64 KiB / 2,048 rows = 32 bytes a row.
+    sql = "SELECT repeat('ab', 8) AS r, lpad(region, 16, '.') AS p FROM sales ORDER BY p"
+    result = tiny.run(sql, max_rows=10, timeout_s=30)
+    assert result.rows == [("ab" * 8, "." * 11 + "North"), ("ab" * 8, "." * 11 + "South")]
+    assert tiny.run("SELECT len(range(3))", max_rows=1, timeout_s=30).rows == [(3,)]
+    with pytest.raises(ResourceLimitExceeded, match="add up to 33 bytes"):
+        tiny.run(sql.replace("16", "17"), max_rows=10, timeout_s=30)
+    with pytest.raises(ResourceLimitExceeded, match="cannot check"):
+        tiny.run("SELECT repeat('x', 2000000000) FROM sales WHERE ?!", max_rows=1, timeout_s=30)
 
 
 def test_a_long_value_from_the_data_stops_the_run(tiny: DuckDBConnector, shop_file: Path) -> None:
