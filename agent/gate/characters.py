@@ -16,6 +16,8 @@ cannot tokenize is checked as if nothing were quoted (fail closed).
 
 from __future__ import annotations
 
+import bisect
+import re
 import unicodedata
 
 import sqlglot
@@ -48,6 +50,9 @@ INVISIBLE_RANGES = (
     (0x1D173, 0x1D17A),
     (0xE0000, 0xE0FFF),
 )
+
+#: Everything but printable ASCII and the plain space: only these are looked at.
+_NOT_PLAIN = re.compile(r"[^\x20-\x7e]")
 
 #: Names Python's unicodedata does not give (control characters have none).
 CONTROL_NAMES = {
@@ -107,18 +112,19 @@ def check_characters(text: str, tokens: list[Token] | None) -> None:
 
     `tokens` are `text`'s tokens in the target dialect (None when it could not be tokenized).
     """
-    if text.isascii() and text.isprintable():
-        return  # the common case: nothing to look up
-    where = _quoting(text, tokens or [])
-    found = [(i, char) for i, char in enumerate(text) if _refused(char, where.get(i, ""))]
+    candidates = [m.start() for m in _NOT_PLAIN.finditer(text)]
+    if not candidates:
+        return  # printable ASCII and spaces only: the common case
+    spans = _quoted_spans(tokens or [])
+    places = {i: _place(i, spans) for i in candidates}
+    found = [i for i in candidates if _refused(text[i], places[i])]
     if not found:
         return
-    at, char = found[0]
+    at = found[0]
     line = text.count("\n", 0, at) + 1
     column = at - (text.rfind("\n", 0, at) + 1) + 1
     more = f" ({len(found) - 1} more after it)" if len(found) > 1 else ""
-    why = _WHY[where.get(at, "")]
-    message = f"{describe(char)} at line {line}, column {column}{more}: {why}"
+    message = f"{describe(text[at])} at line {line}, column {column}{more}: {_WHY[places[at]]}"
     raise Rejection(Reason("invisible_character", message), sql=text)
 
 
@@ -152,17 +158,20 @@ def _refused(char: str, inside: str) -> bool:
     return suspicious(char)
 
 
-def _quoting(text: str, tokens: list[Token]) -> dict[int, str]:
-    """Position -> "string" or "identifier" for characters inside quoted tokens (quotes too)."""
-    where: dict[int, str] = {}
+def _quoted_spans(tokens: list[Token]) -> list[tuple[int, int, str]]:
+    """(start, end, "string" or "identifier") of each quoted token, quotes included, in order."""
+    spans = []
     for token in tokens:
         if token.token_type in _STRING_TOKENS:
-            kind = "string"
+            spans.append((token.start, token.end, "string"))
         elif token.token_type == TokenType.IDENTIFIER:
-            kind = "identifier"
-        else:
-            continue
-        for i in range(token.start, min(token.end, len(text) - 1) + 1):
-            if not (text[i].isascii() and text[i].isprintable()):
-                where[i] = kind
-    return where
+            spans.append((token.start, token.end, "identifier"))
+    return spans
+
+
+def _place(at: int, spans: list[tuple[int, int, str]]) -> str:
+    """The kind of quoted token holding position `at`, or "" outside them."""
+    index = bisect.bisect_right(spans, at, key=lambda span: span[0]) - 1
+    if index >= 0 and spans[index][0] <= at <= spans[index][1]:
+        return spans[index][2]
+    return ""

@@ -101,7 +101,7 @@ def _recheck(normalised: str, schema: GateSchema, row_limit: int | None, tables:
     if tokens is not None:  # `a::int::int` is written back as nested CAST(...)
         bounds.check_nesting(normalised, tokens, "The statement as it would run")
     try:
-        trees = parse_all(normalised, dialect)
+        trees = parse_all(normalised, dialect, tokens)
         query = query_root(trees[0]) if len(trees) == 1 else None
         stable = query is not None and not safety_reasons(trees[0], dialect, schema.functions)
         if query is not None and stable and dialect == LOOKER:
