@@ -58,6 +58,9 @@ DUCKDB = [
     Attack("three 32,000-char columns x 1,000 rows", "duckdb",
            "SELECT repeat('a', 32000) AS a, repeat('b', 32000) AS b, repeat('c', 32000) AS c"
            " FROM range(100000)"),
+    Attack("a 100 KB string_agg value on each of 100,000 rows", "duckdb",
+           "SELECT i, (SELECT string_agg('x', '') FROM range(100000)) AS v"
+           " FROM range(100000) t(i)"),
     Attack("string_agg over range(500M)", "duckdb",
            "SELECT length(string_agg('xxxxxxxxxx', ',')) FROM range(500000000)"),
     Attack("GROUP BY over range(10000000000)", "duckdb",
