@@ -13,9 +13,8 @@ many of the bot's workers ask. A run that finds every connection busy queues for
 own time limit (a queued run can be cancelled); only then does it fail, saying so.
 
 Results are read a row at a time, each measured against `Limits` (connectors/limits.py) as it
-arrives, so the bot never holds more than one row past the bytes it keeps; the flavor counts the
-rows past the cap (PostgreSQL on the server, without sending them) and applies the engine's own
-memory and temp bounds in `begin`.
+arrives, so the bot never holds more than one row past the bytes it keeps (rows past the cap are
+counted and measured, not kept); each flavor applies the engine's own memory bounds in `begin`.
 """
 
 from __future__ import annotations
@@ -159,7 +158,7 @@ class SqlConnector:
                         meter = Meter(self.limits, lambda: _names(cursor))
                         try:
                             rows = meter.keep(stream, max_rows)
-                            total = len(rows) + self._flavor.count_rest(con, cursor, stream, meter)
+                            total = len(rows) + meter.count(stream)
                         except ResourceLimitExceeded:
                             self._flavor.abandon(con, cursor, stream)
                             raise

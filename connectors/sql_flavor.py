@@ -17,7 +17,6 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
 from connectors.base import ConnectorError, TableInfo
-from connectors.limits import Meter
 
 #: A DB-API cursor after its statement ran, and an iterator over its rows (consumed once).
 Stream = tuple[Any, Iterator[tuple[Any, ...]]]
@@ -50,10 +49,6 @@ class Flavor(Protocol):
     def execute(self, con: Any, sql: str) -> Stream:
         """Send `sql` as one statement (the driver or server refuses several) and stream rows
         one at a time (never a batch whose size the bot has not measured)."""
-        ...
-
-    def count_rest(self, con: Any, cursor: Any, stream: Iterator[Any], meter: Meter) -> int:
-        """How many rows are left after the kept ones (`meter` checks any the bot reads)."""
         ...
 
     def abandon(self, con: Any, cursor: Any, stream: Iterator[Any]) -> None:

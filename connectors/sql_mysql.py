@@ -39,7 +39,7 @@ from connectors.base import (
     TableInfo,
     WarehouseUnavailable,
 )
-from connectors.limits import Limits, Meter, engine_memory, engine_temp
+from connectors.limits import Limits, engine_memory, engine_temp
 from connectors.sql_flavor import Stream, first_line, qualified
 
 #: In-memory temporary tables may use this share of `Limits.engine_memory_mb`.
@@ -175,11 +175,6 @@ class MySQLFlavor:
         cursor = con.cursor(SSCursor)  # unbuffered: rows past the cap are counted, not kept
         cursor.execute(sql)  # no arguments: PyMySQL leaves `%` alone
         return cursor, iter(cursor.fetchone, None)
-
-    def count_rest(
-        self, con: Connection, cursor: SSCursor, stream: Iterator[Any], meter: Meter
-    ) -> int:
-        return meter.count(stream)
 
     def abandon(self, con: Connection, cursor: SSCursor, stream: Iterator[Any]) -> None:
         # The connection is discarded with the rest unread: PyMySQL would otherwise try to read

@@ -34,7 +34,7 @@ from connectors.base import (
     TableInfo,
     WarehouseUnavailable,
 )
-from connectors.limits import Limits, Meter, ResourceLimitExceeded, engine_memory
+from connectors.limits import Limits, ResourceLimitExceeded, engine_memory
 from connectors.sql_flavor import Stream, first_line, qualified
 
 #: A sort or hash may use this share of `Limits.engine_memory_mb` (a plan can hold several).
@@ -172,11 +172,6 @@ class PostgresFlavor:
     def execute(self, con: psycopg.Connection, sql: str) -> Stream:
         cursor = con.cursor()
         return cursor, cursor.stream(sql, size=1)
-
-    def count_rest(
-        self, con: psycopg.Connection, cursor: Any, stream: Iterator[Any], meter: Meter
-    ) -> int:
-        return meter.count(stream)
 
     def abandon(self, con: psycopg.Connection, cursor: Any, stream: Iterator[Any]) -> None:
         close = getattr(stream, "close", None)

@@ -25,7 +25,7 @@ from connectors.base import (
     TableInfo,
     WarehouseUnavailable,
 )
-from connectors.limits import Limits, Meter, cell_too_large, engine_memory
+from connectors.limits import Limits, cell_too_large, engine_memory
 from connectors.sql_flavor import Stream, first_line, qualified
 from connectors.sqlite_guard import (
     GuardedConnection,
@@ -99,11 +99,6 @@ class SQLiteFlavor:
     def execute(self, con: sqlite3.Connection, sql: str) -> Stream:
         cursor = con.execute(sql)  # sqlite3 refuses a second statement
         return cursor, iter(cursor)
-
-    def count_rest(
-        self, con: sqlite3.Connection, cursor: Any, stream: Iterator[Any], meter: Meter
-    ) -> int:
-        return meter.count(stream)
 
     def abandon(
         self, con: sqlite3.Connection, cursor: sqlite3.Cursor, stream: Iterator[Any]
