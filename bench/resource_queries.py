@@ -9,8 +9,9 @@ child's peak RSS (`ru_maxrss`, imports included: compare the baseline row), the 
 engine's temp files reached while it ran (DuckDB: the connector's temp directory; PostgreSQL:
 `pg_ls_tmpdir()`; MariaDB and SQLite unlink their temp files at once, so 0 there), and the bound
 that stopped it. PostgreSQL and MariaDB rows run when the servers are up on 127.0.0.1 (as a
-throwaway login and database, like the tests'). `bench/gate_report.py` prints them as its
-resource section.
+throwaway login and database, like the tests'). `resource_rows()` gives the rows of the gate
+report's resource section; the PostgreSQL sort with temp_file_limit unset is not stopped
+(ok=False), which is the point of that row: PostgreSQL leaves it to the DBA.
 """
 
 from __future__ import annotations
