@@ -21,7 +21,8 @@ from pathlib import Path
 import duckdb
 
 from connectors.sandbox import Sandboxes
-from connectors.sandbox_load import SandboxLimits, format_size
+from connectors.sandbox_bounds import SandboxLimits
+from connectors.sandbox_files import format_size
 
 _ROWS_SQL = """
 SELECT i AS order_id,

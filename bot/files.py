@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from connectors.sandbox_load import format_size
+from connectors.sandbox_files import format_size
 
 log = logging.getLogger(__name__)
 

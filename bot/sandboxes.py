@@ -25,7 +25,8 @@ from bot.threads import ThreadAgent
 from bot.wiring import Deployment
 from connectors.base import Connector
 from connectors.sandbox import Sandboxes, SandboxInfo
-from connectors.sandbox_load import LoadedTable, SandboxLimits
+from connectors.sandbox_bounds import SandboxLimits
+from connectors.sandbox_load import LoadedTable
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,8 @@ from bot.files import FileUnavailable, SharedFile, SlackFiles
 from bot.sandboxes import SandboxAgents
 from bot.slack_thread import SlackThread, post
 from bot.threads import Conversations
-from connectors.sandbox_load import FileRejected, LoadedTable
+from connectors.sandbox_files import FileRejected
+from connectors.sandbox_load import LoadedTable
 
 log = logging.getLogger(__name__)
 

@@ -4,10 +4,11 @@ Each conversation (a thread id) gets a directory under `root` named by a hash of
 `files.duckdb` (so its tables read `files.main.<table>`) and `thread.json` (the thread id, the
 files loaded, and, through its modification time, when the sandbox was last used).
 
-Loading (`connectors.sandbox_load`) opens its own read-write connection that may read nothing
-but the one uploaded file, and closes it before the sandbox is queried, read-only, through
-`DuckDBConnector`. DuckDB keeps one database instance
-per file in a process, so a sandbox's query connector must be closed before loading into it.
+Loading (`connectors.sandbox_load`) runs in a child process under hard limits
+(`connectors.sandbox_child`), on a copy of the database that replaces it only when the load
+succeeded. The sandbox is queried, read-only, through `DuckDBConnector`, whose engine limits
+bound a query's memory and temp files. DuckDB keeps one database instance per file in a
+process, so a sandbox's query connector must be closed before loading into it.
 
 Removing a sandbox deletes its database and keeps `thread.json` as a tombstone, so a later
 question can be told its file is gone; tombstones are purged after `tombstone_s`.
@@ -30,14 +31,10 @@ from typing import Any
 
 from connectors.base import WarehouseUnavailable
 from connectors.duckdb import DuckDBConnector
-from connectors.sandbox_load import (
-    FileRejected,
-    LoadedTable,
-    SandboxLimits,
-    detect_kind,
-    format_size,
-    load_file,
-)
+from connectors.sandbox_bounds import SandboxLimits
+from connectors.sandbox_child import load_bounded
+from connectors.sandbox_files import FileRejected, detect_kind, format_size
+from connectors.sandbox_load import LoadedTable
 
 _STAGING_PREFIX = ".incoming-"
 #: A staging directory this old was left by a crash mid-download.
@@ -98,7 +95,8 @@ class Sandboxes:
     # -- using ---------------------------------------------------------------------------------
 
     def open(self, thread_id: str, **options: Any) -> DuckDBConnector:
-        """The read-only query connector on the sandbox (`options` go to DuckDBConnector)."""
+        """The read-only query connector on the sandbox (`options` go to DuckDBConnector, whose
+        engine limits bound the memory and temp files of its queries)."""
         if not self.exists(thread_id):
             raise WarehouseUnavailable(
                 "This conversation has no uploaded files.", hint="Upload a file first."
@@ -127,6 +125,7 @@ class Sandboxes:
                 f"{format_size(self.limits.max_file_bytes)}.",
                 hint="Upload a smaller extract (filter or aggregate it first), or ask whoever "
                 "runs querybot to raise the limit.",
+                bound="size",
             )
         with self._lock(thread_id):
             directory = self.directory(thread_id)
@@ -135,7 +134,8 @@ class Sandboxes:
                 _clear_tombstone(directory)
             directory.mkdir(parents=True, exist_ok=True)
             try:
-                tables = load_file(directory / _DB_NAME, file, name, kind, self.limits)
+                with self.staging() as work:
+                    tables = load_bounded(directory / _DB_NAME, file, name, kind, self.limits, work)
             except BaseException:
                 if not existed:  # leave no empty sandbox behind a refused first file
                     shutil.rmtree(directory, ignore_errors=True)

@@ -1,82 +1,47 @@
-"""One uploaded file into DuckDB tables: what kind of file it is, the names its tables and
-columns get, the limits it must keep, and the loader that reads it.
+"""One uploaded file into DuckDB tables: the loader that reads it, held to the deterministic
+bounds of connectors/sandbox_bounds.py (tables, rows, columns, cells, expanded bytes) before and
+while it reads.
 
 Loading is code, never model-written SQL: file paths go in as parameters, names as quoted
 identifiers, and the loader's connection may read nothing but the one uploaded file (external
-access off, `allowed_paths`, configuration locked). `connectors.sandbox` decides where each
-conversation's database lives and when it goes.
+access off, `allowed_paths`, configuration locked). It runs in a child process under hard
+limits (connectors/sandbox_child.py); `connectors.sandbox` decides where each conversation's
+database lives and when it goes.
 """
 
 from __future__ import annotations
 
-import codecs
+import contextlib
 import csv
-import functools
-import re
 import sqlite3
 import time
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import sqlglot
-from sqlglot import exp
 
 from connectors import sandbox_sqlite
-from connectors.base import ConnectorError
-
-FORMATS = "CSV, Parquet, JSON or SQLite"
-
-_EXTENSIONS = {
-    ".csv": "csv",
-    ".tsv": "csv",
-    ".tab": "csv",
-    ".txt": "csv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".json": "json",
-    ".ndjson": "json",
-    ".jsonl": "json",
-    ".sqlite": "sqlite",
-    ".sqlite3": "sqlite",
-    ".db": "sqlite",
-}
-_KIND_NAMES = {"csv": "CSV", "parquet": "Parquet", "json": "JSON", "sqlite": "SQLite"}
-_PARQUET_MAGIC = b"PAR1"
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-#: Bytes read to tell text from binary data.
-_SNIFF_BYTES = 64 * 1024
-#: Letters NFKD does not reduce to ASCII.
-_TRANSLITERATE = str.maketrans(
-    {
-        "ß": "ss",
-        "æ": "ae",
-        "Æ": "AE",
-        "ø": "o",
-        "Ø": "O",
-        "œ": "oe",
-        "Œ": "OE",
-        "ł": "l",
-        "đ": "d",
-        "þ": "th",
-    }
+from connectors.sandbox_bounds import (
+    MIB,
+    SandboxLimits,
+    over_bound,
+    too_expanded,
+    too_many_cells,
+    too_many_columns,
 )
-_DELIMITER_NAMES = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "pipes"}
+from connectors.sandbox_files import (
+    CSV_DELIMITERS,
+    KIND_NAMES,
+    FileRejected,
+    first_line,
+    header_fields,
+    identifier,
+    is_utf8,
+)
 
-
-@dataclass(frozen=True)
-class SandboxLimits:
-    """What one upload and one conversation's sandbox may hold."""
-
-    max_file_bytes: int = 50 * 1024 * 1024
-    #: Rows across every table of a sandbox.
-    max_rows: int = 5_000_000
-    max_tables: int = 20
-    #: Memory and threads of the loader (the query connector has its own).
-    memory_limit: str = "1GB"
-    threads: int = 2
+#: DuckDB types whose values have no fixed width: measured for the expanded-bytes bound.
+_MEASURED = {"VARCHAR": "strlen({})", "BLOB": "octet_length({})"}
 
 
 @dataclass(frozen=True)
@@ -89,23 +54,23 @@ class LoadedTable:
     columns: int
 
 
-class FileRejected(ConnectorError):
-    """An upload the sandbox will not take; `message` says which file and why."""
-
-
 def load_file(
-    db: Path, file: Path, name: str, kind: str, limits: SandboxLimits
+    db: Path, file: Path, name: str, kind: str, limits: SandboxLimits, temp: Path
 ) -> list[LoadedTable]:
     """Load `file` (a `kind` upload called `name`) into the DuckDB database `db`, in one
-    transaction on a connection of its own that may read nothing but that file."""
+    transaction on a connection of its own that may read nothing but that file, spilling to
+    `temp` at most `limits.disk_bytes`. Meant for the bounded child process
+    (connectors/sandbox_child.py), which holds it to the memory and time limits."""
     con = duckdb.connect(
         str(db),
         config={
             "autoload_known_extensions": False,
             "autoinstall_known_extensions": False,
             "allow_community_extensions": False,
-            "threads": limits.threads,
-            "memory_limit": limits.memory_limit,
+            "threads": 1,
+            "memory_limit": f"{max(limits.memory_bytes // 2 // MIB, 1)}MiB",
+            "temp_directory": str(temp),
+            "max_temp_directory_size": f"{max(limits.disk_bytes // MIB, 1)}MiB",
         },
     )
     try:
@@ -122,7 +87,8 @@ def load_file(
                 tables = [loader.load_scan(file, kind)]
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            with contextlib.suppress(duckdb.Error):
+                con.execute("ROLLBACK")
             raise
         con.execute("CHECKPOINT")
         return tables
@@ -161,13 +127,19 @@ class _Loader:
     def load_scan(self, file: Path, kind: str) -> LoadedTable:
         """A CSV, Parquet or JSON file as one table, read by DuckDB's own readers."""
         self._check_table_slots(1)
+        if kind == "csv":
+            self.columns("", header_fields(file, utf8=self._is_utf8(file)))
         scan, params = self._scan(file, kind)
         try:
             described = self.con.execute(f"DESCRIBE SELECT * FROM {scan}", params).fetchall()
+            self.columns("", len(described))
+            if kind == "csv":
+                self._check_csv_shape(file, described)
+            room = self.limits.max_rows - self.rows
+            if kind == "parquet":
+                self._check_parquet(file, scan, params, described, room)
         except duckdb.Error as exc:
             raise self._unreadable(kind, exc) from exc
-        if kind == "csv":
-            self._check_csv_shape(file, described)
         table = self._table_name(Path(self.name).stem)
         originals = [row[0] for row in described]
         columns = self._column_names(originals)
@@ -178,24 +150,30 @@ class _Loader:
             f"timezone('UTC', {_q(o)}) AS {_q(c)}" if o in zoned else f"{_q(o)} AS {_q(c)}"
             for o, c in zip(originals, columns, strict=True)
         )
-        room = self.limits.max_rows - self.rows
+        # Rows past either bound are not read: one more than fits says the file is over.
+        fits = min(room, self.limits.max_cells // max(len(columns), 1))
         try:
             self.con.execute(
                 f"CREATE TABLE {_q(table)} AS SELECT {select} FROM {scan} LIMIT ?",
-                [*params, room + 1],
+                [*params, fits + 1],
             )
         except duckdb.Error as exc:
             raise self._unreadable(kind, exc) from exc
         rows = self._count(table)
         self._check_rows(rows, room)
+        self.cells(rows * len(columns))
         self._describe(table, originals, columns, f"the file {self.name}", utc=zoned)
         return self._loaded(table, rows, len(columns))
 
     def load_sqlite(self, file: Path) -> list[LoadedTable]:
         """Every ordinary table of a SQLite file, each as a table."""
         try:
-            with sandbox_sqlite.open_upload(file) as source:
-                contents = sandbox_sqlite.read_contents(source)
+            with sandbox_sqlite.open_upload(
+                file, max_value_bytes=self.limits.max_file_bytes
+            ) as source:
+                contents = sandbox_sqlite.read_contents(
+                    source, self, self.limits.max_expanded_bytes
+                )
                 if not contents.tables:
                     raise FileRejected(
                         f"{self.name} has no tables to load.",
@@ -247,11 +225,53 @@ class _Loader:
         if delim is not None:
             options += ", delim = ?, header = true"
             params.append(delim)
-        if self._utf8 is None:
-            self._utf8 = _is_utf8(file)
-        if not self._utf8:
+        if not self._is_utf8(file):
             options += ", encoding = 'latin-1'"
         return f"read_csv(?{options})", params
+
+    def _is_utf8(self, file: Path) -> bool:
+        if self._utf8 is None:
+            self._utf8 = is_utf8(file)
+        return self._utf8
+
+    def _check_parquet(
+        self, file: Path, scan: str, params: list[Any], described: list[Any], room: int
+    ) -> None:
+        """Rows and cells from the file's metadata, then the bytes its values expand to,
+        measured by a streaming scan before anything is stored: a dictionary page holds each
+        distinct value once, however many rows repeat it."""
+        (rows,) = self.con.execute(
+            "SELECT num_rows FROM parquet_file_metadata(?)", [str(file)]
+        ).fetchone()
+        self._check_rows(rows, room)
+        self.cells(rows * len(described))
+        measured = []
+        fixed = 0
+        for column, kind, *_ in described:
+            if kind in _MEASURED:
+                measured.append(_MEASURED[kind].format(_q(column)))
+            elif kind.endswith("]") or kind.startswith(("STRUCT", "MAP", "UNION")):
+                measured.append(f"strlen(CAST({_q(column)} AS VARCHAR))")
+            else:
+                fixed += 8
+        sizes = " + ".join(f"coalesce(sum({m}), 0)" for m in measured) or "0"
+        (size,) = self.con.execute(f"SELECT {sizes} FROM {scan}", params).fetchone()
+        self.expanded(int(size) + rows * fixed)
+
+    # -- bounds (sandbox_sqlite.Checks) --------------------------------------------------------
+
+    def columns(self, table: str, count: int) -> None:
+        if count > self.limits.max_columns:
+            where = f" (table {table})" if table else ""
+            raise too_many_columns(self.name, count, self.limits, where)
+
+    def cells(self, total: int) -> None:
+        if total > self.limits.max_cells:
+            raise too_many_cells(self.name, self.limits)
+
+    def expanded(self, total: int | None, what: str = "") -> None:
+        if total is None or total > self.limits.max_expanded_bytes:
+            raise too_expanded(self.name, total, self.limits, what)
 
     def _check_csv_shape(self, file: Path, described: list[tuple[Any, ...]]) -> None:
         """DuckDB's sniffer reads a CSV whose rows disagree on their number of fields as one
@@ -273,7 +293,7 @@ class _Loader:
                     raise FileRejected(
                         f"could not read {self.name} as CSV: line {rows.line_num} has "
                         f"{len(row)} fields but the header has {expected} "
-                        f"(separated by {_DELIMITER_NAMES[delim]}).",
+                        f"(separated by {CSV_DELIMITERS[delim]}).",
                         hint="Fix that line (a missing or extra separator, or an unclosed "
                         "quote) or export the file again, and upload it again.",
                     )
@@ -285,6 +305,7 @@ class _Loader:
                 f"{self.name} would add {count} table{'s' * (count != 1)}, but this conversation "
                 f"has room for {max(left, 0)} more (at most {self.limits.max_tables}).",
                 hint="Start a new conversation for more files.",
+                bound="tables",
             )
 
     def _check_rows(self, rows: int, room: int) -> None:
@@ -295,6 +316,7 @@ class _Loader:
                 f"{total:,} rows in all"
                 + (f" and {total - room:,} are taken." if room < total else "."),
                 hint="Upload a smaller extract (filter or aggregate it first).",
+                bound="rows",
             )
 
     def _count(self, table: str) -> int:
@@ -343,86 +365,15 @@ class _Loader:
     def _unreadable(self, kind: str, exc: BaseException) -> FileRejected:
         if isinstance(exc, FileRejected):
             return exc
+        over = over_bound(self.name, exc, self.limits)
+        if over is not None:
+            return over
         return FileRejected(
-            f"could not read {self.name} as {_KIND_NAMES[kind]}: {first_line(exc)}",
-            hint=f"Check that it is a valid {_KIND_NAMES[kind]} file (open it, or export it "
+            f"could not read {self.name} as {KIND_NAMES[kind]}: {first_line(exc)}",
+            hint=f"Check that it is a valid {KIND_NAMES[kind]} file (open it, or export it "
             "again) and upload it again.",
             engine_message=str(exc),
         )
-
-
-# -- names and formats ---------------------------------------------------------------------------
-
-
-def detect_kind(file: Path, name: str) -> str:
-    """csv, parquet, json or sqlite: the file's magic bytes first, then its name's extension."""
-    with file.open("rb") as f:
-        head = f.read(len(_SQLITE_MAGIC))
-    if head.startswith(_PARQUET_MAGIC):
-        return "parquet"
-    if head.startswith(_SQLITE_MAGIC):
-        return "sqlite"
-    kind = _EXTENSIONS.get(Path(name).suffix.lower())
-    if kind is None:
-        raise FileRejected(
-            f"{name} is not a {FORMATS} file.",
-            hint="Export it as CSV (or Parquet) and upload that.",
-        )
-    if kind == "csv" and _is_binary(file):
-        raise FileRejected(
-            f"could not read {name} as CSV: it holds binary data, not text.",
-            hint="Check that it really is a CSV file (a spreadsheet must be exported as CSV).",
-        )
-    return kind
-
-
-def identifier(
-    text: str, *, fallback: str, reserved: set[str] | frozenset[str] = frozenset()
-) -> str:
-    """A lower-case ASCII name (`Umsatz Größe 2024` -> `umsatz_grosse_2024`) that needs no
-    quoting: letters, digits and underscores, not starting with a digit, not a `reserved` word
-    and not one the gate's parser (sqlglot) reads as a keyword (`map`, `between`): those get a
-    trailing underscore."""
-    ascii_text = (
-        unicodedata.normalize("NFKD", text.translate(_TRANSLITERATE))
-        .encode("ascii", "ignore")
-        .decode("ascii")
-    )
-    name = re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")[:60]
-    if not name:
-        return fallback
-    if name[0].isdigit():
-        name = f"{fallback}_{name}"
-    if name in reserved or not _parses_as_name(name):
-        name += "_"
-    return name
-
-
-@functools.lru_cache(maxsize=4096)
-def _parses_as_name(name: str) -> bool:
-    """Whether sqlglot reads `name` as a plain table and column name in DuckDB's SQL."""
-    sql = f"SELECT {name}, COUNT(*) FROM {name} GROUP BY {name} ORDER BY {name}"
-    try:
-        tree = sqlglot.parse_one(sql, read="duckdb")
-    except sqlglot.errors.SqlglotError:
-        return False
-    return isinstance(tree, exp.Select) and tree.sql(dialect="duckdb") == sql
-
-
-def format_size(size: int) -> str:
-    """`120 MB`, `1.5 MB`, `800 KB` (powers of 1,024)."""
-    for unit, scale in (("GB", 1024**3), ("MB", 1024**2), ("KB", 1024)):
-        if size >= scale:
-            value = size / scale
-            return (
-                f"{value:.1f} {unit}".replace(".0 ", " ") if value < 10 else f"{value:.0f} {unit}"
-            )
-    return f"{size} bytes"
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -439,21 +390,3 @@ def _q(name: str) -> str:
 
 def _lit(text: str) -> str:
     return "'" + text.replace("\x00", "").replace("'", "''") + "'"
-
-
-def _is_binary(file: Path) -> bool:
-    with file.open("rb") as f:
-        return b"\x00" in f.read(_SNIFF_BYTES)
-
-
-def _is_utf8(file: Path) -> bool:
-    """Whether the whole file decodes as UTF-8 (else DuckDB is told it is Latin-1)."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    try:
-        with file.open("rb") as f:
-            while chunk := f.read(1024 * 1024):
-                decoder.decode(chunk)
-        decoder.decode(b"", final=True)
-    except UnicodeDecodeError:
-        return False
-    return True

@@ -24,7 +24,8 @@ import pytest
 from connectors.base import PermissionDenied, TableInfo
 from connectors.duckdb import DuckDBConnector
 from connectors.sandbox import Sandboxes
-from connectors.sandbox_load import FileRejected, SandboxLimits, format_size, identifier
+from connectors.sandbox_bounds import SandboxLimits
+from connectors.sandbox_files import FileRejected, format_size, identifier
 from tests.gate import canary
 from tests.gate.fixture_files import load_harmful
 
