@@ -88,6 +88,15 @@ def _count(env: dict[str, str], name: str, default: int) -> int:
     return count
 
 
+def _positive(env: dict[str, str], name: str, default: float, unit: str) -> float:
+    """A bound: a number above 0, `default` when unset."""
+    value = env.get(name, "").strip()
+    number = float(value) if value else default
+    if not number > 0:
+        raise SettingsError(f"{name}={value}: a limit in {unit}, above 0 (default {default:g}).")
+    return number
+
+
 class SettingsError(Exception):
     """Settings are missing or wrong; the message names each one and where to get it."""
 
@@ -145,6 +154,15 @@ class Settings:
     file_max_rows: int = 5_000_000
     file_max_tables: int = 20
     file_idle_s: float = 86400.0
+    #: What loading one file may cost (connectors/sandbox_bounds.py): columns of a table,
+    #: values (rows times columns) of a file, bytes its values expand to once read, and the
+    #: loader process's memory, wall-clock time and disk (the sandbox database and temp files).
+    file_max_columns: int = 500
+    file_max_cells: int = 50_000_000
+    file_max_expanded_mb: float = 1024.0
+    file_memory_mb: float = 1024.0
+    file_timeout_s: float = 120.0
+    file_disk_mb: float = 1024.0
     #: What one query may cost (connectors/limits.py): QUERYBOT_MAX_CELL_BYTES,
     #: QUERYBOT_MAX_RESULT_MB, QUERYBOT_ENGINE_MEMORY_MB, QUERYBOT_ENGINE_TEMP_MB.
     limits: Limits = field(default_factory=Limits)
@@ -208,6 +226,12 @@ class Settings:
                 file_max_rows=int(env.get("QUERYBOT_FILE_MAX_ROWS") or 5_000_000),
                 file_max_tables=int(env.get("QUERYBOT_FILE_MAX_TABLES") or 20),
                 file_idle_s=float(env.get("QUERYBOT_FILE_IDLE_S") or 86400),
+                file_max_columns=int(_positive(env, "QUERYBOT_FILE_MAX_COLUMNS", 500, "columns")),
+                file_max_cells=int(_positive(env, "QUERYBOT_FILE_MAX_CELLS", 50_000_000, "values")),
+                file_max_expanded_mb=_positive(env, "QUERYBOT_FILE_MAX_EXPANDED_MB", 1024, "MB"),
+                file_memory_mb=_positive(env, "QUERYBOT_FILE_MEMORY_MB", 1024, "MB"),
+                file_timeout_s=_seconds(env, "QUERYBOT_FILE_TIMEOUT_S", 120),
+                file_disk_mb=_positive(env, "QUERYBOT_FILE_DISK_MB", 1024, "MB"),
                 limits=Limits.from_env(env),
                 http_max_body_kb=_count(env, "QUERYBOT_HTTP_MAX_BODY_KB", 1024),
                 http_max_connections=_count(env, "QUERYBOT_HTTP_MAX_CONNECTIONS", 64),
