@@ -21,11 +21,13 @@ from typing import Any
 
 from agent.conversation import Agent
 from agent.outcome import Outcome
+from bot.settings import Settings
 from bot.threads import ThreadAgent
 from bot.wiring import Deployment
 from connectors.base import Connector
+from connectors.limits import Limits
 from connectors.sandbox import Sandboxes, SandboxInfo
-from connectors.sandbox_bounds import SandboxLimits
+from connectors.sandbox_bounds import MIB, SandboxLimits
 from connectors.sandbox_load import LoadedTable
 
 log = logging.getLogger(__name__)
@@ -95,10 +97,19 @@ class FilesGone:
 class SandboxAgents:
     """Sandbox agents by thread id (see the module docstring)."""
 
-    def __init__(self, sandboxes: Sandboxes, build: AgentFactory, *, idle_s: float) -> None:
+    def __init__(
+        self,
+        sandboxes: Sandboxes,
+        build: AgentFactory,
+        *,
+        idle_s: float,
+        query_limits: Limits | None = None,
+    ) -> None:
         self.sandboxes = sandboxes
         self.build = build
         self.idle_s = idle_s
+        #: What one query on a sandbox may cost (its connector's engine memory and temp files).
+        self.query_limits = query_limits
         #: Guards the maps below; each thread's own lock guards opening, loading and closing
         #: its sandbox, so a long load holds up no other thread.
         self._guard = threading.Lock()
@@ -203,7 +214,7 @@ class SandboxAgents:
             return self._locks.setdefault(thread_id, threading.RLock())
 
     def _open(self, thread_id: str) -> SandboxAgent:
-        connector = self.sandboxes.open(thread_id)
+        connector = self.sandboxes.open(thread_id, limits=self.query_limits)
         try:
             agent = SandboxAgent(self.build(connector, f"files of {thread_id}"))
         except BaseException:
@@ -239,13 +250,24 @@ def for_deployment(deployment: Deployment) -> SandboxAgents:
     """Sandboxes under `<data dir>/sandboxes` with the limits and idle time of the settings,
     their agents built by the deployment (sharing its model, audit log and checkpointer)."""
     settings = deployment.settings
-    limits = SandboxLimits(
+    return SandboxAgents(
+        Sandboxes(settings.data_dir / "sandboxes", sandbox_limits(settings)),
+        lambda connector, name: deployment.agent_for(connector, name=name),
+        idle_s=settings.file_idle_s,
+        query_limits=settings.limits,
+    )
+
+
+def sandbox_limits(settings: Settings) -> SandboxLimits:
+    """What an upload may hold and cost, as the QUERYBOT_FILE_* settings say."""
+    return SandboxLimits(
         max_file_bytes=settings.file_max_bytes,
         max_rows=settings.file_max_rows,
         max_tables=settings.file_max_tables,
-    )
-    return SandboxAgents(
-        Sandboxes(settings.data_dir / "sandboxes", limits),
-        lambda connector, name: deployment.agent_for(connector, name=name),
-        idle_s=settings.file_idle_s,
+        max_columns=settings.file_max_columns,
+        max_cells=settings.file_max_cells,
+        max_expanded_bytes=int(settings.file_max_expanded_mb * MIB),
+        memory_bytes=int(settings.file_memory_mb * MIB),
+        timeout_s=settings.file_timeout_s,
+        disk_bytes=int(settings.file_disk_mb * MIB),
     )

@@ -20,6 +20,7 @@ from bot.blocks import Message
 from bot.blocks.base import escaped, finish, section
 from bot.files import FileUnavailable, SharedFile, SlackFiles
 from bot.sandboxes import SandboxAgents
+from bot.settings import Settings
 from bot.slack_thread import SlackThread, post
 from bot.threads import Conversations
 from connectors.sandbox_files import FileRejected
@@ -32,6 +33,19 @@ LOAD_FAILED = (
     "minute; if it keeps happening, tell whoever runs querybot (the details are in its log)."
 )
 NOT_ASKED = "I did not look at your question, since no file was loaded; share a file I can read."
+#: The setting behind each bound an upload can hit (connectors/sandbox_bounds.py), and its
+#: default, named in the refusal so a person can ask for it to be raised.
+BOUND_SETTINGS = {
+    "size": ("QUERYBOT_FILE_MAX_MB", f"{Settings.file_max_mb:g} MB"),
+    "rows": ("QUERYBOT_FILE_MAX_ROWS", f"{Settings.file_max_rows:,}"),
+    "tables": ("QUERYBOT_FILE_MAX_TABLES", f"{Settings.file_max_tables:,}"),
+    "columns": ("QUERYBOT_FILE_MAX_COLUMNS", f"{Settings.file_max_columns:,}"),
+    "cells": ("QUERYBOT_FILE_MAX_CELLS", f"{Settings.file_max_cells:,}"),
+    "expanded": ("QUERYBOT_FILE_MAX_EXPANDED_MB", f"{Settings.file_max_expanded_mb:g} MB"),
+    "memory": ("QUERYBOT_FILE_MEMORY_MB", f"{Settings.file_memory_mb:g} MB"),
+    "time": ("QUERYBOT_FILE_TIMEOUT_S", f"{Settings.file_timeout_s:g} s"),
+    "disk": ("QUERYBOT_FILE_DISK_MB", f"{Settings.file_disk_mb:g} MB"),
+}
 RETIRED = (
     ":arrow_heading_down: Replaced: a file was loaded into this thread, which is now answered "
     "from it; nothing was run."
@@ -132,9 +146,13 @@ class ThreadUploads:
 def _problem_text(exc: Exception) -> str:
     if isinstance(exc, FileRejected):
         message = exc.message
-        if message.startswith("could not"):  # the rest starts with a file name: kept as is
-            message = "C" + message[1:]
-        return f"{message} {exc.hint}".strip()
+        if message.startswith(("could not", "loading")):  # the rest: a file name, kept as is
+            message = message[0].upper() + message[1:]
+        text = f"{message} {exc.hint}".strip()
+        if exc.bound in BOUND_SETTINGS:
+            setting, default = BOUND_SETTINGS[exc.bound]
+            text += f" (This limit is set by {setting}; the default is {default}.)"
+        return text
     return str(exc)
 
 

@@ -22,6 +22,7 @@ the scan stops as soon as the bound is passed; no single value may be longer tha
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -212,7 +213,8 @@ def copy_table(
         try:
             target.execute(insert)
         finally:
-            target.unregister("querybot_batch")
+            with contextlib.suppress(duckdb.Error):  # keep the insert's own error
+                target.unregister("querybot_batch")
 
 
 def _column_values(values: list[Any], duck_type: str) -> np.ndarray:

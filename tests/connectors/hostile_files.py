@@ -32,15 +32,21 @@ def sqlite_default(path: Path, rows: int = 200_000, value_bytes: int = 1_000_000
     return path
 
 
-def sqlite_generated(path: Path, rows: int = 200_000, value_bytes: int = 1_000_000) -> Path:
+def sqlite_generated(
+    path: Path, rows: int = 200_000, value_bytes: int = 1_000_000, *, length_only: bool = False
+) -> Path:
     """A SQLite file whose virtual generated column computes a `value_bytes` string with
-    `printf` on every read of each of its `rows` rows (about 2 MB on disk at 200,000 rows).
-    SQLite computes the column on insert too, so the rows go in under a one-byte expression
-    and the schema is edited afterwards, as anyone crafting such a file can."""
+    `printf` on every read of each of its `rows` rows (about 2 MB on disk at 200,000 rows);
+    `length_only`: the column holds only that string's length, so reading it costs time but
+    no room. SQLite computes the column on insert too, so the rows go in under a one-byte
+    expression and the schema is edited afterwards, as anyone crafting such a file can."""
+    expression = "printf('%.*c', 1, 'x')"
+    if length_only:
+        expression = f"length({expression})"
     with closing(sqlite3.connect(path)) as db:
         db.execute(
             "CREATE TABLE t (id INTEGER PRIMARY KEY, "
-            "pad TEXT GENERATED ALWAYS AS (printf('%.*c', 1, 'x')) VIRTUAL)"
+            f"pad GENERATED ALWAYS AS ({expression}) VIRTUAL)"
         )
         db.executemany("INSERT INTO t (id) VALUES (?)", ((i,) for i in range(rows)))
         db.commit()

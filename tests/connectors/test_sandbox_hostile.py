@@ -1,0 +1,157 @@
+"""Hostile uploads (issue 15, item 6) through the real loader: the child process, real DuckDB and
+SQLite. Each file of the issue, written small, is refused by its deterministic bound with a clear
+message, and the same file with that bound off is still stopped, by a hard limit of the loader
+process (memory, time, disk): so it really costs more than the bounds allow, and the test could
+fail. After each refusal a normal file still loads into the same conversation.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from connectors.sandbox import Sandboxes
+from connectors.sandbox_bounds import MIB, SandboxLimits
+from connectors.sandbox_files import FileRejected
+from tests.connectors import hostile_files
+
+FILES = Path(__file__).resolve().parents[1] / "fixtures" / "files"
+THREAD = "T0TEST:C0HOSTILE:1800000001.000100"
+
+#: Small bounds, so each test is quick and light.
+SMALL = SandboxLimits(
+    max_columns=100,
+    max_cells=100_000,
+    max_expanded_bytes=50 * MIB,
+    memory_bytes=200 * MIB,
+    timeout_s=60,
+    disk_bytes=100 * MIB,
+)
+#: The deterministic bounds switched off: only the loader's hard limits are left.
+OFF = {"max_columns": 10**6, "max_cells": 10**12, "max_expanded_bytes": 10**13}
+
+
+def refused(sandboxes: Sandboxes, file: Path) -> FileRejected:
+    with pytest.raises(FileRejected) as caught:
+        sandboxes.load(THREAD, file, file.name)
+    return caught.value
+
+
+def a_normal_file_still_loads(sandboxes: Sandboxes, tmp_path: Path) -> None:
+    target = tmp_path / "sales.csv"
+    shutil.copy(FILES / "sales.csv", target)
+    (table,) = sandboxes.load(THREAD, target, "sales.csv")
+    assert (table.name, table.rows, table.columns) == ("sales", 8, 6)
+    connector = sandboxes.open(THREAD)
+    try:
+        assert connector.run("SELECT count(*) FROM sales", max_rows=1, timeout_s=10).rows == [(8,)]
+    finally:
+        connector.close()
+
+
+def test_a_csv_of_thousands_of_columns(tmp_path: Path) -> None:
+    wide = hostile_files.wide_csv(tmp_path / "wide.csv", columns=2000)
+    sandboxes = Sandboxes(tmp_path / "sb", SMALL)
+    rejection = refused(sandboxes, wide)
+    assert rejection.bound == "columns"
+    assert rejection.message == "wide.csv has 2,000 columns; the limit is 100."
+    assert "Export only the columns you need" in rejection.hint
+    a_normal_file_still_loads(sandboxes, tmp_path)
+
+    # without the column bound, DuckDB's sniffer and the catalog work take over 200 MB
+    unbounded = Sandboxes(tmp_path / "sb-off", replace(SMALL, **OFF))
+    rejection = refused(unbounded, wide)
+    assert rejection.bound == "memory", rejection.message
+    assert rejection.message.startswith("loading wide.csv needed more than 200 MB of memory")
+    assert not unbounded.exists(THREAD), "nothing is left of a load that was stopped"
+
+
+def test_a_sqlite_default_repeated_on_every_row(tmp_path: Path) -> None:
+    bomb = hostile_files.sqlite_default(tmp_path / "default.sqlite", rows=2000, value_bytes=MIB)
+    assert bomb.stat().st_size < 2 * MIB
+    sandboxes = Sandboxes(tmp_path / "sb", SMALL)
+    rejection = refused(sandboxes, bomb)
+    assert rejection.bound == "expanded"
+    assert rejection.message.startswith("default.sqlite expands to 2 GB once read (the default")
+    a_normal_file_still_loads(sandboxes, tmp_path)
+
+    unbounded = Sandboxes(tmp_path / "sb-off", replace(SMALL, **OFF))
+    assert refused(unbounded, bomb).bound in {"memory", "disk"}
+
+
+def test_a_sqlite_generated_column_with_printf(tmp_path: Path) -> None:
+    bomb = hostile_files.sqlite_generated(tmp_path / "gen.sqlite", rows=2000, value_bytes=MIB)
+    sandboxes = Sandboxes(tmp_path / "sb", SMALL)
+    rejection = refused(sandboxes, bomb)
+    assert rejection.bound == "expanded"
+    assert "expands past the limit once read (column t.pad)" in rejection.message
+    a_normal_file_still_loads(sandboxes, tmp_path)
+
+    unbounded = Sandboxes(tmp_path / "sb-off", replace(SMALL, **OFF))
+    assert refused(unbounded, bomb).bound in {"memory", "disk"}
+
+
+def test_a_generated_column_that_takes_long_is_stopped_by_the_timeout(tmp_path: Path) -> None:
+    # each row's value is a number, computed from a 16 MB printf: no bound of size sees it
+    slow = hostile_files.sqlite_generated(
+        tmp_path / "slow.sqlite", rows=1_000_000, value_bytes=16 * MIB, length_only=True
+    )
+    sandboxes = Sandboxes(
+        tmp_path / "sb", replace(SMALL, max_cells=10**7, memory_bytes=1024 * MIB, timeout_s=3)
+    )
+    rejection = refused(sandboxes, slow)
+    assert rejection.bound == "time"
+    assert rejection.message.startswith("loading slow.sqlite took longer than 3 seconds")
+    a_normal_file_still_loads(sandboxes, tmp_path)
+
+
+def test_a_parquet_dictionary_bomb(tmp_path: Path) -> None:
+    bomb = hostile_files.parquet_dictionary(tmp_path / "d.parquet", rows=2000, value_bytes=MIB)
+    assert bomb.stat().st_size < 4096
+    sandboxes = Sandboxes(tmp_path / "sb", SMALL)
+    rejection = refused(sandboxes, bomb)
+    assert rejection.bound == "expanded"
+    assert rejection.message.startswith("d.parquet expands to 2 GB once read;")
+    a_normal_file_still_loads(sandboxes, tmp_path)
+
+    unbounded = Sandboxes(tmp_path / "sb-off", replace(SMALL, **OFF))
+    assert refused(unbounded, bomb).bound in {"memory", "disk"}
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda p: hostile_files.wide_csv(p / "cells.csv", columns=50, rows=3000),
+        lambda p: hostile_files.parquet_dictionary(
+            p / "cells.parquet", rows=200_000, value_bytes=1
+        ),
+    ],
+)
+def test_cells(tmp_path: Path, write: Callable[[Path], Path]) -> None:
+    file = write(tmp_path)
+    sandboxes = Sandboxes(tmp_path / "sb", SMALL)
+    rejection = refused(sandboxes, file)
+    assert rejection.bound == "cells"
+    assert f"{file.name} holds more than 100,000 values" in rejection.message
+    a_normal_file_still_loads(sandboxes, tmp_path)
+    # the same file loads with room for its values
+    roomy = Sandboxes(tmp_path / "sb-roomy", replace(SMALL, max_cells=10**7))
+    assert roomy.load(THREAD, file, file.name)[0].rows in {3000, 200_000}
+
+
+def test_a_refused_load_leaves_the_sandbox_as_it_was(tmp_path: Path) -> None:
+    sandboxes = Sandboxes(tmp_path / "sb", SMALL)
+    a_normal_file_still_loads(sandboxes, tmp_path)
+    before = sandboxes.path(THREAD).read_bytes()
+    bomb = hostile_files.sqlite_default(tmp_path / "default.sqlite", rows=2000, value_bytes=MIB)
+    stopped = Sandboxes(sandboxes.root, replace(SMALL, **OFF))
+    assert refused(stopped, bomb).bound in {"memory", "disk"}
+    assert sandboxes.path(THREAD).read_bytes() == before
+    assert sorted(p.name for p in sandboxes.directory(THREAD).iterdir()) == [
+        "files.duckdb",
+        "thread.json",
+    ]
