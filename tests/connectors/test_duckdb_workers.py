@@ -1,0 +1,195 @@
+"""Issue 15 item 4 on the real DuckDB: user statements run in worker processes under a hard
+address-space limit (connectors/duckdb_worker.py), so what DuckDB builds outside its
+memory_limit (each vector of 2,048 result rows) costs the bot process nothing, ends in a clear
+ResourceLimitExceeded, and the same connector answers the next question. A worker that dies or
+does not stop is replaced.
+
+Workers are found as this process's children whose command line names the connector's file.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from connectors import duckdb_pool
+from connectors.base import QueryCancelled, QueryFailed, QueryTimeout, RunContext
+from connectors.duckdb import DuckDBConnector
+from connectors.limits import Limits, ResourceLimitExceeded
+
+SLOW_SQL = "SELECT count(*) FROM range(100000) a, range(100000) b WHERE a.range + b.range = 7"
+
+#: Each row's value is built outside memory_limit, 2,048 rows at a time (1 MB x 2,048 = 2 GB);
+#: in the bot process itself the first took it to 4 GB.
+ATTACKS = {
+    "scalar-subquery": "SELECT i, (SELECT string_agg('x', '') FROM range(1000000)) AS s"
+    " FROM range(100000) t(i)",
+    "window": "SELECT string_agg('x', '') OVER (ORDER BY i ROWS BETWEEN UNBOUNDED PRECEDING"
+    " AND CURRENT ROW) AS s FROM range(1000000) t(i)",
+}
+
+#: Bound for the bot process's own peak memory growth during an attack: the attack itself
+#: needs gigabytes, so only a run outside the process stays under it.
+PARENT_GROWTH_MIB = 300
+
+
+@pytest.fixture
+def small(shop_file: Path) -> Iterator[DuckDBConnector]:
+    connector = DuckDBConnector(shop_file, threads=1, limits=Limits(engine_memory_mb=64))
+    yield connector
+    connector.close()
+
+
+def serves(connector: DuckDBConnector) -> None:
+    result = connector.run("SELECT count(*) FROM sales", max_rows=10, timeout_s=30)
+    assert result.rows == [(2,)]
+
+
+def workers(path: Path) -> list[int]:
+    """The live worker processes this process started for the file `path`."""
+    found = []
+    for task in Path("/proc/self/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except FileNotFoundError:
+                continue
+            mine = b"connectors.duckdb_worker" in cmdline and str(path).encode() in cmdline
+            if mine and state != "Z":  # a zombie is dead, only not yet reaped
+                found.append(int(pid))
+    return found
+
+
+def dead(pid: int) -> bool:
+    """Whether `pid` has exited (its files closed): a zombie, or reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@pytest.mark.parametrize("sql", ATTACKS.values(), ids=ATTACKS.keys())
+def test_rows_built_outside_the_memory_limit_stop_in_the_worker(
+    small: DuckDBConnector, sql: str
+) -> None:
+    serves(small)
+    before = peak_rss_mib()
+    with pytest.raises(ResourceLimitExceeded) as caught:
+        small.run(sql, max_rows=10, timeout_s=120)
+    assert "QUERYBOT_ENGINE_MEMORY_MB" in caught.value.message
+    assert "raise QUERYBOT_ENGINE_MEMORY_MB" in caught.value.hint
+    assert peak_rss_mib() - before < PARENT_GROWTH_MIB
+    serves(small)
+
+
+def test_an_idle_worker_killed_is_replaced(small: DuckDBConnector, shop_file: Path) -> None:
+    serves(small)
+    [pid] = workers(shop_file)
+    os.kill(pid, signal.SIGKILL)
+    while not dead(pid):
+        pass
+    serves(small)
+    assert len(workers(shop_file)) == 1
+    assert pid not in workers(shop_file)
+
+
+def test_a_worker_killed_mid_run_ends_the_run_and_is_replaced(
+    small: DuckDBConnector, shop_file: Path
+) -> None:
+    serves(small)
+    [pid] = workers(shop_file)
+    ticks = cpu_ticks(pid)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        running = pool.submit(small.run, SLOW_SQL, max_rows=1, timeout_s=120)
+        while cpu_ticks(pid) < ticks + 5:  # the worker is busy with the statement
+            assert not running.done(), running.result()
+        os.kill(pid, signal.SIGKILL)
+        with pytest.raises(ResourceLimitExceeded) as caught:
+            running.result(timeout=60)
+    assert "SIGKILL" in caught.value.engine_message
+    serves(small)
+    assert pid not in workers(shop_file)
+
+
+def test_a_worker_that_does_not_stop_at_its_timeout_is_killed(
+    small: DuckDBConnector, shop_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(duckdb_pool, "GRACE_S", 0.5)
+    serves(small)
+    [pid] = workers(shop_file)
+    os.kill(pid, signal.SIGSTOP)  # it can no longer interrupt itself
+    with pytest.raises(QueryTimeout) as caught:
+        small.run(SLOW_SQL, max_rows=1, timeout_s=0.2)
+    assert caught.value.timeout_s == 0.2
+    assert pid not in workers(shop_file)
+    serves(small)
+
+
+def test_a_worker_that_does_not_stop_at_a_cancel_is_killed(
+    small: DuckDBConnector, shop_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(duckdb_pool, "GRACE_S", 0.5)
+    serves(small)
+    [pid] = workers(shop_file)
+    os.kill(pid, signal.SIGSTOP)
+    context = RunContext(job_key="stuck")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        running = pool.submit(small.run, SLOW_SQL, max_rows=1, timeout_s=600, context=context)
+        while not small.cancel("stuck"):
+            assert not running.done(), running.result()
+        with pytest.raises(QueryCancelled):
+            running.result(timeout=60)
+    assert pid not in workers(shop_file)
+    serves(small)
+
+
+def test_runs_share_no_session_state(small: DuckDBConnector) -> None:
+    """A worker is reused, but each run has a cursor of its own: a temporary table dies with it."""
+    small.run("CREATE TEMP TABLE mine AS SELECT 1 AS x", max_rows=1, timeout_s=30)
+    with pytest.raises(QueryFailed, match="mine"):
+        small.run("SELECT x FROM mine", max_rows=1, timeout_s=30)
+
+
+def test_one_worker_per_run_in_flight_a_few_kept_idle_and_close_stops_them(
+    shop_file: Path,
+) -> None:
+    connector = DuckDBConnector(shop_file, threads=1)
+    many = duckdb_pool.IDLE_WORKERS + 2
+    keys = [f"run-{i}" for i in range(many)]
+    try:
+        with ThreadPoolExecutor(max_workers=many) as pool:
+            running = [
+                pool.submit(
+                    connector.run, SLOW_SQL, max_rows=1, timeout_s=600, context=RunContext(k)
+                )
+                for k in keys
+            ]
+            while len(workers(shop_file)) < many:  # each run in flight has its own
+                assert not any(r.done() for r in running)
+            for key in keys:
+                while not connector.cancel(key):
+                    pass
+            for run in running:
+                with pytest.raises(QueryCancelled):
+                    run.result(timeout=60)
+        assert len(workers(shop_file)) == duckdb_pool.IDLE_WORKERS
+        serves(connector)
+    finally:
+        connector.close()
+    assert workers(shop_file) == []
