@@ -12,9 +12,12 @@ reads the file:
   `disk_bytes` (Python ignores SIGXFSZ, so the write fails with EFBIG and DuckDB says so);
 - RLIMIT_CPU: a backstop for the wall-clock timeout below;
 
-and the parent kills its process group once `timeout_s` have passed. The child loads into a copy
-of the sandbox's database in a staging directory; only a load that succeeded replaces the
-database, so a child killed midway leaves the sandbox as it was.
+and the parent kills its process group once `timeout_s` have passed, or once its working
+directory holds more than `disk_bytes` (DuckDB's temp files are many, each under RLIMIT_FSIZE,
+and DuckDB 2.0 was seen spilling 38 GB past its `max_temp_directory_size` of 1 GB).
+
+The child loads into a copy of the sandbox's database in a staging directory; only a load that
+succeeded replaces the database, so a child killed midway leaves the sandbox as it was.
 
 Protocol: the parent writes a JSON spec to the child's stdin; the child prints one JSON line,
 `{"tables": [...]}` or `{"rejected": {...}}`, plus its peak memory (`peak_rss_kib`).
@@ -33,12 +36,19 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from connectors.sandbox_bounds import SandboxLimits, out_of_memory, out_of_time, over_bound
+from connectors.sandbox_bounds import (
+    SandboxLimits,
+    out_of_disk,
+    out_of_memory,
+    out_of_time,
+    over_bound,
+)
 from connectors.sandbox_files import FileRejected
 from connectors.sandbox_load import LoadedTable, load_file
 
@@ -48,6 +58,8 @@ log = logging.getLogger(__name__)
 _ROOT = Path(__file__).resolve().parents[1]
 #: Signals a child dies of when an allocation failed under RLIMIT_AS (abort, segfault) or the
 #: kernel's out-of-memory killer took it.
+#: Seconds between two looks at the child's disk use.
+_POLL_S = 0.1
 _MEMORY_SIGNALS = {signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS, signal.SIGKILL}
 
 
@@ -72,14 +84,14 @@ def load_bounded(
         "temp": str(work / "tmp"),
         "limits": dataclasses.asdict(limits),
     }
-    result = _run(spec, limits, name)
+    result = _run(spec, limits, name, work)
     if "rejected" in result:
         raise FileRejected(**result["rejected"])
     target.replace(db)
     return [LoadedTable(**t) for t in result["tables"]]
 
 
-def _run(spec: dict[str, Any], limits: SandboxLimits, name: str) -> dict[str, Any]:
+def _run(spec: dict[str, Any], limits: SandboxLimits, name: str, work: Path) -> dict[str, Any]:
     env = os.environ | {
         "PYTHONPATH": os.pathsep.join(p for p in (str(_ROOT), os.environ.get("PYTHONPATH")) if p),
         # glibc reserves address space per thread arena; two keep RLIMIT_AS about memory.
@@ -93,13 +105,7 @@ def _run(spec: dict[str, Any], limits: SandboxLimits, name: str) -> dict[str, An
         env=env,
         start_new_session=True,  # its own process group, killed as one
     )
-    try:
-        out, err = child.communicate(json.dumps(spec).encode(), timeout=limits.timeout_s)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(child.pid, signal.SIGKILL)
-        child.communicate()
-        raise out_of_time(name, limits) from None
+    out, err = _watch(child, json.dumps(spec).encode(), limits, name, work)
     lines = out.decode("utf-8", errors="replace").strip().splitlines()
     if child.returncode == 0 and lines:
         return json.loads(lines[-1])
@@ -110,6 +116,38 @@ def _run(spec: dict[str, Any], limits: SandboxLimits, name: str) -> dict[str, An
         log.warning("The loader of %s died of signal %s: %s", name, -child.returncode, tail)
         raise out_of_memory(name, limits)
     raise LoaderFailed(f"The loader of {name} exited with {child.returncode}: {tail}")
+
+
+def _watch(
+    child: subprocess.Popen[bytes], spec: bytes, limits: SandboxLimits, name: str, work: Path
+) -> tuple[bytes, bytes]:
+    """The child's output once it ends; killed (its process group) when `timeout_s` have
+    passed or `work` (the database copy and DuckDB's temp files) holds more than
+    `disk_bytes`: RLIMIT_FSIZE bounds each file, and DuckDB 2.0 spills past its own
+    `max_temp_directory_size` into many."""
+    deadline = time.monotonic() + limits.timeout_s
+    given: bytes | None = spec
+    while True:
+        try:
+            return child.communicate(given, timeout=_POLL_S)
+        except subprocess.TimeoutExpired:
+            given = None  # communicate keeps writing what it was given first
+            full = _disk_bytes(work) > limits.disk_bytes
+            if full or time.monotonic() >= deadline:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.pid, signal.SIGKILL)
+                child.communicate()
+                raise (out_of_disk if full else out_of_time)(name, limits) from None
+
+
+def _disk_bytes(root: Path) -> int:
+    """Bytes on disk of the files under `root` (they come and go while it looks)."""
+    total = 0
+    for directory, _dirs, files in os.walk(root):
+        for file in files:
+            with contextlib.suppress(OSError):
+                total += (Path(directory) / file).stat().st_blocks * 512
+    return total
 
 
 def _set_limits(limits: SandboxLimits) -> None:

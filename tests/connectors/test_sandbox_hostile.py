@@ -122,6 +122,20 @@ def test_a_parquet_dictionary_bomb(tmp_path: Path) -> None:
     assert refused(unbounded, bomb).bound in {"memory", "disk"}
 
 
+def test_disk_is_bounded_across_the_loaders_temp_files(tmp_path: Path) -> None:
+    # DuckDB spills the expanded dictionary into many temp files, each under RLIMIT_FSIZE and
+    # together past its own max_temp_directory_size: the loader's directory is measured
+    bomb = hostile_files.parquet_dictionary(tmp_path / "d.parquet", rows=2000, value_bytes=MIB)
+    sandboxes = Sandboxes(
+        tmp_path / "sb", replace(SMALL, **OFF, memory_bytes=1024 * MIB, disk_bytes=50 * MIB)
+    )
+    rejection = refused(sandboxes, bomb)
+    assert rejection.bound == "disk"
+    assert rejection.message.startswith("loading d.parquet would take more than 50 MB of disk")
+    assert not sandboxes.exists(THREAD)
+    assert list(sandboxes.root.iterdir()) == [], "no staging copy or temp file is left"
+
+
 @pytest.mark.parametrize(
     "write",
     [
