@@ -96,7 +96,8 @@ def open_upload(path: Path, *, max_value_bytes: int) -> Iterator[sqlite3.Connect
     """The uploaded file, read-only and immutable, locked down as `sqlite_guard` does it, and
     no value (a string or blob SQLite makes) longer than `max_value_bytes`."""
     with closing(open_readonly(path, upload=True)) as con:
-        con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max_value_bytes)
+        # a C int; SQLite lowers anything over its compiled maximum (1e9) to that
+        con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(max_value_bytes, 2**31 - 1))
         yield con
 
 

@@ -169,3 +169,11 @@ def test_a_refused_load_leaves_the_sandbox_as_it_was(tmp_path: Path) -> None:
         "files.duckdb",
         "thread.json",
     ]
+
+
+def test_a_sqlite_file_loads_with_a_size_limit_past_a_c_int(tmp_path: Path) -> None:
+    # SQLite's value length limit is a C int: a file limit of 10 GB must not overflow it
+    small = hostile_files.sqlite_default(tmp_path / "ok.sqlite", rows=10, value_bytes=10)
+    sandboxes = Sandboxes(tmp_path / "sb", replace(SMALL, max_file_bytes=10 * 1024**3))
+    (table,) = sandboxes.load(THREAD, small, small.name)
+    assert (table.rows, table.columns) == (10, 3)
