@@ -5,13 +5,14 @@
 Each attack runs in a fresh child process (multiprocessing spawn) with `Limits()` (the defaults
 of QUERYBOT_MAX_CELL_BYTES, QUERYBOT_MAX_RESULT_MB, QUERYBOT_ENGINE_MEMORY_MB,
 QUERYBOT_ENGINE_TEMP_MB), the default row cap (1,000) and query timeout (60 s). A row gives the
-child's peak RSS (`ru_maxrss`, imports included: compare the baseline row), the largest size the
-engine's temp files reached while it ran (DuckDB: the connector's temp directory; PostgreSQL:
-`pg_ls_tmpdir()`; MariaDB and SQLite unlink their temp files at once, so 0 there), and the bound
-that stopped it. PostgreSQL and MariaDB rows run when the servers are up on 127.0.0.1 (as a
-throwaway login and database, like the tests'). `resource_rows()` gives the rows of the gate
-report's resource section; the PostgreSQL sort with temp_file_limit unset is not stopped
-(ok=False), which is the point of that row: PostgreSQL leaves it to the DBA.
+child's peak RSS (`ru_maxrss`, imports included: compare the baseline row; DuckDB runs user
+statements in worker processes, whose largest peak the row's "stopped by" adds), the largest
+size the engine's temp files reached while it ran (DuckDB: its workers' temp directories;
+PostgreSQL: `pg_ls_tmpdir()`; MariaDB and SQLite unlink their temp files at once, so 0 there),
+and the bound that stopped it. PostgreSQL and MariaDB rows run when the servers are up on
+127.0.0.1 (as a throwaway login and database, like the tests'). `resource_rows()` gives the
+rows of the gate report's resource section; the PostgreSQL sort with temp_file_limit unset is
+not stopped (ok=False), which is the point of that row: PostgreSQL leaves it to the DBA.
 """
 
 from __future__ import annotations
@@ -62,6 +63,12 @@ DUCKDB = [
     Attack("a 100 KB string_agg value on each of 100,000 rows", "duckdb",
            "SELECT i, (SELECT string_agg('x', '') FROM range(100000)) AS v"
            " FROM range(100000) t(i)"),
+    Attack("a 1 MB string_agg value on each of 100,000 rows", "duckdb",
+           "SELECT i, (SELECT string_agg('x', '') FROM range(1000000)) AS v"
+           " FROM range(100000) t(i)"),
+    Attack("string_agg over a growing window of 1,000,000 rows", "duckdb",
+           "SELECT string_agg('x', '') OVER (ORDER BY i ROWS BETWEEN UNBOUNDED PRECEDING"
+           " AND CURRENT ROW) AS v FROM range(1000000) t(i)"),
     Attack("string_agg over range(500M)", "duckdb",
            "SELECT length(string_agg('xxxxxxxxxx', ',')) FROM range(500000000)"),
     Attack("GROUP BY over range(10000000000)", "duckdb",
@@ -145,7 +152,11 @@ def _child(spec: str, sql: str, queue: multiprocessing.Queue) -> None:  # type: 
             stopped_by, ok = "QUERYBOT_QUERY_TIMEOUT_S (the time limit, not a size bound)", False
         except ConnectorError as exc:
             stopped_by, ok = f"engine error: {_short(exc.message)}", True
-    connector.close()
+    connector.close()  # DuckDB's workers end here, so their peak is the children's
+    if spec.startswith("duckdb"):
+        worker_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        worker = f"worker peak {worker_kib / 1024:,.0f} MiB" if worker_kib else "no worker started"
+        stopped_by += f"; {worker}"
     queue.put((stopped_by, ok, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, peak[0]))
 
 
@@ -166,10 +177,10 @@ def _short(message: str) -> str:
 def _temp_probe(connector: object, spec: str) -> Callable[[], int]:
     """How many bytes of temp files the engine holds now."""
     temp_dir = getattr(connector, "temp_dir", None)
-    if temp_dir is not None:
-        from connectors.duckdb import _dir_bytes
+    if temp_dir is not None:  # DuckDB: each worker's directory is the connector's, numbered
+        from connectors.duckdb_worker import dir_bytes
 
-        return lambda: _dir_bytes(temp_dir)
+        return lambda: sum(dir_bytes(d) for d in temp_dir.parent.glob(f"{temp_dir.name}-w*"))
     if spec.startswith("postgresql"):
         admin = psycopg.connect(host="127.0.0.1", port=PG_PORT, user="postgres", autocommit=True)
         sql = "SELECT coalesce(sum(size), 0) FROM pg_catalog.pg_ls_tmpdir()"

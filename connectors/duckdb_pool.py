@@ -77,10 +77,14 @@ class Worker:
                 env=env,
                 start_new_session=True,  # a Ctrl-C to the bot's terminal is the bot's to handle
             )
-        except OSError:
+        except OSError as exc:  # no process to be had (a process or memory limit)
             for fd in ours:
                 os.close(fd)
-            raise
+            raise WarehouseUnavailable(
+                f"Cannot start a DuckDB worker for {spec.path}: {exc}",
+                hint="Try again in a moment; if it keeps failing, the bot's host is short of "
+                "processes or memory.",
+            ) from exc
         finally:
             for fd in theirs:
                 os.close(fd)
