@@ -1,14 +1,17 @@
 """SQL gate report: injection payloads, the harmful catalogue (through the gate, and through the
-DuckDB, files sandbox and BigQuery connectors without it), sql-eval gold SQL, gate time.
+DuckDB, files sandbox and BigQuery connectors without it), sql-eval gold SQL, gate time and its
+bounds, and resource attacks (queries, files shared in a thread, HTTP requests).
 
-    uv run python -m bench.gate_report [--no-mariadb] [--no-bigquery]
+    uv run python -m bench.gate_report [--no-mariadb] [--no-bigquery] [--no-resources]
 
 Prints Markdown for the `## SQL gate` section of BENCHMARKS.md. Exits 1 when a harmful statement
 passes the gate, an accepted statement changes, leaks from or is refused by a canary database, a
-harmful statement sent to a connector changes or leaks anything, or gold false rejections exceed
-0.5% in a dialect; CI runs it. Reads `../shared/corpora` (or `$QUERYBOT_CORPORA`); the canary
-databases live in a temporary directory, for MariaDB in a throwaway database on 127.0.0.1:3306,
-for BigQuery in the local bqemulator (tests/bigquery/emulator.py, started and stopped here).
+harmful statement sent to a connector changes or leaks anything, gold false rejections exceed
+0.5% in a dialect, or a resource attack is not stopped by a bound (except those only a DBA can
+set, shown for the README's list); CI runs it. Reads `../shared/corpora` (or
+`$QUERYBOT_CORPORA`); the canary databases live in a temporary directory, for MariaDB in a
+throwaway database on 127.0.0.1:3306, for BigQuery in the local bqemulator
+(tests/bigquery/emulator.py, started and stopped here).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import sqlglot
 
 from agent.gate import GateSchema, Verdict, check_sql
 from bench import gate_bounds
+from bench.resources import table
 from connectors import open_connector
 from connectors.base import Connector
 from connectors.sandbox import Sandboxes
@@ -265,11 +269,37 @@ def timing(gold_times: list[float], payload_times: list[float]) -> None:
     print()
 
 
+#: Attacks the bot cannot bound itself, shown for what a DBA must set (README, Safety and audit).
+LEFT_TO_DBA = ("temp_file_limit unset",)
+
+
+def resources(failures: list[str]) -> None:
+    """Resource attacks: queries (approved), files shared in a thread, HTTP requests; each run
+    against the default bounds in a fresh process."""
+    from bench import resource_files, resource_http, resource_queries
+
+    print("**Resource attacks** with the default bounds, each in a fresh process: the process's")
+    print("peak RSS, the most temp or disk it wrote, and the bound that stopped it.\n")
+    rows = [
+        *resource_queries.resource_rows(),
+        *resource_files.resource_rows(),
+        *resource_http.resource_rows(),
+    ]
+    print("\n".join(table(rows)))
+    print()
+    for row in rows:
+        if not row.ok and not any(mark in row.attack for mark in LEFT_TO_DBA):
+            failures.append(f"resource attack not stopped ({row.engine}): {row.attack}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-mariadb", action="store_true", help="skip the MariaDB canary")
     parser.add_argument(
         "--no-bigquery", action="store_true", help="skip the BigQuery emulator's catalogue run"
+    )
+    parser.add_argument(
+        "--no-resources", action="store_true", help="skip the resource attacks (about 3 minutes)"
     )
     args = parser.parse_args(argv)
     missing = corpora.missing()
@@ -286,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
     connector_catalogue(not args.no_bigquery, failures)
     gold(gold_times, failures)
     timing(gold_times, payload_times)
+    if not args.no_resources:
+        resources(failures)
     gate_bounds.report()
     for failure in failures:
         print(f"FAIL: {failure}", file=sys.stderr)
