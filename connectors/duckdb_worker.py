@@ -24,6 +24,7 @@ the run's `seq` on the control pipe (a stale one, for an earlier run, is ignored
 from __future__ import annotations
 
 import os
+import pickle
 import resource
 import sys
 import threading
@@ -91,18 +92,32 @@ class Spec:
         return (self.engine_memory_mb + HEADROOM_MB) * MIB
 
 
-def freeze(exc: ConnectorError) -> tuple[str, type[ConnectorError], tuple[Any, ...], dict]:
-    """`exc` as a message that unpickles whatever its class's __init__ takes."""
-    return ("error", type(exc), exc.args, dict(vars(exc)))
+def freeze(exc: ConnectorError) -> tuple[Any, ...]:
+    """`exc` as a message that unpickles whatever its class's __init__ takes, with the engine
+    exception behind it (its `__cause__`: callers tell an engine's refusal from a connector's
+    own check by it)."""
+    cause = exc.__cause__
+    if cause is not None:
+        try:
+            pickle.dumps(cause)
+        except Exception:  # an exception that does not pickle: its class name and text
+            cause = RuntimeError(f"{type(cause).__name__}: {cause}")
+    return ("error", type(exc), exc.args, dict(vars(exc)), cause)
 
 
-def thaw(cls: type[ConnectorError], args: tuple[Any, ...], state: dict) -> ConnectorError:
+def thaw(
+    cls: type[ConnectorError],
+    args: tuple[Any, ...],
+    state: dict[str, Any],
+    cause: BaseException | None = None,
+) -> ConnectorError:
     """The ConnectorError `freeze` sent."""
     if not (isinstance(cls, type) and issubclass(cls, ConnectorError)):
         raise TypeError(f"not a connector error: {cls!r}")
     exc = cls.__new__(cls)
     exc.args = args
     exc.__dict__.update(state)
+    exc.__cause__ = cause
     return exc
 
 

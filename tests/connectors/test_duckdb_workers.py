@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from connectors import duckdb_pool
@@ -193,3 +194,12 @@ def test_one_worker_per_run_in_flight_a_few_kept_idle_and_close_stops_them(
     finally:
         connector.close()
     assert workers(shop_file) == []
+
+
+def test_an_engine_error_keeps_the_engine_exception_as_its_cause(small: DuckDBConnector) -> None:
+    """The engine's exception crosses from the worker too: callers tell an engine's refusal
+    from a connector's own check by it."""
+    with pytest.raises(QueryFailed) as caught:
+        small.run("SELECT nope FROM sales", max_rows=1, timeout_s=30)
+    assert isinstance(caught.value.__cause__, duckdb.BinderException)
+    assert '"nope"' in str(caught.value.__cause__)
