@@ -41,6 +41,10 @@ _STAGING_PREFIX = ".incoming-"
 _STAGING_MAX_AGE_S = 3600
 _DB_NAME = "files.duckdb"
 _META_NAME = "thread.json"
+#: Loader processes running at once in this process (others wait their turn), so the memory and
+#: disk bounds of one load multiply by this at most, whatever the number of workers.
+LOADS_AT_ONCE = 2
+_loading = threading.BoundedSemaphore(LOADS_AT_ONCE)
 
 
 @dataclass(frozen=True)
@@ -134,7 +138,7 @@ class Sandboxes:
                 _clear_tombstone(directory)
             directory.mkdir(parents=True, exist_ok=True)
             try:
-                with self.staging() as work:
+                with _loading, self.staging() as work:
                     tables = load_bounded(directory / _DB_NAME, file, name, kind, self.limits, work)
             except BaseException:
                 if not existed:  # leave no empty sandbox behind a refused first file

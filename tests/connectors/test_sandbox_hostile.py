@@ -7,13 +7,17 @@ fail. After each refusal a normal file still loads into the same conversation.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from connectors import sandbox as sandbox_module
 from connectors.sandbox import Sandboxes
 from connectors.sandbox_bounds import MIB, SandboxLimits
 from connectors.sandbox_files import FileRejected
@@ -177,3 +181,43 @@ def test_a_sqlite_file_loads_with_a_size_limit_past_a_c_int(tmp_path: Path) -> N
     sandboxes = Sandboxes(tmp_path / "sb", replace(SMALL, max_file_bytes=10 * 1024**3))
     (table,) = sandboxes.load(THREAD, small, small.name)
     assert (table.rows, table.columns) == (10, 3)
+
+
+def test_at_most_two_loads_run_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """However many workers load files, at most LOADS_AT_ONCE loader processes run: the
+    memory and disk bounds of one load multiply by that at most."""
+    inside: list[str] = []
+    most = [0]
+    release = threading.Event()
+    guard = threading.Lock()
+
+    def fake_load(db: Path, file: Path, name: str, *args: object) -> list[object]:
+        with guard:
+            inside.append(name)
+            most[0] = max(most[0], len(inside))
+        release.wait(30)
+        with guard:
+            inside.remove(name)
+        raise FileRejected(f"{name} stopped by the test")
+
+    def load(thread: str) -> None:
+        with contextlib.suppress(FileRejected):
+            sandboxes.load(thread, file, "w.csv")
+
+    monkeypatch.setattr(sandbox_module, "load_bounded", fake_load)
+    sandboxes = Sandboxes(tmp_path / "sb", SMALL)
+    file = hostile_files.wide_csv(tmp_path / "w.csv", columns=3)
+    threads = [threading.Thread(target=load, args=(f"T{n}",)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for _ in range(300):  # until two are in (or the test gives up)
+        if len(inside) == 2:
+            break
+        time.sleep(0.01)
+    time.sleep(0.3)  # room for a third to come in, if it could
+    entered = most[0]
+    release.set()
+    for thread in threads:
+        thread.join(30)
+    assert entered == sandbox_module.LOADS_AT_ONCE == 2
+    assert most[0] == 2 and inside == []
