@@ -148,7 +148,10 @@ def main(requests: Connection, replies: Connection, control: Connection) -> None
         )
         return
     replies.send(("ready", None))
-    current: dict[str, Any] = {}  # the run in progress: its seq and its stop event
+    # The run in progress (its seq and its stop event), and cancels that came before the run
+    # they name was read (seqs only grow, so one below the current run's is stale).
+    current: dict[str, Any] = {"seq": -1}
+    early: set[int] = set()
     lock = threading.Lock()
 
     def listen() -> None:
@@ -158,8 +161,10 @@ def main(requests: Connection, replies: Connection, control: Connection) -> None
             except (EOFError, OSError):
                 return
             with lock:
-                if current.get("seq") == seq:
+                if current["seq"] == seq and "stop" in current:
                     current["stop"].set()
+                elif seq > current["seq"]:
+                    early.add(seq)
 
     threading.Thread(target=listen, name="querybot-duckdb-cancel", daemon=True).start()
     while True:
@@ -170,6 +175,9 @@ def main(requests: Connection, replies: Connection, control: Connection) -> None
         stop = threading.Event()
         with lock:
             current.update(seq=seq, stop=stop)
+            if seq in early:
+                stop.set()
+            early.difference_update([s for s in early if s <= seq])
         try:
             reply: tuple[Any, ...] = ("ok", _run(con, spec, sql, max_rows, timeout_s, limits, stop))
         except ConnectorError as exc:
@@ -177,7 +185,7 @@ def main(requests: Connection, replies: Connection, control: Connection) -> None
         except MemoryError:
             reply = freeze(engine_memory(limits, "MemoryError in the DuckDB worker"))
         with lock:
-            current.clear()
+            current.pop("stop")
         try:
             replies.send(reply)
         except MemoryError:

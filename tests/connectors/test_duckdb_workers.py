@@ -25,6 +25,7 @@ from connectors.duckdb import DuckDBConnector
 from connectors.limits import Limits, ResourceLimitExceeded
 
 SLOW_SQL = "SELECT count(*) FROM range(100000) a, range(100000) b WHERE a.range + b.range = 7"
+ENDLESS_SQL = "SELECT * FROM range(10000000000)"
 
 #: Each row's value is built outside memory_limit, 2,048 rows at a time (1 MB x 2,048 = 2 GB);
 #: in the bot process itself the first took it to 4 GB.
@@ -203,3 +204,25 @@ def test_an_engine_error_keeps_the_engine_exception_as_its_cause(small: DuckDBCo
         small.run("SELECT nope FROM sales", max_rows=1, timeout_s=30)
     assert isinstance(caught.value.__cause__, duckdb.BinderException)
     assert '"nope"' in str(caught.value.__cause__)
+
+
+def test_a_cancel_that_reaches_the_worker_before_its_run_still_stops_it(
+    small: DuckDBConnector, shop_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cancel and the statement travel on two pipes: whichever the worker reads first, the
+    run is cancelled by the worker itself (not killed once the grace period is over)."""
+    monkeypatch.setattr(duckdb_pool, "GRACE_S", 600.0)
+    serves(small)
+    [pid] = workers(shop_file)
+    os.kill(pid, signal.SIGSTOP)  # both messages wait in their pipes
+    context = RunContext(job_key="early")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # Counting 10^10 rows takes minutes: only the cancel ends it within the guard below.
+        running = pool.submit(small.run, ENDLESS_SQL, max_rows=1, timeout_s=600, context=context)
+        while not small.cancel("early"):
+            assert not running.done(), running.result()
+        os.kill(pid, signal.SIGCONT)
+        with pytest.raises(QueryCancelled):
+            running.result(timeout=60)
+    assert workers(shop_file) == [pid], "the worker stopped its run and stays"
+    serves(small)
