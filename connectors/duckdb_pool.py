@@ -1,8 +1,10 @@
 """The worker processes of one DuckDB connector (connectors/duckdb_worker.py says why they exist).
 
-A worker is started when a run finds none free (so runs stay as concurrent as before: one
-worker per run in flight), reused by the next run, and kept while idle up to `IDLE_WORKERS`
-(a worker holds its own DuckDB instance and its cached blocks). A worker is replaced after it
+A worker is started when a run finds none free, up to `MAX_WORKERS` runs in flight (further runs
+wait for one to end, up to their own timeout, as the SQL warehouses' runs wait for one of their 4
+connections), so the engine-memory and temp-file bounds hold per run and their total stays
+bounded; a worker is reused by the next run and kept while idle up to `IDLE_WORKERS` (a worker
+holds its own DuckDB instance and its cached blocks). A worker is replaced after it
 ran out of memory, died, or had to be killed because it did not stop within `GRACE_S` of its
 timeout or a cancel.
 """
@@ -37,6 +39,9 @@ log = logging.getLogger(__name__)
 
 #: Idle workers a connector keeps for the next runs; more are stopped once their run ends.
 IDLE_WORKERS = 2
+
+#: Runs of one connector in flight at once (each in its own worker); more wait their turn.
+MAX_WORKERS = 4
 
 #: Seconds between two checks of a run's deadline while its worker has not answered.
 _POLL_S = 0.1
@@ -196,12 +201,24 @@ class Pool:
         self._busy: set[Worker] = set()
         self._closed = False
         self._numbers = itertools.count(1)
+        self._slots = threading.BoundedSemaphore(MAX_WORKERS)
 
     def run(
         self, sql: str, *, max_rows: int, timeout_s: float, limits: Limits, arm: Arm
     ) -> QueryResult:
-        """Run `sql` on a free worker (a new one when none is). A worker found dead before the
-        run reached it is replaced once."""
+        """Run `sql` on a free worker (a new one when none is), once one of `MAX_WORKERS` slots
+        is free (waiting at most `timeout_s`, then the run has `timeout_s` of its own). A worker
+        found dead before the run reached it is replaced once."""
+        if not self._slots.acquire(timeout=timeout_s):
+            raise QueryTimeout(timeout_s)
+        try:
+            return self._run(sql, max_rows, timeout_s, limits, arm)
+        finally:
+            self._slots.release()
+
+    def _run(
+        self, sql: str, max_rows: int, timeout_s: float, limits: Limits, arm: Arm
+    ) -> QueryResult:
         for attempt in (1, 2):
             worker = self._acquire()
             healthy = False

@@ -70,9 +70,11 @@ def workers(path: Path) -> list[int]:
 
 
 def dead(pid: int) -> bool:
-    """Whether `pid` has exited (its files closed): a zombie, or reaped."""
+    """Whether `pid` has exited (its files closed): a zombie whose threads are all gone (only
+    then can its parent reap it), or reaped."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+        zombie = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+        return zombie and len(list(Path(f"/proc/{pid}/task").iterdir())) <= 1
     except FileNotFoundError:
         return True
 
@@ -226,3 +228,30 @@ def test_a_cancel_that_reaches_the_worker_before_its_run_still_stops_it(
             running.result(timeout=60)
     assert workers(shop_file) == [pid], "the worker stopped its run and stays"
     serves(small)
+
+
+def test_runs_past_the_worker_cap_wait_their_turn(shop_file: Path) -> None:
+    connector = DuckDBConnector(shop_file, threads=1)
+    many = duckdb_pool.MAX_WORKERS + 2
+    keys = [f"run-{i}" for i in range(many)]
+    seen: list[int] = []
+    try:
+        with ThreadPoolExecutor(max_workers=many) as pool:
+            running = [
+                pool.submit(
+                    connector.run, SLOW_SQL, max_rows=1, timeout_s=600, context=RunContext(k)
+                )
+                for k in keys
+            ]
+            while len(seen) < 200 or max(seen) < duckdb_pool.MAX_WORKERS:
+                seen.append(len(workers(shop_file)))
+            assert max(seen) == duckdb_pool.MAX_WORKERS, "the waiting runs started no worker"
+            for key in keys:  # the waiting ones can be cancelled once they start
+                while not connector.cancel(key):
+                    pass
+            for run in running:
+                with pytest.raises(QueryCancelled):
+                    run.result(timeout=60)
+        serves(connector)
+    finally:
+        connector.close()
