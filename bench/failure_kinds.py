@@ -10,7 +10,8 @@ gold SQL of the golden set), compared with sqlglot, first rule that fits:
   a reply` (failed for another reason where no answer was expected);
 - `unreadable reply` (no SQL could be read from the model's reply), `model error`;
 - `gate refused` (the question ended on the gate's reasons: unknown column or table, ...),
-  `engine error` (the warehouse refused the SQL: dialect, types);
+  `engine error` (the warehouse refused the SQL: dialect, types), `empty result` (it ran, found
+  no rows, and a loosened query was offered);
 - for answers that ran but differ: `wrong table or join path` (another set of tables than every
   gold SQL), `aggregation or grouping` (GROUP BY or aggregates differ), `date logic` (the gold
   filters or groups on dates and the answer's date expressions differ), `ratio arithmetic` (the
@@ -69,6 +70,8 @@ def kind_of(result: dict[str, Any], golds: list[str], dialect: str) -> str:
         return "ended without a reply"
     if outcome == "clarify":
         return "clarify when it should answer"
+    if outcome == "proposal":  # the result was empty; a loosened query awaits approval
+        return "empty result"
     if outcome != "answer":
         if "not valid JSON" in message or "no SQL in the reply" in message:
             return "unreadable reply"
