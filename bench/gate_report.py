@@ -17,6 +17,7 @@ throwaway database on 127.0.0.1:3306, for BigQuery in the local bqemulator
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import tempfile
@@ -36,7 +37,7 @@ from connectors.base import Connector
 from connectors.sandbox import Sandboxes
 from tests.bigquery.emulator import Emulator, EmulatorError, cache_dir, ensure_venv
 from tests.gate import canary, corpora, oracle
-from tests.gate.fixture_files import load_harmful
+from tests.gate.fixture_files import load_cases, load_harmful
 
 MAX_FALSE_REJECTIONS = 0.005
 Canary = canary.DuckDBCanary | canary.SQLiteCanary | canary.MariaDBCanary
@@ -269,6 +270,34 @@ def timing(gold_times: list[float], payload_times: list[float]) -> None:
     print()
 
 
+#: Golden refusal cases of issue 15's classes (tests/fixtures/gate), checked with no schema, so a
+#: refusal owes nothing to the tables: the file, its title here, whether it spells code points.
+ISSUE_CLASSES = (
+    ("functions.sql", "unknown, system and session functions, variables", False),
+    ("invisible.sql", "invisible and non-ASCII space characters", True),
+)
+_CODE_POINT = re.compile(r"<U\+([0-9A-F]{4,6})>")
+
+
+def refusal_classes(failures: list[str]) -> None:
+    print("**Refusal classes** (golden fixtures in `tests/fixtures/gate`, every dialect, checked")
+    print("with no schema): each must be refused with its reason code.\n")
+    print("| class | fixture | refusal cases | refused with the expected code |")
+    print("|---|---|---:|---:|")
+    for fixture, title, spelled in ISSUE_CLASSES:
+        cases = [c for c in load_cases(fixture) if c.code]
+        refused = 0
+        for case in cases:
+            sql = _CODE_POINT.sub(lambda m: chr(int(m[1], 16)), case.sql) if spelled else case.sql
+            verdict = check_sql(sql, GateSchema.from_tables([], case.dialect))
+            if not verdict.ok and case.code in [r.code for r in verdict.reasons]:
+                refused += 1
+            else:
+                failures.append(f"{fixture} ({case}) not refused as {case.code}")
+        print(f"| {title} | `{fixture}` | {len(cases)} | {refused} |")
+    print()
+
+
 #: Attacks the bot cannot bound itself, shown for what a DBA must set (README, Safety and audit).
 LEFT_TO_DBA = ("temp_file_limit unset",)
 
@@ -316,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     connector_catalogue(not args.no_bigquery, failures)
     gold(gold_times, failures)
     timing(gold_times, payload_times)
+    refusal_classes(failures)
     if not args.no_resources:
         resources(failures)
     gate_bounds.report()
