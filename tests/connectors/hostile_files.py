@@ -37,12 +37,14 @@ def sqlite_generated(
 ) -> Path:
     """A SQLite file whose virtual generated column computes a `value_bytes` string with
     `printf` on every read of each of its `rows` rows (about 2 MB on disk at 200,000 rows);
-    `length_only`: the column holds only that string's length, so reading it costs time but
-    no room. SQLite computes the column on insert too, so the rows go in under a one-byte
-    expression and the schema is edited afterwards, as anyone crafting such a file can."""
+    `length_only`: the column holds only the length of that string with every character
+    replaced (a few ms of CPU a row at 2 MB), so reading it costs time but no room. The width
+    depends on the row (`+ id % 2`), or SQLite would compute the constant expression once. SQLite
+    computes the column on insert too, so the rows go in under a one-byte expression and the
+    schema is edited afterwards, as anyone crafting such a file can."""
     expression = "printf('%.*c', 1, 'x')"
     if length_only:
-        expression = f"length({expression})"
+        expression = f"length(replace({expression}, 'x', 'y'))"
     with closing(sqlite3.connect(path)) as db:
         db.execute(
             "CREATE TABLE t (id INTEGER PRIMARY KEY, "
@@ -53,7 +55,7 @@ def sqlite_generated(
         db.execute("PRAGMA writable_schema = ON")
         db.execute(
             "UPDATE sqlite_master SET sql = replace(sql, '%.*c'', 1,', ?) WHERE name = 't'",
-            [f"%.*c', {value_bytes},"],
+            [f"%.*c', {value_bytes} + id % 2,"],
         )
         db.commit()
     return path

@@ -100,16 +100,21 @@ def test_a_sqlite_generated_column_with_printf(tmp_path: Path) -> None:
 
 
 def test_a_generated_column_that_takes_long_is_stopped_by_the_timeout(tmp_path: Path) -> None:
-    # each row's value is a number, computed from a 16 MB printf: no bound of size sees it
+    # each row's value is a number, computed from a 2 MB string (about 4 ms of CPU a row, over
+    # an hour for the file): no bound of size sees it, and it is shorter than the file, so
+    # SQLite's length limit (no value longer than the file) does not make it a quick NULL
     slow = hostile_files.sqlite_generated(
-        tmp_path / "slow.sqlite", rows=1_000_000, value_bytes=16 * MIB, length_only=True
+        tmp_path / "slow.sqlite", rows=1_000_000, value_bytes=2 * MIB, length_only=True
     )
+    assert slow.stat().st_size > 2 * MIB
     sandboxes = Sandboxes(
-        tmp_path / "sb", replace(SMALL, max_cells=10**7, memory_bytes=1024 * MIB, timeout_s=3)
+        # 10 s: enough for a normal file's load, child start included, on a busy machine
+        tmp_path / "sb",
+        replace(SMALL, max_cells=10**7, memory_bytes=1024 * MIB, timeout_s=10),
     )
     rejection = refused(sandboxes, slow)
     assert rejection.bound == "time"
-    assert rejection.message.startswith("loading slow.sqlite took longer than 3 seconds")
+    assert rejection.message.startswith("loading slow.sqlite took longer than 10 seconds")
     a_normal_file_still_loads(sandboxes, tmp_path)
 
 
