@@ -14,24 +14,17 @@ from pathlib import Path
 
 import pytest
 import slack_payloads as payloads
-from fake_agent import FakeAgent, proposal_outcome
-from slack_bolt import App
+from fake_agent import proposal_outcome
 from slack_payloads import ALICE, BOB
 from standin import Posted, SlackStandin
-from test_slack_listeners import SECRET, Bot, InlineExecutor, buttons, pid_of
+from test_slack_listeners import Bot, assembled, buttons, pid_of
 
-from bot import listeners
-from bot.app import build_client
-from bot.approvals import ApproverRule, Approvers
+from bot.approvals import ApproverRule
 from bot.blocks import APPROVE_ACTION, CANCEL_ACTION, EDIT_ACTION, REJECT_ACTION
 from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
 from bot.listeners.actions import OUT_OF_DATE
 from bot.listeners.edits import NOT_ALLOWED, STALE
-from bot.settings import Settings
 from bot.store import Status
-from bot.store_sqlite import SqliteStore
-from bot.threads import Conversations
-from bot.work import Work
 
 CAROL = "U0CAROL01"
 SELF = "You asked this question, so someone else must approve it. Nothing was run."
@@ -40,24 +33,8 @@ SHA = "0" * 64  # the fake agent's proposals name this hash
 
 @pytest.fixture
 def bot(slack: SlackStandin, tmp_path: Path) -> Iterator[Bot]:
-    settings = Settings(
-        slack_bot_token="xoxb-test", slack_signing_secret=SECRET, slack_api_url=slack.url
-    )
-    client = build_client(settings)
-    app = App(
-        client=client,
-        signing_secret=SECRET,
-        listener_executor=InlineExecutor(),
-        token_verification_enabled=False,
-    )
-    store = SqliteStore(tmp_path / "state.sqlite")
-    work = Work(4)
-    agent = FakeAgent()
-    rule = ApproverRule.parse(BOB, no_self_approval=True)
-    conversations = Conversations(client, agent, store, work, display_rows=20)
-    listeners.register(app, conversations, store, Approvers(rule, client))
-    yield Bot(app, work, agent, store, slack)
-    work.shutdown()
+    with assembled(slack, tmp_path, ApproverRule.parse(BOB, no_self_approval=True)) as built:
+        yield built
 
 
 def notes(bot: Bot, channel: str, user: str) -> list[str]:

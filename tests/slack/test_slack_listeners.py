@@ -12,6 +12,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from standin import BOT_USER_ID, TEAM_ID, Posted, SlackStandin
 from agent.outcome import Outcome
 from bot import listeners
 from bot.app import build_app, build_client
+from bot.approvals import ApproverRule, Approvers
 from bot.blocks import APPROVE_ACTION, CANCEL_ACTION, EDIT_ACTION, REJECT_ACTION
 from bot.blocks.messages import card_of
 from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
@@ -83,8 +85,11 @@ class Bot:
         return channel, kwargs.get("thread_ts") or body["event"]["ts"]
 
 
-@pytest.fixture
-def bot(slack: SlackStandin, tmp_path: Path) -> Iterator[Bot]:
+@contextmanager
+def assembled(
+    slack: SlackStandin, tmp_path: Path, rule: ApproverRule | None = None
+) -> Iterator[Bot]:
+    """The app as `build_app` assembles it (listeners inline), with `rule` for approvals."""
     settings = Settings(
         slack_bot_token="xoxb-test", slack_signing_secret=SECRET, slack_api_url=slack.url
     )
@@ -98,9 +103,19 @@ def bot(slack: SlackStandin, tmp_path: Path) -> Iterator[Bot]:
     store = SqliteStore(tmp_path / "state.sqlite")
     work = Work(4)
     agent = FakeAgent()
-    listeners.register(app, Conversations(client, agent, store, work, display_rows=20), store)
-    yield Bot(app, work, agent, store, slack)
-    work.shutdown()
+    conversations = Conversations(client, agent, store, work, display_rows=20)
+    approvers = Approvers(rule, client) if rule is not None else None
+    listeners.register(app, conversations, store, approvers)
+    try:
+        yield Bot(app, work, agent, store, slack)
+    finally:
+        work.shutdown()
+
+
+@pytest.fixture
+def bot(slack: SlackStandin, tmp_path: Path) -> Iterator[Bot]:
+    with assembled(slack, tmp_path) as built:
+        yield built
 
 
 def buttons(message: Posted) -> dict[str, str]:
