@@ -46,7 +46,7 @@ def check_columns(tree: exp.Expr, schema: GateSchema, entries: list[TableEntry])
             validate_qualify_columns=True,
         )
     except (OptimizeError, SqlglotError) as error:
-        result.reasons.append(_column_reason(error, entries))
+        result.reasons.append(_column_reason(error, entries, schema.entries))
         return result
     except Exception as error:  # a sqlglot bug on an odd statement: still a failed check
         message = f"Could not check the columns (sqlglot failed: {type(error).__name__})"
@@ -105,7 +105,12 @@ _WHERE = re.compile(r"Line: (\d+), Col: (\d+)")
 _AMBIGUOUS = re.compile(r"Ambiguous column '(.+?)'")
 
 
-def _column_reason(error: Exception, entries: list[TableEntry]) -> Reason:
+def _column_reason(
+    error: Exception, entries: list[TableEntry], exposed: tuple[TableEntry, ...]
+) -> Reason:
+    """What sqlglot's failure means for the author; an unknown column also says which other
+    exposed table has it and what joins them, since a small model's usual mistake is reading a
+    column from the wrong table (`order_items.product_name`)."""
     message = ANSI.sub("", str(error)).splitlines()[0].strip()
     known = sorted({name for entry in entries for name in entry.columns.values()})
     match = _COLUMN.search(message) or _UNKNOWN.search(message)
@@ -117,15 +122,39 @@ def _column_reason(error: Exception, entries: list[TableEntry]) -> Reason:
         if where:  # sqlglot reports where the name ends
             start = max(1, int(where.group(2)) - len(name) + 1)
             text += f" (line {where.group(1)}, column {start})"
-        owners = [
-            e.name for e in entries if name.casefold() in map(str.casefold, e.columns.values())
-        ]
+        owners = [e.name for e in entries if _has(e, name)]
         if len(owners) > 1:
             message = f"Column '{name}' is ambiguous: {', '.join(owners)} all have it"
             return Reason("ambiguous_column", f"{message}; qualify it with a table or alias")
+        elsewhere = [e for e in exposed if e not in entries and _has(e, name)]
+        if not owners and elsewhere:
+            return Reason("unknown_column", text + "; " + _where_it_is(name, elsewhere, entries))
         close = [c for c in difflib.get_close_matches(name, known, n=2, cutoff=0.6) if c != name]
         return Reason("unknown_column", text, close[0] if close else "")
     if _AMBIGUOUS.search(message):
         hint = "qualify the column with its table or alias"
         return Reason("ambiguous_column", f"{message}; {hint}")
     return Reason("column_check_failed", f"Could not check the columns: {message}")
+
+
+def _has(entry: TableEntry, name: str) -> bool:
+    return name.casefold() in map(str.casefold, entry.columns.values())
+
+
+def _where_it_is(name: str, owners: list[TableEntry], entries: list[TableEntry]) -> str:
+    """`'name' is a column of T (join T on k)`: at most two owning tables, each with the
+    columns it shares with the statement's tables, identifiers first."""
+    read = {c.casefold() for entry in entries for c in entry.columns.values()}
+    parts = []
+    for owner in owners[:2]:
+        shared = sorted(c for c in owner.columns.values() if c.casefold() in read)
+        keys = [c for c in shared if c.casefold().endswith("id")] or shared
+        part = f"{owner.name}.{_spelled(owner, name)}"
+        if keys:
+            part += f" (join {owner.name} on {' or '.join(keys[:2])})"
+        parts.append(part)
+    return "it is a column of another table: " + "; ".join(parts)
+
+
+def _spelled(entry: TableEntry, name: str) -> str:
+    return next(c for c in entry.columns.values() if c.casefold() == name.casefold())

@@ -86,3 +86,22 @@ def test_unknown_schema_still_enforces_safety_and_warns() -> None:
     verdict = check_sql("SELECT * FROM anything", schema)
     assert verdict.ok and verdict.tables == ("anything",) and verdict.warnings
     assert not check_sql("SELECT * FROM read_csv('x.csv')", schema).ok
+
+
+def test_a_column_of_another_table_names_that_table_and_the_join() -> None:
+    schema = GateSchema.from_tables(
+        [
+            table("shop.order_items", "order_id", "product_id", "quantity"),
+            table("shop.products", "product_id", "product_name", "price"),
+        ],
+        "duckdb",
+    )
+    verdict = check_sql("SELECT oi.product_name, oi.quantity FROM order_items AS oi", schema)
+    [reason] = verdict.reasons
+    assert reason.code == "unknown_column"
+    assert "column of another table: shop.products.product_name" in reason.message
+    assert "join shop.products on product_id" in reason.message
+    # a name no table has still gets the closest one of the statement's own tables
+    verdict = check_sql("SELECT quantiti FROM order_items", schema)
+    assert verdict.reasons[0].suggestion == "quantity"
+    assert "another table" not in verdict.reasons[0].message
