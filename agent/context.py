@@ -16,7 +16,7 @@ from agent.glossary import Glossary
 from agent.model_errors import is_retryable
 from agent.models import structured_method
 from agent.question_context import ContextBuilder, ContextLimits
-from agent.reply import SqlReply
+from agent.reply import SqlRepair, SqlReply
 from connectors.base import Connector
 
 
@@ -102,6 +102,8 @@ class AgentDeps:
     context: ContextBuilder = field(init=False)
 
     structured_model: Runnable = field(init=False)
+    #: The same model answering a repair request: SQL only (agent.reply.SqlRepair).
+    repair_model: Runnable = field(init=False)
 
     def __post_init__(self) -> None:
         self.context = ContextBuilder(
@@ -115,6 +117,7 @@ class AgentDeps:
             functions=self.limits.allowed_functions,
         )
         self.structured_model = self.structured(SqlReply)
+        self.repair_model = self.structured(SqlRepair)
 
     def structured(self, schema: type[BaseModel], model: BaseChatModel | None = None) -> Runnable:
         """`model` (default: the main one) answering as `schema`, with the retry policy."""

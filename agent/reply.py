@@ -21,3 +21,16 @@ class SqlReply(BaseModel):
         description="One short sentence: what the query computes, or your clarifying question."
     )
     sql: str = Field(default="", description="Exactly one SELECT statement, no trailing semicolon.")
+
+
+class SqlRepair(BaseModel):
+    """The model's corrected query for a draft the checks or the engine refused.
+
+    No clarifying option: the question was already read as answerable (its first draft was SQL),
+    and a small model asked to fix a problem tends to turn the problem list into a question for
+    the person instead. A draft whose names the warehouse lacks ends in a clarifying question
+    written by code once the attempts are spent (agent.nodes.validate).
+    """
+
+    explanation: str = Field(description="One short sentence: what the corrected query computes.")
+    sql: str = Field(description="Exactly one SELECT statement, no trailing semicolon.")

@@ -16,7 +16,7 @@ from agent.failures import one_line, read_tables
 from agent.model_errors import is_retryable, user_message
 from agent.planning import plan_text
 from agent.question_context import ModelContext
-from agent.reply import SqlReply
+from agent.reply import SqlRepair, SqlReply
 from agent.state import ThreadState, Turn
 from connectors.base import ConnectorError
 
@@ -100,18 +100,22 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
             attempts, f"I could not read the warehouse's tables: {exc.message} {exc.hint}"
         )
     context = model_context(state, deps, snapshot)
+    # a draft under repair gets SQL back, never a question (agent.reply.SqlRepair)
+    repair = bool(state.get("feedback")) and state.get("draft") is not None
+    model = deps.repair_model if repair else deps.structured_model
     try:
-        out = deps.structured_model.invoke(build_messages(state, deps, context, config), config)
+        out = model.invoke(build_messages(state, deps, context, config), config)
     except Exception as exc:  # any provider failure: the user must hear of it in the thread
         # structured_model already retried what was worth retrying (agent/model_errors.py)
         calls = deps.limits.model_attempts if is_retryable(exc) else 1
         log.warning("The model failed after %d call(s): %r", calls, exc)
         return _failed(attempts, user_message(exc, attempts=calls))
-    reply: SqlReply | None = out.get("parsed")
-    repair = bool(state.get("feedback"))
-    if reply is None:
+    reply: SqlReply | SqlRepair | None = out.get("parsed")
+    if reply is None or (repair and not reply.sql.strip()):
         problem = (
             f"Your reply was not valid JSON for the required schema: {out.get('parsing_error')}"
+            if reply is None
+            else "Your reply held no SQL: write the corrected query."
         )
         if attempts >= deps.limits.max_attempts:
             return _failed(
@@ -126,7 +130,7 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
             "feedback": [problem[:1000]],
             "trace": [{"kind": "unreadable", "text": unreadable}],
         }
-    if reply.kind == "clarify" or not reply.sql.strip():
+    if isinstance(reply, SqlReply) and (reply.kind == "clarify" or not reply.sql.strip()):
         asked = "The model asked a clarifying question instead of writing SQL."
         return {
             "attempts": attempts,

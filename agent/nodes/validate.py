@@ -56,6 +56,27 @@ def screen(sql: str, snapshot: CatalogSnapshot, deps: AgentDeps) -> Screened:
     return Screened(verdict, estimate, misses, ("value_not_found",) * len(misses))
 
 
+#: Gate codes that mean the draft needs data the warehouse does not name.
+MISSING_NAMES = frozenset({"unknown_table", "unknown_column"})
+
+
+def _missing(listed: str, deps: AgentDeps) -> dict[str, str]:
+    """Every try asked for tables or columns the warehouse lacks: the question may need data
+    it does not hold, or say it in other words; so ask, naming what the warehouse has."""
+    try:
+        names = [t.short_name for t in deps.catalog.snapshot().tables]
+    except ConnectorError:
+        names = []
+    has = f" It has these tables: {', '.join(names[:20])}." if names else ""
+    message = (
+        "I could not find the data this question needs: after every try, the query still "
+        f"asks for tables or columns this warehouse does not have:\n{listed}\n{has.strip()} "
+        "Which of its data do you mean? If it does not record this, the question cannot be "
+        "answered from it."
+    )
+    return {"kind": "clarify", "message": message}
+
+
 def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
     draft = state["draft"]
     assert draft is not None
@@ -130,6 +151,8 @@ def judge(
     refused = {"kind": "checks_failed", "text": "The checks refused it: " + "; ".join(problems)}
     if state.get("attempts", 0) >= deps.limits.max_attempts:
         listed = "\n".join(f"• {p}" for p in problems)
+        if screened.codes and set(screened.codes) <= MISSING_NAMES:
+            return {"feedback": problems, "final": _missing(listed, deps), "trace": [refused]}
         message = (
             f"I could not write a query that passes the safety and schema checks after "
             f"{deps.limits.max_attempts} tries. The last problems:\n{listed}\n"

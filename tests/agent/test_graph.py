@@ -8,7 +8,7 @@ import pytest
 
 from agent.conversation import Agent, sqlite_checkpointer
 from agent.models import ScriptedChatModel
-from tests.agent.conftest import MakeAgent, reply
+from tests.agent.conftest import MakeAgent, clarify_reply, reply
 
 BY_REGION = "SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"
 
@@ -70,6 +70,30 @@ def test_three_validation_failures_end_with_a_clear_failure(make_agent: MakeAgen
     assert "after 3 tries" in outcome.message and "rephras" in outcome.message
     assert model.calls == 3 and spy.runs == 0
     assert agent.pending_proposal("t1") is None
+
+
+def test_a_repair_is_answered_with_sql_not_a_question(make_agent: MakeAgent) -> None:
+    """A small model asked to fix a draft tends to turn the problem list into a question for
+    the person; the repair reply has no clarifying option, and one without SQL is asked again."""
+    agent, model, _ = make_agent(
+        [
+            reply("SELECT regoin FROM sales"),
+            clarify_reply("Is 'regoin' a column?"),
+            reply(BY_REGION),
+        ]
+    )
+    outcome = agent.ask("t1", "revenue by region?", user="U1")
+    assert outcome.kind == "proposal" and model.calls == 3
+    assert "held no SQL" in model.seen[2][-1].content
+
+
+def test_drafts_that_keep_naming_missing_columns_end_in_a_question(make_agent: MakeAgent) -> None:
+    missing = reply("SELECT visitors FROM sales")
+    agent, model, spy = make_agent([missing, missing, missing])
+    outcome = agent.ask("t1", "how many website visitors?", user="U1")
+    assert outcome.kind == "clarify" and model.calls == 3 and spy.runs == 0
+    assert "Unknown column 'visitors'" in outcome.message
+    assert "It has these tables: sales" in outcome.message
 
 
 def test_unreadable_model_reply_is_retried_then_fails(make_agent: MakeAgent) -> None:

@@ -92,13 +92,14 @@ def test_wrong_answers_are_scored_as_failures_with_their_reason(demo: DuckDBConn
         "ran SQL where the right reply was saying the data cannot answer"
     )
     never = results["never-valid"]
+    # every draft read a table the warehouse lacks: it ends asking which data is meant
     assert (never.status, never.outcome, never.model_calls, never.repairs) == (
         "fail",
-        "failed",
+        "clarify",
         3,
         2,
     )
-    assert never.reason.startswith("no answer (failed)")
+    assert never.reason.startswith("asked or declined instead of answering: I could not find")
 
     report = build_report(list(results.values()), {})
     assert report["summary"]["correct"] == 1

@@ -23,7 +23,9 @@ from bot.threads import REPAIRED
 pytestmark = pytest.mark.usefixtures("checked")
 
 COUNT_ORDERS = "SELECT COUNT(*) AS orders FROM demo.main.orders"
-UNKNOWN_TABLE = "SELECT SUM(amount) AS revenue FROM demo.main.sales_2026"
+TWO_STATEMENTS = (
+    "SELECT SUM(net_revenue) AS revenue FROM demo.main.sales; DROP TABLE demo.main.sales"
+)
 FAILS_AT_RUN_TIME = (
     "SELECT CAST(r.region_name AS INTEGER) AS region_number FROM demo.main.regions AS r"
 )
@@ -38,9 +40,9 @@ SCRIPT: list[dict[str, str] | str] = [
     "{not json either",
     '{"kind": "sql"',
     # SQL the gate refuses three times
-    sql_reply(UNKNOWN_TABLE),
-    sql_reply(UNKNOWN_TABLE),
-    sql_reply(UNKNOWN_TABLE),
+    sql_reply(TWO_STATEMENTS),
+    sql_reply(TWO_STATEMENTS),
+    sql_reply(TWO_STATEMENTS),
     # a query that fails when it runs, then its repair
     sql_reply(FAILS_AT_RUN_TIME, "Numbers the regions."),
     sql_reply(REGION_NAMES, "Lists the regions."),
@@ -83,7 +85,7 @@ def test_a_model_that_never_answers_json_gets_a_clear_failure(
 def test_sql_refused_by_the_gate_three_times(bot: BotProcess, standin: SlackStandin) -> None:
     thread = flow.ask(bot, "what was 2026 revenue?")
     message = flow.wait_message(standin, thread, has_text("after 3 tries"), "the failure")
-    assert "sales_2026" in message.all_text()
+    assert "exactly one statement" in message.all_text()
     assert message.action_values() == {}
     assert "Try rephrasing" in message.all_text()
 
