@@ -85,6 +85,8 @@ class Gold:
     #: Each acceptable answer's SQL (PostgreSQL unless read for another dialect, braces
     #: expanded to the first choice).
     queries: tuple[str, ...]
+    #: sql-eval's instructions for the question (its `instruct` category), part of its prompt.
+    instructions: str = ""
 
     def table_sets(self) -> list[set[str]]:
         """Per acceptable answer, the qualified names (`academic.main.author`) it reads."""
@@ -111,7 +113,13 @@ def gold_questions(corpora: Path = CORPORA, dialect: str = "postgres") -> list[G
     with (corpora / "sql-eval" / GOLD_FILES[dialect]).open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     return [
-        Gold(r["db_name"], r["question"], r["query_category"], tuple(_alternatives(r["query"])))
+        Gold(
+            r["db_name"],
+            r["question"],
+            r["query_category"],
+            tuple(_alternatives(r["query"])),
+            (r.get("instructions") or "").strip(),
+        )
         for r in rows
     ]
 
@@ -155,7 +163,8 @@ def golden_sets(corpora: Path = CORPORA, *, idk: bool = True) -> dict[str, Golde
         raw = {
             "id": f"{gold.database}-{n:03d}",
             "category": gold.category,
-            "question": gold.question,
+            # as sql-eval asks it: the instructions are part of the question
+            "question": f"{gold.question}\n{gold.instructions}".strip(),
             "gold": list(gold.queries),
         }
         if gold.category == "order_by":

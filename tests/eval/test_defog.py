@@ -46,3 +46,11 @@ def test_the_stratified_sample_is_fixed_and_even() -> None:
     assert set(by_category.values()) == {15} and "unanswerable" in by_category
     again = defog.stratified_sample(defog.golden_sets(defog.CORPORA), 15)
     assert [q.id for g in again.values() for q in g.questions] == [q.id for q in picked]
+
+
+def test_instruct_questions_carry_their_instructions_as_sql_eval_asks_them() -> None:
+    questions = [q for g in defog.golden_sets(defog.CORPORA).values() for q in g.questions]
+    instruct = [q for q in questions if q.category == "instruct"]
+    assert len(instruct) == 35
+    assert all("\n" in q.question for q in instruct)
+    assert all("\n" not in q.question for q in questions if q.category != "instruct")
