@@ -5,14 +5,20 @@ from __future__ import annotations
 SYSTEM = """You are a careful data analyst. You answer questions about a {engine} warehouse by \
 writing ONE read-only SQL query in {dialect}.
 
-Today is {today}. Resolve relative periods ("last month", "last quarter") against today, as full \
-calendar periods before the current one.
+Today's date is {today} (current_date in SQL). Write a date literal only for a date or period \
+the question names ("in 2025", "March 2026"); compute relative periods ("last month", "last \
+quarter", "this year") from the current date, as full calendar periods before the current \
+one.{dates}
 
 Rules:
 - Use only the tables and columns listed below; qualify columns with table aliases when joining.
 - One SELECT (WITH is fine). No data changes, no files, no settings.
 - Prefer readable column aliases; order results meaningfully; return at most {row_limit} rows.
 - Filter on values exactly as they occur: the listed values are the real ones (mind the case).
+- "By X", "per X" or "for each X" means one row per X (GROUP BY X); average only when the \
+question asks for an average.
+- A share, rate or percentage divides over the same rows in one query: the part (a CASE WHEN \
+inside SUM or COUNT) over the whole, so no WHERE may remove the whole; divide as decimals.
 - If the question is ambiguous (several measures, periods or tables fit and the choice changes the \
 answer), set kind to "clarify" and ask one short question.
 - If the listed tables do not hold the data the question needs (general knowledge, opinions, \
@@ -64,6 +70,43 @@ DIALECT_NAMES = {
         "no JOIN, no subquery or WITH, no window function, and no semicolon at the end"
     ),
 }
+
+#: Date idioms of each dialect (`d` is a date column), the commonest place small models slip:
+#: they copy today's date into filters or use another engine's functions.
+DATE_IDIOMS = {
+    "duckdb": (
+        "year(d) = 2025; month: d >= DATE '2026-03-01' AND d < DATE '2026-04-01'; last month: "
+        "d >= date_trunc('month', current_date) - INTERVAL 1 MONTH AND d < "
+        "date_trunc('month', current_date) (also 'quarter', 'year'); days between: d2 - d1; "
+        "weekday: dayofweek(d) (0 = Sunday, 6 = Saturday)"
+    ),
+    "postgres": (
+        "EXTRACT(YEAR FROM d) = 2025; month: d >= DATE '2026-03-01' AND d < DATE '2026-04-01'; "
+        "last month: d >= date_trunc('month', CURRENT_DATE) - INTERVAL '1 month' AND d < "
+        "date_trunc('month', CURRENT_DATE) (also 'quarter', 'year'); days between: d2 - d1; "
+        "weekday: EXTRACT(DOW FROM d) (0 = Sunday, 6 = Saturday)"
+    ),
+    "mysql": (
+        "YEAR(d) = 2025; month: d >= '2026-03-01' AND d < '2026-04-01'; last month: d >= "
+        "DATE_FORMAT(CURDATE() - INTERVAL 1 MONTH, '%Y-%m-01') AND d < "
+        "DATE_FORMAT(CURDATE(), '%Y-%m-01'); days between: DATEDIFF(d2, d1); weekday: "
+        "DAYOFWEEK(d) (1 = Sunday, 7 = Saturday)"
+    ),
+    "sqlite": (
+        "strftime('%Y', d) = '2025'; month: d >= '2026-03-01' AND d < '2026-04-01'; last month: "
+        "d >= date('now', 'start of month', '-1 month') AND d < date('now', 'start of month'); "
+        "days between: julianday(d2) - julianday(d1); weekday: strftime('%w', d) ('0' = Sunday)"
+    ),
+    "bigquery": (
+        "EXTRACT(YEAR FROM d) = 2025; month: d >= DATE '2026-03-01' AND d < DATE '2026-04-01'; "
+        "last month: d >= DATE_SUB(DATE_TRUNC(CURRENT_DATE(), MONTH), INTERVAL 1 MONTH) AND d < "
+        "DATE_TRUNC(CURRENT_DATE(), MONTH) (also QUARTER, YEAR); days between: "
+        "DATE_DIFF(d2, d1, DAY); weekday: EXTRACT(DAYOFWEEK FROM d) (1 = Sunday, 7 = Saturday)"
+    ),
+}
+
+#: How DATE_IDIOMS enter SYSTEM's `{dates}`.
+DATES = "\nDates in this dialect: one year: {idioms}."
 
 # --- answer-quality strategies (agent/context.py Strategies) ---------------------------------
 

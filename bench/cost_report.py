@@ -19,7 +19,6 @@ needs the network. Output tokens are left out: the replies are the same SQL on b
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import statistics
 import tempfile
@@ -36,6 +35,7 @@ from agent.evaluation.golden import GoldenQuestion, GoldenSet, load_golden
 from agent.evaluation.report import percentile
 from agent.evaluation.runner import QuestionResult, evaluation_agent, run_golden
 from agent.models import ScriptedChatModel, load_model
+from agent.nodes.generate import system_prompt
 from agent.question_context import ContextLimits, table_text
 from connectors import open_connector
 from connectors.base import Connector, TableInfo
@@ -64,13 +64,7 @@ def baseline_prompt(
 ) -> list[BaseMessage]:
     """The bot's instructions with `schema` pasted whole, the thread's earlier questions, and the
     question: one call, no retrieval, examples or repairs."""
-    system = prompts.SYSTEM.format(
-        engine=connector.name,
-        dialect=prompts.DIALECT_NAMES.get(connector.dialect, connector.dialect),
-        today=dt.date.today().isoformat(),
-        row_limit=limits.row_limit,
-        context=prompts.TABLES.format(note="", tables=schema),
-    )
+    system = system_prompt(connector, limits, prompts.TABLES.format(note="", tables=schema))
     messages: list[BaseMessage] = [SystemMessage(system)]
     if earlier:
         turns = "\n".join(f"Q: {q}" for q in earlier)

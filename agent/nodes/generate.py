@@ -11,14 +11,14 @@ from langchain_core.runnables import RunnableConfig
 
 from agent import prompts
 from agent.catalog import CatalogSnapshot
-from agent.context import AgentDeps, thread_of
+from agent.context import AgentDeps, Limits, thread_of
 from agent.failures import one_line, read_tables
 from agent.model_errors import is_retryable, user_message
 from agent.planning import plan_text
 from agent.question_context import ModelContext
 from agent.reply import SqlRepair, SqlReply
 from agent.state import ThreadState, Turn
-from connectors.base import ConnectorError
+from connectors.base import Connector, ConnectorError
 
 log = logging.getLogger(__name__)
 
@@ -46,18 +46,26 @@ def model_context(state: ThreadState, deps: AgentDeps, snapshot: CatalogSnapshot
     return deps.context.build(question, snapshot, also=state.get("variations") or ())
 
 
+def system_prompt(connector: Connector, limits: Limits, context: str) -> str:
+    """The rules for `connector`'s engine and dialect (with its date idioms), then `context`."""
+    dialect = connector.dialect
+    idioms = prompts.DATE_IDIOMS.get(dialect)
+    return prompts.SYSTEM.format(
+        engine=connector.name,
+        dialect=prompts.DIALECT_NAMES.get(dialect, dialect),
+        today=dt.date.today().isoformat(),
+        dates=prompts.DATES.format(idioms=idioms) if idioms else "",
+        row_limit=limits.row_limit,
+        context=context,
+    )
+
+
 def build_messages(
     state: ThreadState, deps: AgentDeps, context: ModelContext, config: RunnableConfig
 ) -> list[BaseMessage]:
     """The SQL step's messages: rules and context, history, the question, then the plan and
     mistakes to avoid when those strategies are on, and the problems of a draft under repair."""
-    system = prompts.SYSTEM.format(
-        engine=deps.connector.name,
-        dialect=prompts.DIALECT_NAMES.get(deps.connector.dialect, deps.connector.dialect),
-        today=dt.date.today().isoformat(),
-        row_limit=deps.limits.row_limit,
-        context=context.text,
-    )
+    system = system_prompt(deps.connector, deps.limits, context.text)
     messages: list[BaseMessage] = [SystemMessage(system)]
     turns = state.get("turns", [])[-deps.limits.history_turns :]
     if turns:
