@@ -46,7 +46,7 @@ def check_columns(tree: exp.Expr, schema: GateSchema, entries: list[TableEntry])
             validate_qualify_columns=True,
         )
     except (OptimizeError, SqlglotError) as error:
-        result.reasons.append(_column_reason(error, entries, schema.entries))
+        result.reasons.append(_column_reason(error, tree, entries, schema.entries))
         return result
     except Exception as error:  # a sqlglot bug on an odd statement: still a failed check
         message = f"Could not check the columns (sqlglot failed: {type(error).__name__})"
@@ -106,7 +106,7 @@ _AMBIGUOUS = re.compile(r"Ambiguous column '(.+?)'")
 
 
 def _column_reason(
-    error: Exception, entries: list[TableEntry], exposed: tuple[TableEntry, ...]
+    error: Exception, tree: exp.Expr, entries: list[TableEntry], exposed: tuple[TableEntry, ...]
 ) -> Reason:
     """What sqlglot's failure means for the author; an unknown column also says which other
     exposed table has it and what joins them, since a small model's usual mistake is reading a
@@ -126,6 +126,19 @@ def _column_reason(
         if len(owners) > 1:
             message = f"Column '{name}' is ambiguous: {', '.join(owners)} all have it"
             return Reason("ambiguous_column", f"{message}; qualify it with a table or alias")
+        qualifiers = sorted(
+            {
+                c.table
+                for c in tree.find_all(exp.Column)
+                if c.table and c.name.casefold() == name.casefold()
+            }
+        )
+        if owners and qualifiers:  # read through the alias of a table that lacks it
+            wrong = ", ".join(f"'{q}'" for q in qualifiers)
+            where = (
+                f"it is a column of {owners[0]}, not of {wrong}: qualify it with that table's alias"
+            )
+            return Reason("unknown_column", f"{text}; {where}")
         elsewhere = [e for e in exposed if e not in entries and _has(e, name)]
         if not owners and elsewhere:
             return Reason("unknown_column", text + "; " + _where_it_is(name, elsewhere, entries))

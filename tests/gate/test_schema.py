@@ -105,3 +105,21 @@ def test_a_column_of_another_table_names_that_table_and_the_join() -> None:
     verdict = check_sql("SELECT quantiti FROM order_items", schema)
     assert verdict.reasons[0].suggestion == "quantity"
     assert "another table" not in verdict.reasons[0].message
+
+
+def test_a_column_read_through_the_wrong_alias_names_its_table() -> None:
+    schema = GateSchema.from_tables(
+        [
+            table("shop.sales", "customer_id", "amount"),
+            table("shop.customers", "customer_id", "name"),
+        ],
+        "duckdb",
+    )
+    verdict = check_sql(
+        "SELECT s.name, SUM(s.amount) FROM sales AS s "
+        "JOIN customers AS c ON c.customer_id = s.customer_id GROUP BY 1",
+        schema,
+    )
+    [reason] = verdict.reasons
+    assert reason.code == "unknown_column"
+    assert "it is a column of shop.customers, not of 's'" in reason.message
