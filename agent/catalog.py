@@ -36,6 +36,11 @@ def is_text(column: ColumnInfo) -> bool:
     return any(word in column.type.upper() for word in _TEXT_TYPES)
 
 
+def is_temporal(column: ColumnInfo) -> bool:
+    """A DATE, DATETIME or TIMESTAMP column (not a year kept as a number)."""
+    return any(word in column.type.upper() for word in ("DATE", "TIME"))
+
+
 def table_key(name: str) -> str:
     """The lookup key of a qualified name: lower-case parts joined by dots, quotes dropped."""
     return ".".join(part.strip().strip('"`[]') for part in name.lower().split("."))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from langchain_core.messages.utils import count_tokens_approximately
 
 from agent import prompts
-from agent.catalog import CatalogSnapshot, ColumnProfile, is_text
+from agent.catalog import CatalogSnapshot, ColumnProfile, is_temporal, is_text
 from agent.examples import Example, ExampleStore
 from agent.glossary import Glossary, Term
 from agent.retrieval import TableIndex
@@ -46,6 +46,8 @@ class ModelContext:
     tokens: int
     examples: tuple[Example, ...] = ()
     terms: tuple[Term, ...] = ()
+    #: Some table shown has a date or timestamp column.
+    temporal: bool = False
 
 
 def approx_tokens(text: str) -> int:
@@ -179,6 +181,9 @@ class ContextBuilder:
         if examples:
             parts.append(prompts.EXAMPLES.format(examples=_examples_text(examples)))
         text = "\n\n".join(parts)
+        temporal = any(
+            is_temporal(c) for t in snapshot.tables if t.name in shown for c in t.columns
+        )
         return ModelContext(
             text=text,
             tables=shown,
@@ -186,6 +191,7 @@ class ContextBuilder:
             tokens=approx_tokens(text),
             examples=tuple(examples),
             terms=tuple(terms),
+            temporal=temporal,
         )
 
     def full_schema_tokens(self, snapshot: CatalogSnapshot) -> int:

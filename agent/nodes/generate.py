@@ -46,10 +46,12 @@ def model_context(state: ThreadState, deps: AgentDeps, snapshot: CatalogSnapshot
     return deps.context.build(question, snapshot, also=state.get("variations") or ())
 
 
-def system_prompt(connector: Connector, limits: Limits, context: str) -> str:
-    """The rules for `connector`'s engine and dialect (with its date idioms), then `context`."""
+def system_prompt(connector: Connector, limits: Limits, context: str, *, dates: bool = True) -> str:
+    """The rules for `connector`'s engine and dialect, then `context`; the dialect's date
+    idioms when `dates` (the tables shown have date columns: a model shown them beside a year
+    kept as a number applied year() to it)."""
     dialect = connector.dialect
-    idioms = prompts.DATE_IDIOMS.get(dialect)
+    idioms = prompts.DATE_IDIOMS.get(dialect) if dates else None
     return prompts.SYSTEM.format(
         engine=connector.name,
         dialect=prompts.DIALECT_NAMES.get(dialect, dialect),
@@ -65,7 +67,7 @@ def build_messages(
 ) -> list[BaseMessage]:
     """The SQL step's messages: rules and context, history, the question, then the plan and
     mistakes to avoid when those strategies are on, and the problems of a draft under repair."""
-    system = system_prompt(deps.connector, deps.limits, context.text)
+    system = system_prompt(deps.connector, deps.limits, context.text, dates=context.temporal)
     messages: list[BaseMessage] = [SystemMessage(system)]
     turns = state.get("turns", [])[-deps.limits.history_turns :]
     if turns:
