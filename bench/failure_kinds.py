@@ -1,7 +1,7 @@
 """Classify every failure of an evaluation report (`querybot eval --out`), so a real model's
 misses can be counted by kind and compared across configurations.
 
-    uv run python -m bench.failure_kinds REPORT.json [--list]
+    uv run python -m bench.failure_kinds REPORT.json [--list] [--defog]
 
 The kinds come from what the report holds (the outcome, its message, the SQL that ran and the
 gold SQL of the golden set), compared with sqlglot, first rule that fits:
@@ -32,7 +32,8 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from agent.evaluation.golden import load_golden
+from agent.evaluation import defog
+from agent.evaluation.golden import GoldenQuestion, GoldenSet, load_golden
 from agent.evaluation.runner import gold_sql
 
 _DATE_FUNCS = (exp.DateTrunc, exp.DateAdd, exp.DateSub, exp.DateDiff, exp.Extract, exp.CurrentDate)
@@ -95,16 +96,21 @@ def kind_of(result: dict[str, Any], golds: list[str], dialect: str) -> str:
     return "wrong value or column"
 
 
-def classify(report: dict[str, Any], golden_path: Path, dialect: str) -> list[tuple[str, str]]:
+def questions_of(sets: list[GoldenSet]) -> dict[str, tuple[GoldenSet, GoldenQuestion]]:
+    """Each question id of `sets`, with its set (which says the gold SQL's dialect)."""
+    return {q.id: (golden, q) for golden in sets for q in golden.questions}
+
+
+def classify(
+    report: dict[str, Any], questions: dict[str, tuple[GoldenSet, GoldenQuestion]], dialect: str
+) -> list[tuple[str, str]]:
     """(question id, kind) of every failure in one configuration's report."""
-    golden = load_golden(golden_path)
-    by_id = {q.id: q for q in golden.questions}
     out = []
     for result in report["questions"]:
         if result["status"] != "fail":
             continue
-        question = by_id.get(result["id"])
-        golds = gold_sql(golden, question, dialect) if question else []
+        found = questions.get(result["id"])
+        golds = gold_sql(found[0], found[1], dialect) if found else []
         out.append((result["id"], kind_of(result, golds, dialect)))
     return out
 
@@ -113,14 +119,17 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("report", type=Path)
     p.add_argument("--golden", type=Path, default=Path("evals/demo.yaml"))
+    p.add_argument("--defog", action="store_true", help="the report is of defog's sql-eval")
     p.add_argument("--dialect", default="duckdb")
     p.add_argument("--list", action="store_true", help="each failure with its kind")
     args = p.parse_args(argv)
     data = json.loads(args.report.read_text(encoding="utf-8"))
     configs = data.get("configurations") or {"report": data}
+    sets = list(defog.golden_sets().values()) if args.defog else [load_golden(args.golden)]
+    questions = questions_of(sets)
     kinds: dict[str, Counter[str]] = {}
     for name, report in configs.items():
-        classified = classify(report, args.golden, args.dialect)
+        classified = classify(report, questions, args.dialect)
         kinds[name] = Counter(kind for _, kind in classified)
         if args.list:
             for qid, kind in classified:
