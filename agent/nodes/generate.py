@@ -116,7 +116,7 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
     try:
         out = model.invoke(build_messages(state, deps, context, config), config)
     except Exception as exc:  # any provider failure: the user must hear of it in the thread
-        # structured_model already retried what was worth retrying (agent/model_errors.py)
+        # the model's runnable already retried what was worth retrying (agent/model_errors.py)
         calls = deps.limits.model_attempts if is_retryable(exc) else 1
         log.warning("The model failed after %d call(s): %r", calls, exc)
         return _failed(attempts, user_message(exc, attempts=calls))

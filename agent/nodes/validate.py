@@ -61,16 +61,18 @@ MISSING_NAMES = frozenset({"unknown_table", "unknown_column"})
 
 
 def _missing(listed: str, deps: AgentDeps) -> dict[str, str]:
-    """Every try asked for tables or columns the warehouse lacks: the question may need data
-    it does not hold, or say it in other words; so ask, naming what the warehouse has."""
+    """The tries are spent and the last one still named tables or columns the warehouse lacks:
+    the question may need data it does not hold, or say it in other words; so ask, naming what
+    the warehouse has."""
     try:
         names = [t.short_name for t in deps.catalog.snapshot().tables]
     except ConnectorError:
         names = []
     has = f" It has these tables: {', '.join(names[:20])}." if names else ""
     message = (
-        "I could not find the data this question needs: after every try, the query still "
-        f"asks for tables or columns this warehouse does not have:\n{listed}\n{has.strip()} "
+        f"I could not find the data this question needs: after {deps.limits.max_attempts} "
+        "tries, the query still asks for tables or columns this warehouse does not have:\n"
+        f"{listed}\n{has.strip()} "
         "Which of its data do you mean? If it does not record this, the question cannot be "
         "answered from it."
     )
