@@ -13,14 +13,14 @@ import os
 import resource
 import signal
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from connectors import duckdb_pool
-from connectors.base import QueryCancelled, QueryFailed, QueryTimeout, RunContext
+from connectors.base import QueryCancelled, QueryFailed, QueryResult, QueryTimeout, RunContext
 from connectors.duckdb import DuckDBConnector
 from connectors.limits import Limits, ResourceLimitExceeded
 
@@ -170,6 +170,28 @@ def test_runs_share_no_session_state(small: DuckDBConnector) -> None:
         small.run("SELECT x FROM mine", max_rows=1, timeout_s=30)
 
 
+def slow_runs(
+    pool: ThreadPoolExecutor, connector: DuckDBConnector, keys: list[str]
+) -> list[Future[QueryResult]]:
+    """One slow run in flight per key."""
+    return [
+        pool.submit(connector.run, SLOW_SQL, max_rows=1, timeout_s=600, context=RunContext(k))
+        for k in keys
+    ]
+
+
+def cancel_all(
+    connector: DuckDBConnector, keys: list[str], running: list[Future[QueryResult]]
+) -> None:
+    """Cancel each run (a cancel counts once its run has started) and see each one end so."""
+    for key in keys:
+        while not connector.cancel(key):
+            pass
+    for run in running:
+        with pytest.raises(QueryCancelled):
+            run.result(timeout=60)
+
+
 def test_one_worker_per_run_in_flight_a_few_kept_idle_and_close_stops_them(
     shop_file: Path,
 ) -> None:
@@ -178,20 +200,10 @@ def test_one_worker_per_run_in_flight_a_few_kept_idle_and_close_stops_them(
     keys = [f"run-{i}" for i in range(many)]
     try:
         with ThreadPoolExecutor(max_workers=many) as pool:
-            running = [
-                pool.submit(
-                    connector.run, SLOW_SQL, max_rows=1, timeout_s=600, context=RunContext(k)
-                )
-                for k in keys
-            ]
+            running = slow_runs(pool, connector, keys)
             while len(workers(shop_file)) < many:  # each run in flight has its own
                 assert not any(r.done() for r in running)
-            for key in keys:
-                while not connector.cancel(key):
-                    pass
-            for run in running:
-                with pytest.raises(QueryCancelled):
-                    run.result(timeout=60)
+            cancel_all(connector, keys, running)
         assert len(workers(shop_file)) == duckdb_pool.IDLE_WORKERS
         serves(connector)
     finally:
@@ -237,21 +249,12 @@ def test_runs_past_the_worker_cap_wait_their_turn(shop_file: Path) -> None:
     seen: list[int] = []
     try:
         with ThreadPoolExecutor(max_workers=many) as pool:
-            running = [
-                pool.submit(
-                    connector.run, SLOW_SQL, max_rows=1, timeout_s=600, context=RunContext(k)
-                )
-                for k in keys
-            ]
+            running = slow_runs(pool, connector, keys)
             while len(seen) < 200 or max(seen) < duckdb_pool.MAX_WORKERS:
                 seen.append(len(workers(shop_file)))
             assert max(seen) == duckdb_pool.MAX_WORKERS, "the waiting runs started no worker"
-            for key in keys:  # the waiting ones can be cancelled once they start
-                while not connector.cancel(key):
-                    pass
-            for run in running:
-                with pytest.raises(QueryCancelled):
-                    run.result(timeout=60)
+            # the waiting ones can be cancelled once they start
+            cancel_all(connector, keys, running)
         serves(connector)
     finally:
         connector.close()
