@@ -63,29 +63,42 @@ def value_note(profile: ColumnProfile, limits: ContextLimits) -> str:
     if not profile.values:
         return ""
     if profile.complete and len(profile.values) <= limits.listed_values:
-        return " [values: " + ", ".join(_quote(v) for v in profile.values) + "]"
+        return "(values: " + ", ".join(_quote(v) for v in profile.values) + ")"
     shown = ", ".join(_quote(v) for v in profile.values[: limits.sample_values])
-    return f" [e.g. {shown}; {profile.distinct or 'many'} distinct]"
+    return f"(e.g. {shown}; {profile.distinct or 'many'} distinct)"
+
+
+def create_table(
+    table: TableInfo, notes: dict[str, str] | None = None, rows: int | None = None
+) -> str:
+    """`table` as CREATE TABLE text (the form code models are trained on), each column's
+    description and `notes` as a trailing comment; the table's description (and `rows`) above."""
+    notes = notes or {}
+    lines = []
+    for i, column in enumerate(table.columns):
+        comma = "," if i < len(table.columns) - 1 else ""
+        comment = " ".join(p for p in (column.description, notes.get(column.name)) if p)
+        line = f"  {column.name} {column.type}{comma}"
+        lines.append(line + (f" -- {comment}" if comment else ""))
+    about = " ".join(p for p in (table.description, f"({rows} rows)" if rows else "") if p)
+    head = f"-- {about}\n" if about else ""
+    return head + f"CREATE TABLE {table.name} (\n" + "\n".join(lines) + "\n);"
 
 
 def table_text(table: TableInfo, snapshot: CatalogSnapshot, limits: ContextLimits) -> str:
-    """One table as the model reads it: name, meaning, row count, columns with real values."""
+    """One table as the model reads it: CREATE TABLE text with its meaning, row count and the
+    real values of its text columns as comments."""
     profile = snapshot.profile(table.name)
     rows = profile.row_count if profile else table.row_count
-    head = table.name + (f" -- {table.description}" if table.description else "")
-    if rows is not None:
-        head += f" ({rows} rows)"
-    lines = [head]
-    for column in table.columns:
-        line = f"  {column.name} {column.type}"
-        if column.description:
-            line += f" -- {column.description}"
-        if profile is not None and is_text(column):
+    notes = {}
+    if profile is not None:
+        for column in table.columns:
             column_profile = profile.columns.get(column.name)
-            if column_profile is not None:
-                line += value_note(column_profile, limits)
-        lines.append(line)
-    return "\n".join(lines)
+            if column_profile is not None and is_text(column):
+                note = value_note(column_profile, limits)
+                if note:
+                    notes[column.name] = note
+    return create_table(table, notes, rows)
 
 
 def _terms_text(terms: list[Term]) -> str:

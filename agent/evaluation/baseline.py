@@ -25,7 +25,8 @@ from agent import prompts
 from agent.context import Limits
 from agent.nodes.execute import plain
 from agent.outcome import Answer, Outcome
-from connectors.base import Connector, ConnectorError, TableInfo
+from agent.question_context import create_table
+from connectors.base import Connector, ConnectorError
 
 SYSTEM = """You write SQL for a {dialect} database. Today is {today}.
 Answer with one SQL query in a ```sql code block.
@@ -34,17 +35,6 @@ Answer with one SQL query in a ```sql code block.
 
 _FENCED = re.compile(r"```(?:sql)?\s*(.*?)```", re.IGNORECASE | re.DOTALL)
 _BARE = re.compile(r"\b(WITH|SELECT)\b.*", re.IGNORECASE | re.DOTALL)
-
-
-def create_table(table: TableInfo) -> str:
-    """`table` as CREATE TABLE text, each column's description as a trailing comment."""
-    lines = []
-    for i, column in enumerate(table.columns):
-        comma = "," if i < len(table.columns) - 1 else ""
-        comment = f" -- {column.description}" if column.description else ""
-        lines.append(f"  {column.name} {column.type}{comma}{comment}")
-    head = f"-- {table.description}\n" if table.description else ""
-    return head + f"CREATE TABLE {table.name} (\n" + "\n".join(lines) + "\n);"
 
 
 def sql_of(reply: str) -> str:
