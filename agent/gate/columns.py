@@ -37,6 +37,9 @@ def check_columns(tree: exp.Expr, schema: GateSchema, entries: list[TableEntry])
     result = ColumnCheck()
     if _requote_columns(tree, entries, dialect):
         result.fixes.append("re-quoted identifiers")
+    moved = _requalify_columns(tree, entries, dialect)
+    if moved:
+        result.fixes.append("read " + ", ".join(moved) + " from the joined table that has it")
     try:
         qualified = qualify(
             tree.copy(),
@@ -97,6 +100,39 @@ def _requote_columns(tree: exp.Expr, entries: list[TableEntry], dialect: str) ->
             ident.replace(exact_identifier(next(iter(matches)), dialect_obj))
             changed = True
     return changed
+
+
+def _requalify_columns(tree: exp.Expr, entries: list[TableEntry], dialect: str) -> list[str]:
+    """Point `alias.column` at the one other table of the same FROM that has the column, when
+    the aliased table lacks it (`oi.product_name` with products joined as `p`: `p.product_name`).
+
+    A small model's commonest slip. Only an unambiguous owner is taken; anything else is left
+    for the column check to report. Returns the columns moved, as written.
+    """
+    by_key = {entry.key: entry for entry in entries}
+    moved: list[str] = []
+    try:
+        scopes = list(traverse_scope(tree))
+    except (OptimizeError, SqlglotError):
+        return []
+    for scope in scopes:
+        tables = {
+            alias: (source, entry)
+            for alias, source in scope.sources.items()
+            if isinstance(source, exp.Table)
+            and (entry := by_key.get(table_key(tuple(source.parts), dialect))) is not None
+        }
+        for column in list(scope.find_all(exp.Column)):
+            read = tables.get(column.table)
+            if read is None or _has(read[1], column.name):
+                continue
+            owners = [source for source, other in tables.values() if _has(other, column.name)]
+            if len(owners) == 1:
+                moved.append(column.sql(dialect=dialect))
+                alias = owners[0].args.get("alias")
+                name = alias.this if alias is not None else owners[0].this
+                column.set("table", name.copy())
+    return moved
 
 
 _COLUMN = re.compile(r"Column '(.*?)' could not be resolved(?: for table: '(.*?)')?")
