@@ -60,21 +60,39 @@ def screen(sql: str, snapshot: CatalogSnapshot, deps: AgentDeps) -> Screened:
 MISSING_NAMES = frozenset({"unknown_table", "unknown_column"})
 
 
+def _tables_it_has(deps: AgentDeps) -> str:
+    """The sentence naming the warehouse's tables (the first 20), or "" when unreadable."""
+    try:
+        names = [t.short_name for t in deps.catalog.snapshot().tables]
+    except ConnectorError:
+        return ""
+    return f" It has these tables: {', '.join(names[:20])}." if names else ""
+
+
 def _missing(listed: str, deps: AgentDeps) -> dict[str, str]:
     """The tries are spent and the last one still named tables or columns the warehouse lacks:
     the question may need data it does not hold, or say it in other words; so ask, naming what
     the warehouse has."""
-    try:
-        names = [t.short_name for t in deps.catalog.snapshot().tables]
-    except ConnectorError:
-        names = []
-    has = f" It has these tables: {', '.join(names[:20])}." if names else ""
+    has = _tables_it_has(deps)
     message = (
         f"I could not find the data this question needs: after {deps.limits.max_attempts} "
         "tries, the query still asks for tables or columns this warehouse does not have:\n"
         f"{listed}\n{has.strip()} "
         "Which of its data do you mean? If it does not record this, the question cannot be "
         "answered from it."
+    )
+    return {"kind": "clarify", "message": message}
+
+
+def _reads_no_table(deps: AgentDeps) -> dict[str, str]:
+    """The model answered with a query that reads none of the warehouse's tables (`SELECT 'last
+    quarter'`, `SELECT NULL AS visitors`): that is no answer from the data, so ask, naming what
+    the warehouse has, rather than propose it."""
+    has = _tables_it_has(deps)
+    message = (
+        "I could not tie this question to the warehouse's data: the query I wrote reads none of "
+        f"its tables.{has} Which of its data do you mean (the measure, the period, the "
+        "tables)? If it does not record this, the question cannot be answered from it."
     )
     return {"kind": "clarify", "message": message}
 
@@ -100,6 +118,9 @@ def judge(
     """The update for `draft` once `screened`: a proposal (its warnings include the draft's own
     notes), or feedback for repair (failed when the question's attempts are spent)."""
     verdict, estimate = screened.verdict, screened.estimate
+    if screened.ok and not verdict.tables and draft.get("by_model"):
+        text = "The model's query reads no table, so it was not proposed."
+        return {"final": _reads_no_table(deps), "trace": [{"kind": "clarify", "text": text}]}
     if screened.ok:
         proposal = {
             "proposal_id": uuid.uuid4().hex,

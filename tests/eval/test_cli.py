@@ -35,7 +35,7 @@ def test_eval_writes_a_report_and_compares_it_with_an_earlier_one(
     assert old["summary"]["accuracy"] == 1.0 and old["meta"]["warehouse"] == "demo"
 
     first = demo_golden.questions[0]
-    wrong = [reply_for(first, "SELECT 1.0 AS list_price")]
+    wrong = [reply_for(first, "SELECT 1.0 AS list_price FROM products")]
     wrong += [reply_for(q) for q in demo_golden.questions[1:3]]
     (env / "wrong.jsonl").write_text("\n".join(wrong) + "\n")
     monkeypatch.setenv("QUERYBOT_MODEL", f"scripted:{env / 'wrong.jsonl'}")
@@ -43,7 +43,7 @@ def test_eval_writes_a_report_and_compares_it_with_an_earlier_one(
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "Accuracy: 66.7% (2/3" in out
-    assert f"[{first.id}] {first.question}" in out and "SELECT 1.0 AS list_price" in out
+    assert f"[{first.id}] {first.question}" in out and "1.0 AS list_price" in out
     assert "Accuracy: 100.0% -> 66.7%" in out
     assert f"Worse (now wrong): {first.id}\n" in out
 
