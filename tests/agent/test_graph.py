@@ -96,6 +96,27 @@ def test_drafts_that_keep_naming_missing_columns_end_in_a_question(make_agent: M
     assert "It has these tables: sales" in outcome.message
 
 
+@pytest.mark.parametrize(
+    "sql", ["SELECT 'last quarter' AS period", "SELECT NULL AS visitors", "SELECT current_date"]
+)
+def test_a_model_query_that_reads_no_table_ends_in_a_question(
+    make_agent: MakeAgent, sql: str
+) -> None:
+    agent, model, spy = make_agent([reply(sql)])
+    outcome = agent.ask("t1", "how are we doing?", user="U1")
+    assert outcome.kind == "clarify" and model.calls == 1 and spy.runs == 0
+    assert "reads none of its tables" in outcome.message
+    assert "It has these tables: sales" in outcome.message
+
+
+def test_a_person_s_edit_that_reads_no_table_is_still_proposed(make_agent: MakeAgent) -> None:
+    agent, _, _ = make_agent([reply(BY_REGION)])
+    original = agent.ask("t1", "revenue by region?", user="U1").proposal
+    assert original
+    edited = agent.edit("t1", original.proposal_id, "SELECT 1 + 1 AS two", user="U2")
+    assert edited.kind == "proposal" and edited.proposal
+
+
 def test_unreadable_model_reply_is_retried_then_fails(make_agent: MakeAgent) -> None:
     agent, model, _ = make_agent(["this is not json", reply(BY_REGION)])
     assert agent.ask("t1", "revenue by region?", user="U1").kind == "proposal"
