@@ -45,7 +45,7 @@ def test_a_large_catalog_sends_the_matching_tables_and_their_join_partners() -> 
         context.tables
     )
     assert len(context.tables) <= ContextLimits().max_tables
-    assert "[values: 'NeurIPS', 'VLDB']" in context.text
+    assert "(values: 'NeurIPS', 'VLDB')" in context.text
     assert context.tokens < builder.full_schema_tokens(big_snapshot()) / 10
 
 
@@ -59,8 +59,8 @@ def test_a_small_warehouse_is_shown_whole_with_real_values(make_agent: MakeAgent
     outcome = agent.ask("t1", "Will it rain tomorrow?", user="U1")
     assert outcome.kind == "clarify" and "no weather" in outcome.message
     system = str(model.seen[0][0].content)
-    assert "shop.main.customers -- One row per customer account (4 rows)" in system
-    assert "region VARCHAR -- Sales region of the customer [values: 'North'," in system
+    assert "-- One row per customer account (4 rows)\nCREATE TABLE shop.main.customers (" in system
+    assert "region VARCHAR -- Sales region of the customer (values: 'North'," in system
     assert "shop.main.orders" in system
     assert "the data cannot answer it" in system
 
@@ -132,4 +132,4 @@ def test_a_table_too_long_for_the_remaining_budget_is_shown_with_a_few_values() 
         "orders per store", snapshot
     )
     assert context.tables == ("shop.main.orders", "shop.main.stores")
-    assert "address VARCHAR [e.g. 'Somewhere along" in context.text and full not in context.text
+    assert "address VARCHAR -- (e.g. 'Somewhere along" in context.text and full not in context.text
