@@ -179,11 +179,36 @@ def _column_reason(
         if not owners and elsewhere:
             return Reason("unknown_column", text + "; " + _where_it_is(name, elsewhere, entries))
         close = [c for c in difflib.get_close_matches(name, known, n=2, cutoff=0.6) if c != name]
-        return Reason("unknown_column", text, close[0] if close else "")
+        read = _read_through(tree, entries, qualifiers) or entries
+        return Reason("unknown_column", text + "; " + _columns_of(read), close[0] if close else "")
     if _AMBIGUOUS.search(message):
         hint = "qualify the column with its table or alias"
         return Reason("ambiguous_column", f"{message}; {hint}")
     return Reason("column_check_failed", f"Could not check the columns: {message}")
+
+
+def _read_through(
+    tree: exp.Expr, entries: list[TableEntry], qualifiers: list[str]
+) -> list[TableEntry]:
+    """The tables of `entries` that `qualifiers` (aliases or table names) stand for."""
+    wanted = {q.casefold() for q in qualifiers}
+    names = {
+        table.name.casefold()
+        for table in tree.find_all(exp.Table)
+        if table.alias_or_name.casefold() in wanted
+    }
+    return [e for e in entries if e.name.rsplit(".", 1)[-1].casefold() in names]
+
+
+def _columns_of(entries: list[TableEntry], tables: int = 3, columns: int = 30) -> str:
+    """`t has: a, b, c` for each table: a small model picks the right column from a list far
+    more often than from a schema it read pages earlier."""
+    parts = []
+    for entry in entries[:tables]:
+        names = list(entry.columns.values())
+        more = f" and {len(names) - columns} more" if len(names) > columns else ""
+        parts.append(f"{entry.name} has: {', '.join(names[:columns])}{more}")
+    return "; ".join(parts)
 
 
 def _has(entry: TableEntry, name: str) -> bool:

@@ -158,3 +158,23 @@ def test_a_column_read_through_the_wrong_alias_without_one_joined_owner_names_it
     assert reason.code in {"unknown_column", "ambiguous_column"}
     assert "shop.customers" in reason.message
     assert not verdict.fixes
+
+
+def test_an_unknown_column_no_table_has_lists_the_columns_of_the_table_it_was_read_from() -> None:
+    schema = GateSchema.from_tables(
+        [
+            table("shop.sales", "customer_id", "amount"),
+            table("shop.customers", "customer_id", "customer_name"),
+        ],
+        "duckdb",
+    )
+    verdict = check_sql(
+        "SELECT c.name FROM sales AS s JOIN customers AS c USING (customer_id)", schema
+    )
+    [reason] = verdict.reasons
+    assert reason.code == "unknown_column"
+    assert "shop.customers has: customer_id, customer_name" in reason.message
+    assert "shop.sales has" not in reason.message, "only the table it was read through"
+    # unqualified: every table the statement reads
+    [reason] = check_sql("SELECT visitors FROM sales", schema).reasons
+    assert reason.message.endswith("; shop.sales has: customer_id, amount")
