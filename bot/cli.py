@@ -9,17 +9,21 @@ import sys
 import uuid
 from typing import TYPE_CHECKING
 
-from agent.models import ModelConfigError
-from agent.postgres import StateDatabaseError
-from bot.config import WarehouseError
-from bot.settings import Settings, SettingsError
-from bot.terminal import outcome_text
-from connectors.base import ConnectorError
+# Only light modules here: `querybot --help` must not wait for LangChain, LangGraph or DuckDB
+# (tests/bot/test_cli_process.py); each command imports what it runs once arguments are parsed.
+from bot.eval_arguments import add_arguments as add_eval_arguments
 
 if TYPE_CHECKING:
     from agent.conversation import Agent
+    from bot.settings import Settings
 
 log = logging.getLogger("querybot")
+
+#: Said when the y/N prompt reads the end of standard input (closed, or Ctrl-D).
+NO_REPLY = (
+    "No reply at the prompt (standard input is closed), so the query was not run; "
+    "use --yes to approve without being asked."
+)
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
@@ -61,16 +65,17 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _converse(agent: Agent, args: argparse.Namespace, settings: Settings) -> int:
+    from bot.terminal import outcome_text
+
+    if args.thread and not agent.has_thread(args.thread):
+        print(_unknown_thread(args.thread, settings), file=sys.stderr)
+        return 2
     thread_id = args.thread or f"cli:{uuid.uuid4().hex}"
     user = getpass.getuser()
     outcome = agent.ask(thread_id, args.question, user=user)
     while outcome.kind == "proposal" and outcome.proposal:
         print(outcome_text(outcome))
-        if args.yes:
-            approved = True
-        else:
-            reply = input("\nRun this query? [y/N] ").strip().lower()
-            approved = reply in {"y", "yes"}
+        approved = args.yes or _approved()
         shown = outcome.proposal  # the decision names the SQL just printed
         outcome = agent.decide(
             thread_id, shown.proposal_id, approved=approved, user=user, sql_sha256=shown.sql_sha256
@@ -78,6 +83,25 @@ def _converse(agent: Agent, args: argparse.Namespace, settings: Settings) -> int
     print(outcome_text(outcome, shown=settings.display_rows))
     print(f"\n(thread {thread_id}: continue with --thread {thread_id})", file=sys.stderr)
     return 0 if outcome.kind in {"answer", "clarify", "rejected"} else 1
+
+
+def _approved() -> bool:
+    """The person's y/N; the end of standard input is a no, said on stderr."""
+    try:
+        reply = input("\nRun this query? [y/N] ")
+    except EOFError:
+        print(flush=True)  # end the prompt's line
+        print(NO_REPLY, file=sys.stderr)
+        return False
+    return reply.strip().lower() in {"y", "yes"}
+
+
+def _unknown_thread(thread_id: str, settings: Settings) -> str:
+    where = "QUERYBOT_STATE_URL" if settings.state_url else str(settings.state_db)
+    return (
+        f"There is no conversation {thread_id!r} in {where}, so nothing was asked: leave out "
+        "--thread to start a new one (each `querybot ask` ends by printing its id)."
+    )
 
 
 def _gate(argv: list[str]) -> int:
@@ -88,14 +112,27 @@ def _gate(argv: list[str]) -> int:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="querybot", description=__doc__)
-    p.set_defaults(command="run", http=False, port=3000)  # plain `querybot` runs the bot
+    p.set_defaults(http=False, port=3000)  # plain `querybot` runs the bot (see main)
+    verbose_help = "log INFO messages too (the bot's `run` always does; others log warnings)"
+    p.add_argument("-v", "--verbose", action="store_true", help=verbose_help)
+    # also after the command; SUPPRESS keeps a `querybot -v ask` from being reset by `ask`
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=verbose_help
+    )
     sub = p.add_subparsers(dest="command")
-    run = sub.add_parser("run", help="run the Slack bot (Socket Mode unless --http)")
+    run = sub.add_parser(
+        "run", parents=[common], help="run the Slack bot (Socket Mode unless --http)"
+    )
     run.add_argument("--http", action="store_true", help="serve Slack's HTTP events API instead")
     run.add_argument("--port", type=int, default=3000, help="port for --http (default 3000)")
-    ask = sub.add_parser("ask", help="ask one question in the terminal, approving with y/n")
+    ask = sub.add_parser(
+        "ask", parents=[common], help="ask one question in the terminal, approving with y/n"
+    )
     ask.add_argument("question")
-    ask.add_argument("--thread", help="continue an earlier terminal conversation")
+    ask.add_argument(
+        "--thread", metavar="ID", help="continue an earlier conversation (its id was printed)"
+    )
     ask.add_argument("--yes", action="store_true", help="approve every proposal without asking")
     ask.add_argument(
         "--warehouse", metavar="NAME", help="a warehouse of QUERYBOT_CONFIG (default: its default)"
@@ -103,11 +140,13 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "gate", help="check one SQL text from stdin (see querybot gate --help)", add_help=False
     )
-    doctor = sub.add_parser("doctor", help="check every configured warehouse, the model, Slack")
+    doctor = sub.add_parser(
+        "doctor", parents=[common], help="check every configured warehouse, the model, Slack"
+    )
     doctor.add_argument("--warehouse", metavar="NAME", help="check only this warehouse")
-    from bot.eval_command import add_arguments
-
-    add_arguments(sub.add_parser("eval", help="measure answer quality on a golden set"))
+    add_eval_arguments(
+        sub.add_parser("eval", parents=[common], help="measure answer quality on a golden set")
+    )
     return p
 
 
@@ -118,9 +157,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     # sqlglot warns when it falls back to a Command for SQL the gate then refuses anyway
     logging.getLogger("sqlglot").setLevel(logging.ERROR)
+    args.command = args.command or "run"  # plain `querybot` runs the bot
+    verbose = args.verbose or args.command == "run"  # a service's log is its record
     logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    from agent.models import ModelConfigError
+    from agent.postgres import StateDatabaseError
+    from bot.config import WarehouseError
+    from bot.settings import Settings, SettingsError
+    from connectors.base import ConnectorError
+
     try:
         settings = Settings.from_env()
         if args.command == "ask":

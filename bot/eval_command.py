@@ -43,49 +43,13 @@ from connectors import open_connector
 from connectors.base import Connector
 from connectors.duckdb import DuckDBConnector
 
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("golden", nargs="?", type=Path, help="golden set (YAML or JSONL)")
-    p.add_argument(
-        "--warehouse",
-        help="warehouse to run on: a spec, or a name in QUERYBOT_CONFIG (default: the set's, "
-        "else the bot's default)",
-    )
-    p.add_argument("--defog", action="store_true", help="run defog's sql-eval questions instead")
-    p.add_argument("--corpora", type=Path, default=defog.CORPORA, help="defog-data + sql-eval")
-    p.add_argument("--cache", type=Path, default=Path(".cache/defog"), help="DuckDB files")
-    p.add_argument("--databases", help="comma-separated defog databases (default: all)")
-    p.add_argument(
-        "--sample",
-        type=int,
-        metavar="N",
-        help="with --defog: a fixed stratified sample, N questions of each category",
-    )
-    p.add_argument("--limit", type=int, help="evaluate only the first N threads of each set")
-    p.add_argument("--out", type=Path, help="write the JSON report here")
-    p.add_argument("--compare", type=Path, help="an earlier JSON report to compare with")
-    p.add_argument("--export-examples", type=Path, metavar="PATH", help="write approvals as a set")
-    p.add_argument(
-        "--strategies",
-        action="append",
-        metavar="SPEC",
-        help="answer-quality strategies, as QUERYBOT_STRATEGIES (default: its value); repeat "
-        "to compare configurations in one report (the model's replies are shared, in order)",
-    )
-
-    p.add_argument(
-        "--baseline",
-        action="store_true",
-        help="also run the naive baseline (whole schema, one call, no checks) with the same "
-        "model, scored the same way, side by side",
-    )
-
-
 #: The name of the naive baseline's configuration in a report.
 BASELINE = "naive baseline"
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.corpora is None:  # resolved here: the parser (bot.eval_arguments) imports no defog
+        args.corpora = defog.CORPORA
     if args.export_examples:
         return export_examples(settings, args.export_examples, args.warehouse)
     if not args.defog and not args.golden:
