@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlglot.errors import ErrorLevel, UnsupportedError
+from sqlglot.errors import UnsupportedError
 
 from agent.gate import bounds
 from agent.gate.characters import check_characters, tokenize
@@ -14,8 +14,8 @@ from agent.gate.fixes import keep_dual, quote_statement_words
 from agent.gate.limit import cap_rows
 from agent.gate.looker import DIALECT as LOOKER
 from agent.gate.looker import looker_reasons
-from agent.gate.mariadb import writer
 from agent.gate.parse import parse_all, parse_statement
+from agent.gate.render import renderings
 from agent.gate.rules import query_root, safety_reasons
 from agent.gate.schema import GateSchema, check_tables
 from agent.gate.verdict import Reason, Verdict
@@ -63,13 +63,11 @@ def _check(sql: str, schema: GateSchema, row_limit: int | None) -> Verdict:
     except Rejection as rejection:
         raise Rejection(*rejection.reasons, sql=parsed.text) from None
     try:
-        normalised = query.sql(
-            dialect=writer(dialect), comments=False, unsupported_level=ErrorLevel.RAISE
-        )
+        written = renderings(query, dialect)
     except UnsupportedError as error:
         message = f"This statement cannot be written in {dialect}: {error}"
         raise Rejection(Reason("unsupported", message), sql=parsed.text) from None
-    _recheck(normalised, schema, row_limit, tables.tables)
+    normalised = _stable(written, schema, row_limit, tables.tables)
     warnings = ("schema unknown: table and column names were not checked",) if schema.empty else ()
     return Verdict(
         ok=True,
@@ -84,16 +82,31 @@ def _check(sql: str, schema: GateSchema, row_limit: int | None) -> Verdict:
     )
 
 
+def _stable(
+    written: tuple[str, ...], schema: GateSchema, row_limit: int | None, tables: list[str]
+) -> str:
+    """The first of `written` (pretty printed, then one line) that passes `_recheck`."""
+    for text in written[:-1]:
+        try:
+            _recheck(text, schema, row_limit, tables)
+        except Rejection:
+            continue
+        return text
+    _recheck(written[-1], schema, row_limit, tables)
+    return written[-1]
+
+
 def _recheck(normalised: str, schema: GateSchema, row_limit: int | None, tables: list[str]) -> None:
     """The text that will run must read back as a statement the gate accepts unchanged.
 
-    What runs is sqlglot's rendering of the checked tree, not the submitted text. Read back, it
-    must pass the safety walk, name the same tables, need no re-quoting and no row cap, and
-    render to itself. This catches renderings the parser (and so, likely, the engine) reads
-    differently, such as `SELECT * FROM SELECT a LIMIT 10`, where the cap moves into an
-    unparenthesised subquery. A construct rendered differently for the dialect (ILIKE as
-    LOWER(...) LIKE LOWER(...) in SQLite) is fine: its rendering is stable. Its characters are
-    checked again: what runs, not only what was sent, must be free of invisible ones.
+    What runs is sqlglot's rendering of the checked tree (`renderings`), not the
+    submitted text. Read back, it must pass the safety walk, name the same tables, need no
+    re-quoting and no row cap, and render to itself. This catches renderings the parser (and
+    so, likely, the engine) reads differently, such as `SELECT * FROM SELECT a LIMIT 10`, where
+    the cap moves into an unparenthesised subquery. A construct rendered differently for the
+    dialect (ILIKE as LOWER(...) LIKE LOWER(...) in SQLite) is fine: its rendering is stable.
+    Its characters are checked again: what runs, not only what was sent, must be free of
+    invisible ones.
     """
     dialect = schema.dialect
     tokens = tokenize(normalised, dialect)
@@ -113,7 +126,7 @@ def _recheck(normalised: str, schema: GateSchema, row_limit: int | None, tables:
             reread = check_tables(query, schema)
             capped = row_limit is not None and cap_rows(query, row_limit)
             stable = not reread.reasons and reread.tables == tables and not capped
-            stable = stable and query.sql(dialect=writer(dialect), comments=False) == normalised
+            stable = stable and normalised in renderings(query, dialect, strict=False)
     except Rejection:
         stable = False
     if not stable:

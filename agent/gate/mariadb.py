@@ -61,11 +61,11 @@ class MariaDB(MySQL):
         def regexplike_sql(self, expression: exp.RegexpLike) -> str:
             if expression.args.get("flag") or expression.args.get("full_match"):
                 return self.function_fallback_sql(expression)
-            sql = self.binary(expression, "REGEXP")
             parent = expression.parent
             if isinstance(parent, _OPERATORS) and not isinstance(parent, _LOOSE):
-                return f"({sql})"
-            return sql
+                # written as sqlglot writes brackets, so the text reads back as itself (pretty)
+                return self.sql(exp.Paren(this=expression.copy()))
+            return self.binary(expression, "REGEXP")
 
         def version_sql(self, expression: exp.Version) -> str:
             kind = expression.text("kind")

@@ -28,10 +28,12 @@ class Reason:
 class Verdict:
     """The gate's decision on one SQL text.
 
-    `sql` is the normalised statement to run (fixes applied, row cap added) when `ok`; otherwise the
-    input as best understood. `tables` are fully qualified names as the connector spells them;
-    `columns` are `table.column` pairs read. `fixes` lists deterministic fixes applied ("stripped
-    markdown fence", "transpiled from postgres").
+    `sql` is the normalised statement to run (fixes applied, row cap added) when `ok`, written by
+    sqlglot's pretty printer in the dialect (one clause a line; `render.py`): the same text is
+    shown, hashed for approval and run. Otherwise it is the input as best understood.
+    `tables` are fully qualified names as the connector spells them; `columns` are `table.column`
+    pairs read. `fixes` lists deterministic fixes applied ("stripped markdown fence",
+    "transpiled from postgres").
     """
 
     ok: bool

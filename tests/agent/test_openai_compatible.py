@@ -19,6 +19,7 @@ from agent.models import ScriptedChatModel, load_model, structured_method
 from agent.reply import SqlReply
 from tests.agent.conftest import Spy, reply
 from tests.agent.openai_standin import OpenAIStandin
+from tests.sql_text import one_line
 
 BY_REGION = "SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"
 #: Quick backoff: the tests check what is retried, not how long the waits are.
@@ -67,7 +68,7 @@ def test_a_local_server_answers_through_tool_calling(
     server.answer(reply(BY_REGION))
     outcome = agent_on(model, shop).ask("t1", "revenue by region?", user="U1")
     assert outcome.kind == "proposal", outcome.message
-    assert outcome.proposal is not None and "GROUP BY region" in outcome.proposal.sql
+    assert outcome.proposal is not None and "GROUP BY region" in one_line(outcome.proposal.sql)
     asked = server.bodies[-1]
     assert "response_format" not in asked
     assert asked["tool_choice"]["function"]["name"] == asked["tools"][0]["function"]["name"]

@@ -108,10 +108,20 @@ def test_gate_normalised_looker_sql_runs_through_jdbc(looker: LookerConnector) -
         schema,
     )
     assert verdict.ok, verdict.reasons
+    # pretty printed, one clause a line: Looker reads the line breaks as whitespace
     assert verdict.sql == (
-        "SELECT `orders.status`, AGGREGATE(`orders.count`) AS `orders`, "
-        "AGGREGATE(`orders.total_amount`) AS `total` FROM `shop`.`orders` "
-        "WHERE `users.country` = 'FR' GROUP BY `orders.status` ORDER BY `total` DESC LIMIT 1000"
+        "SELECT\n"
+        "  `orders.status`,\n"
+        "  AGGREGATE(`orders.count`) AS `orders`,\n"
+        "  AGGREGATE(`orders.total_amount`) AS `total`\n"
+        "FROM `shop`.`orders`\n"
+        "WHERE\n"
+        "  `users.country` = 'FR'\n"
+        "GROUP BY\n"
+        "  `orders.status`\n"
+        "ORDER BY\n"
+        "  `total` DESC\n"
+        "LIMIT 1000"
     )
     result = looker.run(verdict.sql, max_rows=10, timeout_s=30)
     assert result.columns == ["orders.status", "orders", "total"]

@@ -20,6 +20,7 @@ from connectors import open_connector
 from connectors.duckdb import DuckDBConnector
 from connectors.looker import LookerConnector
 from tests.fixtures.looker import standin
+from tests.sql_text import one_line
 
 GOOD = (
     "SELECT `orders.status`, AGGREGATE(`orders.total_amount`) AS revenue "
@@ -71,7 +72,7 @@ def test_a_broken_rule_is_repaired_and_the_approved_query_runs(looker: LookerCon
     assert "Looker SQL rule broken: a LookML measure may appear only inside AGGREGATE()" in repair
 
     proposal = outcome.proposal
-    assert proposal.sql == (
+    assert one_line(proposal.sql) == (
         "SELECT `orders.status`, AGGREGATE(`orders.total_amount`) AS `revenue` "
         "FROM `shop`.`orders` GROUP BY `orders.status` ORDER BY `revenue` DESC LIMIT 1000"
     )

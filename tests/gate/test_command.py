@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent.gate.command import main
+from tests.sql_text import one_line
 
 
 def run(sql: str, *argv: str) -> tuple[int, dict[str, object]]:
@@ -25,7 +26,7 @@ def test_accepted_statement_exits_0(tmp_path: Path) -> None:
     )
     assert code == 0
     assert verdict["ok"] is True and verdict["reasons"] == []
-    assert verdict["sql"] == "SELECT region FROM shop.main.sales LIMIT 1000"
+    assert verdict["sql"] == "SELECT\n  region\nFROM shop.main.sales\nLIMIT 1000"
     assert verdict["tables"] == ["shop.main.sales"]
 
 
@@ -45,12 +46,10 @@ def test_without_schema_only_safety_is_checked() -> None:
 
 
 def test_row_limit_option() -> None:
-    assert run("SELECT a FROM t", "--dialect", "mysql", "--row-limit", "5")[1]["sql"] == (
-        "SELECT a FROM t LIMIT 5"
-    )
-    assert run("SELECT a FROM t", "--dialect", "mysql", "--row-limit", "0")[1]["sql"] == (
-        "SELECT a FROM t"
-    )
+    capped = run("SELECT a FROM t", "--dialect", "mysql", "--row-limit", "5")[1]["sql"]
+    assert one_line(capped) == "SELECT a FROM t LIMIT 5"
+    uncapped = run("SELECT a FROM t", "--dialect", "mysql", "--row-limit", "0")[1]["sql"]
+    assert one_line(uncapped) == "SELECT a FROM t"
 
 
 def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

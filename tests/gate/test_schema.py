@@ -7,6 +7,7 @@ import pytest
 from agent.gate import GateSchema, check_sql
 from connectors.base import ColumnInfo, TableInfo
 from tests.gate import canary
+from tests.sql_text import one_line
 
 
 def table(name: str, *columns: str) -> TableInfo:
@@ -60,7 +61,9 @@ def test_allow_list_keeps_tables_and_datasets() -> None:
 
 def test_from_mapping_accepts_every_nesting() -> None:
     flat = GateSchema.from_mapping({"orders": {"id": "INT"}}, "sqlite")
-    assert check_sql("SELECT id FROM orders", flat).sql == "SELECT id FROM orders LIMIT 1000"
+    assert one_line(check_sql("SELECT id FROM orders", flat).sql) == (
+        "SELECT id FROM orders LIMIT 1000"
+    )
     nested = GateSchema.from_mapping({"demo": {"main": {"orders": {"id": "INT"}}}}, "duckdb")
     assert check_sql("SELECT id FROM orders", nested).tables == ("demo.main.orders",)
     with pytest.raises(ValueError, match="same 1-3 parts"):
@@ -71,7 +74,7 @@ def test_case_sensitive_names_are_quoted_where_the_engine_needs_it() -> None:
     schema = GateSchema.from_tables([table("public.sbCustomer", "sbCustId")], "postgres")
     verdict = check_sql("SELECT sbcustid FROM sbcustomer", schema)
     assert verdict.ok and verdict.fixes == ("re-quoted identifiers",)
-    assert verdict.sql == 'SELECT "sbCustId" FROM public."sbCustomer" LIMIT 1000'
+    assert one_line(verdict.sql) == 'SELECT "sbCustId" FROM public."sbCustomer" LIMIT 1000'
     assert verdict.tables == ("public.sbCustomer",)
 
 
@@ -121,12 +124,12 @@ def test_a_column_read_through_the_wrong_alias_is_read_from_the_joined_table_tha
         schema,
     )
     assert verdict.ok, verdict.reasons
-    assert verdict.sql.startswith("SELECT c.name, SUM(s.amount) FROM shop.sales AS s")
+    assert one_line(verdict.sql).startswith("SELECT c.name, SUM(s.amount) FROM shop.sales AS s")
     assert "read s.name from the joined table that has it" in verdict.fixes
     assert "shop.customers.name" in verdict.columns
     # without an alias the table's own name is the qualifier
     verdict = check_sql("SELECT sales.name FROM sales JOIN customers USING (customer_id)", schema)
-    assert verdict.ok and verdict.sql.startswith("SELECT customers.name FROM")
+    assert verdict.ok and one_line(verdict.sql).startswith("SELECT customers.name FROM")
 
 
 @pytest.mark.parametrize(
