@@ -214,15 +214,16 @@ def _sample(
     if isinstance(verdict, str):
         section.fail(f"sample query: {verdict}")
         return
+    shown = " ".join(verdict.sql.split())  # one line in the report (the gate writes it pretty)
     try:
         # A warehouse that bills by bytes scanned (BigQuery) says first what the query costs.
         estimate = connector.estimate(verdict.sql)
         if estimate is not None and estimate.refusal:
-            section.fail(f"sample query {verdict.sql!r} not run: {estimate.refusal}")
+            section.fail(f"sample query {shown!r} not run: {estimate.refusal}")
             return
         result = connector.run(verdict.sql, max_rows=1, timeout_s=timeout_s)
     except ConnectorError as exc:
-        section.fail(f"sample query {verdict.sql!r} failed: {_error(exc)}")
+        section.fail(f"sample query {shown!r} failed: {_error(exc)}")
         return
     rows = len(result.rows)
     scanned = (
@@ -231,7 +232,7 @@ def _sample(
         else ""
     )
     section.ok(
-        f"sample query passed the gate and ran: {verdict.sql} -> {rows} row{'s' * (rows != 1)} "
+        f"sample query passed the gate and ran: {shown} -> {rows} row{'s' * (rows != 1)} "
         f"in {result.elapsed_s:.2f} s{scanned}"
     )
 

@@ -45,6 +45,7 @@ from tests.connectors.sql_fixtures import (
     sqlite_sample,
 )
 from tests.fixtures.looker import standin
+from tests.sql_text import one_line
 
 
 @pytest.fixture(scope="module")
@@ -347,7 +348,7 @@ def test_the_sample_query_skips_columns_the_gate_refuses() -> None:
     )
     verdict = sample_query([explore], "looker")
     assert not isinstance(verdict, str)
-    assert verdict.sql == "SELECT `orders.status` FROM `thelook`.`orders` LIMIT 1"
+    assert one_line(verdict.sql) == "SELECT `orders.status` FROM `thelook`.`orders` LIMIT 1"
     only_measures = TableInfo("thelook.orders", explore.columns[:1])
     refusal = sample_query([only_measures], "looker")
     assert isinstance(refusal, str) and "only inside AGGREGATE()" in refusal
