@@ -172,5 +172,7 @@ def test_self_approvals_racing_a_refused_edit_run_nothing(
     ran = audit_events(bot, proposal_id=pid)
     assert [e["event"] for e in ran] == ["proposed", "approved", "executed"]
     assert [e["actor"] for e in ran[1:]] == [BOB, BOB]
-    assert {e["sql_sha256"] for e in ran} == {sql_sha256(ORDER_COUNT)}
+    # the hash of the text the card showed: ORDER_COUNT as the gate writes it
+    shown = "SELECT\n  COUNT(*) AS orders\nFROM demo.main.orders"
+    assert {e["sql_sha256"] for e in ran} == {sql_sha256(shown)}
     assert has_text(f"Approved by <@{BOB}>")(standin.thread(thread.channel, thread.ts)[0])

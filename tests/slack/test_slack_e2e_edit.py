@@ -25,6 +25,8 @@ from bot.blocks.views import EDIT_BLOCK
 pytestmark = pytest.mark.usefixtures("checked")
 
 ORDER_COUNT = "SELECT COUNT(*) AS orders FROM demo.main.orders"
+#: ORDER_COUNT as the gate writes it, one clause a line: the text shown, hashed and edited.
+ORDER_COUNT_SHOWN = "SELECT\n  COUNT(*) AS orders\nFROM demo.main.orders"
 CANCELLED = "SELECT COUNT(*) AS orders FROM demo.main.orders WHERE status = 'cancelled'"
 CUSTOMER_COUNT = "SELECT COUNT(*) AS customers FROM demo.main.customers"
 
@@ -54,11 +56,11 @@ def test_edit_is_checked_proposed_again_and_runs_when_approved(
     old_id = flow.proposal_id(original)
     view = flow.open_edit(bot, standin, original, user=BOB)
     metadata = json.loads(view["private_metadata"])
-    assert metadata == {"proposal_id": old_id, "sql_sha256": sql_sha256(ORDER_COUNT)}
+    assert metadata == {"proposal_id": old_id, "sql_sha256": sql_sha256(ORDER_COUNT_SHOWN)}
     field = next(b for b in view["blocks"] if b["type"] == "input")["element"]
-    assert field["initial_value"] == ORDER_COUNT and field["multiline"] is True
+    assert field["initial_value"] == ORDER_COUNT_SHOWN and field["multiline"] is True
 
-    unchanged = flow.submit_edit(bot, view, ORDER_COUNT + "\n", user=BOB)
+    unchanged = flow.submit_edit(bot, view, ORDER_COUNT_SHOWN + "\n", user=BOB)
     assert unchanged["response_action"] == "errors" and EDIT_BLOCK in unchanged["errors"]
 
     assert flow.submit_edit(bot, view, CANCELLED, user=BOB) == {}

@@ -120,7 +120,7 @@ def test_question_proposal_approval_and_result(
     assert expected[0][0] == "North America"
     assert "Sources: `demo.main.orders`" in text and "duckdb" in text
     assert f"approved by <@{BOB}>" in text
-    assert "SELECT r.region_name AS region" in text
+    assert "SELECT\n  r.region_name AS region," in text  # one clause a line, as the gate wrote it
 
 
 def test_reject_runs_nothing(bot: BotProcess, standin: SlackStandin) -> None:
