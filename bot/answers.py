@@ -1,8 +1,8 @@
 """Posting an answer in its thread: the result (Slack's table block, or the same rows as
 monospaced text where a workspace refuses it), the whole result as `result.csv` when not every
-row is shown, and its chart (Slack's native chart block, or a PNG where the data does not fit
-the block or the workspace refused it lately). A failed file or chart costs that file or chart,
-never the answer."""
+row is shown, the SQL as `query.sql` when the message shows only its start, and its chart
+(Slack's native chart block, or a PNG where the data does not fit the block or the workspace
+refused it lately). A failed file or chart costs that file or chart, never the answer."""
 
 from __future__ import annotations
 
@@ -11,9 +11,16 @@ import logging
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from agent.outcome import Answer
+from agent.outcome import Answer, Proposal
 from bot import blocks
-from bot.attachments import REFUSED_FOR_S, Attachment, Refusals, csv_file, render_chart
+from bot.attachments import (
+    REFUSED_FOR_S,
+    Attachment,
+    Refusals,
+    csv_file,
+    render_chart,
+    sql_file,
+)
 from bot.slack_thread import SlackThread, post
 
 log = logging.getLogger(__name__)
@@ -39,9 +46,18 @@ class Answers:
             log.warning("Slack refused the table block (%s); sending text", exc.response)
             message = blocks.result(answer, display_rows=self.display_rows, use_table=False)
             post(self.client, thread, message)
+        if blocks.sql_cut(answer.sql):
+            self._upload(thread, sql_file(answer.sql, blocks.RAN_SQL_FILE, "The SQL that ran"))
         if answer.total_rows > min(self.display_rows, len(answer.rows)):
             self._upload(thread, csv_file(answer))
         self._chart(thread, answer)
+
+    def proposed_sql(self, thread: SlackThread, proposal: Proposal) -> None:
+        """The proposal's SQL as a file, when its message shows only the start (the file is
+        the very text the approval's hash covers)."""
+        if blocks.sql_cut(proposal.sql):
+            title = "The proposed SQL"
+            self._upload(thread, sql_file(proposal.sql, blocks.PROPOSED_SQL_FILE, title))
 
     def _chart(self, thread: SlackThread, answer: Answer) -> None:
         """The answer's chart, if it has one: Slack's native chart block, else a PNG (the data

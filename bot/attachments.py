@@ -1,7 +1,8 @@
 """Files posted with a result: the rows as CSV when the message shows only some of them, and a
 chart PNG when the result is a time series or a small category breakdown and Slack's native
 chart block (bot/blocks/charts.py) cannot show it: the data does not fit the block, or the
-workspace refused the block (`Refusals`).
+workspace refused the block (`Refusals`). And a statement too long for its message, as a `.sql`
+file (with a proposal or a result).
 
 Both are built from `Answer.rows`, which holds the rows the agent kept: the bot keeps the whole
 capped result (`QUERYBOT_ROW_LIMIT` rows at most).
@@ -48,6 +49,11 @@ def csv_file(answer: Answer) -> Attachment:
     kept = len(answer.rows)
     title = f"All {kept:,} rows" if kept >= answer.total_rows else f"First {kept:,} rows"
     return Attachment("result.csv", f"{title} (CSV)", out.getvalue().encode("utf-8"))
+
+
+def sql_file(sql: str, filename: str, title: str) -> Attachment:
+    """A statement too long for its message, in full: the very text approved and run."""
+    return Attachment(filename, f"{title} ({len(sql):,} characters)", sql.encode("utf-8"))
 
 
 def _number(value: Any) -> bool:

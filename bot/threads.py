@@ -474,6 +474,7 @@ class Conversations:
             )
             message = blocks.proposal(outcome.proposal, requested_by=requested_by, note=note)
             self._update(thread.channel, placeholder, message)
+            self.answers.proposed_sql(thread, outcome.proposal)  # when only its start shows
         elif outcome.kind == "answer" and outcome.answer:
             self.answers.post(thread, outcome.answer)
         elif outcome.kind == "rejected":

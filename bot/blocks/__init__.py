@@ -7,7 +7,18 @@ warehouse or a user is escaped for mrkdwn and cut to fit, so nothing such a text
 a message. The builders live in modules by subject; this package names them in one place.
 """
 
-from bot.blocks.base import FALLBACK_TEXT, Message, code_pieces, cut, escape, escaped, mention
+from bot.blocks.base import (
+    FALLBACK_TEXT,
+    PROPOSED_SQL_FILE,
+    RAN_SQL_FILE,
+    Message,
+    code_pieces,
+    cut,
+    escape,
+    escaped,
+    mention,
+    sql_cut,
+)
 from bot.blocks.charts import chart
 from bot.blocks.explain import EXPLAIN_ACTION, explanation, unknown_explanation
 from bot.blocks.followups import FOLLOW_UP_PREFIX, asked, follow_up_of
@@ -47,6 +58,8 @@ __all__ = [
     "EXPLAIN_ACTION",
     "FALLBACK_TEXT",
     "FOLLOW_UP_PREFIX",
+    "PROPOSED_SQL_FILE",
+    "RAN_SQL_FILE",
     "REJECT_ACTION",
     "SUPERSEDED",
     "Message",
@@ -76,6 +89,7 @@ __all__ = [
     "result",
     "running",
     "running_card",
+    "sql_cut",
     "unknown_explanation",
     "working",
     "writing",

@@ -18,6 +18,9 @@ TABLE_ROWS = 100
 TABLE_COLUMNS = 20
 #: Sections a long SQL statement may take (about 30,000 characters).
 SQL_SECTIONS = 10
+#: The files holding a statement too long for its message, in full.
+PROPOSED_SQL_FILE = "proposed.sql"
+RAN_SQL_FILE = "query.sql"
 #: The notification text of a message (Slack truncates past 40,000 characters).
 FALLBACK_TEXT = 300
 
@@ -91,11 +94,21 @@ def code_pieces(text: str, budget: int) -> list[str]:
 
 
 def code_sections(text: str, limit: int) -> tuple[list[Block], bool]:
-    """Code-block sections holding `text`, at most `limit` of them; True when text was left out."""
+    """Code-block sections holding `text`, at most `limit` of them; True when text was left out.
+
+    Line breaks are kept (SQL comes pretty printed, one clause a line) and long text is cut at
+    line ends where it can be.
+    """
     pieces = code_pieces(text, SECTION_TEXT - 2 * len(FENCE) - 2)
     shown = pieces[:limit]
     blocks: list[Block] = [section(f"{FENCE}\n{p}\n{FENCE}") for p in shown]
     return blocks, len(pieces) > limit
+
+
+def sql_cut(sql: str) -> bool:
+    """Whether a message shows only the start of `sql` (more than `SQL_SECTIONS` sections):
+    the whole statement then goes in the thread as a file (`bot.attachments.sql_file`)."""
+    return code_sections(sql, SQL_SECTIONS)[1]
 
 
 def names(names: Sequence[str], limit: int = 1000) -> str:

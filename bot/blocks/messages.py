@@ -11,6 +11,7 @@ from agent.outcome import Proposal
 from agent.planning import plan_lines
 from bot.blocks.base import (
     CONTEXT_TEXT,
+    PROPOSED_SQL_FILE,
     SECTION_TEXT,
     SQL_SECTIONS,
     Message,
@@ -72,7 +73,8 @@ def _proposal_body(prop: Proposal, requested_by: str, note: str) -> list[Block]:
         blocks.append(
             context(
                 f":warning: The SQL is {len(prop.sql):,} characters long; only the start is "
-                "shown. Approve only if you trust it, or ask for a simpler query."
+                f"shown here. The whole statement is in the file `{PROPOSED_SQL_FILE}` in this "
+                "thread. Approve only if you trust it, or ask for a simpler query."
             )
         )
     facts = [f"Reads {names(prop.tables)}"]

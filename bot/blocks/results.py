@@ -13,6 +13,7 @@ from agent.outcome import Answer
 from agent.relax import is_empty
 from bot.blocks.base import (
     FENCE,
+    RAN_SQL_FILE,
     SECTION_TEXT,
     SQL_SECTIONS,
     TABLE_COLUMNS,
@@ -160,7 +161,12 @@ def result(answer: Answer, *, display_rows: int, use_table: bool = True) -> Mess
         sources.append(spent)
     blocks: list[Block] = [section(summary), *table_blocks, *sql_blocks]
     if sql_cut:
-        blocks.append(context(f"SQL shortened for display ({len(answer.sql):,} characters)."))
+        blocks.append(
+            context(
+                f"SQL shortened for display ({len(answer.sql):,} characters); the whole "
+                f"statement is in the file `{RAN_SQL_FILE}` in this thread."
+            )
+        )
     if answer.proposal_id:
         buttons = follow_up_buttons(answer.proposal_id, answer.follow_ups)
         blocks.append(ActionsBlock(elements=[*buttons, explain_button(answer.proposal_id)]))
