@@ -1,6 +1,8 @@
 """The graph: start -> generate -> validate -> (repair) -> approve -> execute -> (repair) -> finish,
 and after an answer: relax (an empty result: a loosened proposal, back to approve) or suggest
-(follow-up questions), each when its strategy is on.
+(follow-up questions), each when its strategy is on. SQL a person pasted goes start -> paste
+(the same checks; refused SQL ends the question with the reasons) -> approve -> execute, and
+never to the model: no repair of it, nor of its warehouse errors.
 
 Before the first draft, when their strategies are on: vary (paraphrases for the table search),
 plan (a grounded plan), candidates (N drafts ranked by checks, then agreement, instead of
@@ -26,6 +28,7 @@ from agent.nodes.check import check
 from agent.nodes.execute import execute
 from agent.nodes.finish import finish
 from agent.nodes.generate import generate
+from agent.nodes.paste import paste
 from agent.nodes.plan import plan
 from agent.nodes.relax import relax
 from agent.nodes.start import start
@@ -35,7 +38,7 @@ from agent.nodes.vary import vary
 from agent.relax import is_empty
 from agent.state import ThreadState
 
-Step = Literal["finish", "validate", "generate", "vary", "plan", "candidates"]
+Step = Literal["finish", "validate", "paste", "generate", "vary", "plan", "candidates"]
 
 
 def model_step(state: ThreadState, strategies: Strategies) -> Step:
@@ -51,11 +54,13 @@ def model_step(state: ThreadState, strategies: Strategies) -> Step:
 
 
 def after_draft(state: ThreadState, strategies: Strategies) -> Step:
-    """After start (pasted SQL is a draft), the strategy steps and generate (no draft:
-    unreadable reply, asked again)."""
+    """After start (pasted SQL is a draft, judged by paste), the strategy steps and generate (no
+    draft: unreadable reply, asked again)."""
     if state.get("final"):
         return "finish"
-    return "validate" if state.get("draft") else model_step(state, strategies)
+    if state.get("draft"):
+        return "paste" if state.get("pasted") else "validate"
+    return model_step(state, strategies)
 
 
 def after_validate(state: ThreadState) -> Literal["finish", "approve", "generate", "check"]:
@@ -70,13 +75,17 @@ def after_check(state: ThreadState) -> Literal["approve", "generate"]:
     return "approve" if state.get("proposal") else "generate"
 
 
-def after_approve(state: ThreadState) -> Literal["finish", "execute", "validate", "approve"]:
+def after_approve(
+    state: ThreadState,
+) -> Literal["finish", "execute", "validate", "paste", "approve"]:
     if state.get("final"):
         return "finish"
     if state.get("decision"):
         return "execute"
     # an edit replaced the proposal with a draft; a stale resume leaves the proposal waiting
-    return "approve" if state.get("proposal") else "validate"
+    if state.get("proposal"):
+        return "approve"
+    return "paste" if state.get("pasted") else "validate"
 
 
 def after_execute(
@@ -109,6 +118,7 @@ def build_graph(
     graph.add_node("candidates", partial(metered("candidates", candidates), deps=deps))
     graph.add_node("check", partial(metered("check", check), deps=deps))
     graph.add_node("validate", partial(validate, deps=deps))
+    graph.add_node("paste", partial(paste, deps=deps))
     graph.add_node("approve", partial(approve, deps=deps))
     graph.add_node("execute", partial(execute, deps=deps))
     graph.add_node("relax", partial(relax, deps=deps))
@@ -118,7 +128,7 @@ def build_graph(
     to_draft = partial(after_draft, strategies=deps.strategies)
     for node in ("start", "vary", "plan", "generate"):
         graph.add_conditional_edges(node, to_draft)
-    for node in ("candidates", "validate"):
+    for node in ("candidates", "validate", "paste"):
         graph.add_conditional_edges(node, after_validate)
     graph.add_conditional_edges("check", after_check)
     graph.add_conditional_edges("approve", after_approve)

@@ -134,6 +134,9 @@ class ThreadState(TypedDict):
     plan: NotRequired[dict[str, Any] | None]
     #: The accepted SQL waits for the self-check before approval.
     needs_check: NotRequired[bool]
+    #: The question was SQL a person pasted (agent/pasted.py): the gate judges it as written,
+    #: and neither it nor a warehouse error it meets goes to the model for repair.
+    pasted: NotRequired[bool]
 
 
 def reset_for_question() -> dict[str, Any]:
@@ -152,4 +155,5 @@ def reset_for_question() -> dict[str, Any]:
         "variations": None,
         "plan": None,
         "needs_check": False,
+        "pasted": False,
     }

@@ -1,6 +1,6 @@
 """Run the approved SQL, exactly as approved: only when its hash is the one the approval named
-and the one the audit log recorded for the approval. An engine error goes back for repair, a
-cancel (`Agent.cancel`) ends the question."""
+and the one the audit log recorded for the approval. An engine error goes back for repair (not
+for SQL a person pasted: that error ends the question), a cancel (`Agent.cancel`) ends it."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from langchain_core.runnables import RunnableConfig
 
 from agent.audit import sql_sha256
 from agent.context import AgentDeps, thread_of
+from agent.nodes.paste import NEXT_STEP
 from agent.state import ThreadState
 from connectors.base import ConnectorError, QueryCancelled, QueryResult, RunContext
 
@@ -118,14 +119,15 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
     except ConnectorError as exc:
         detail = {"error": exc.message, "type": type(exc).__name__}
         record("execution_failed", detail=detail)
-        if deps.strategies.remember_failures and exc.retryable_by_repair:
+        pasted = bool(state.get("pasted"))  # the person's SQL: not the model's to repair
+        if deps.strategies.remember_failures and exc.retryable_by_repair and not pasted:
             problem = f"The warehouse refused: {exc.engine_message[:300]}"
             deps.failures.record(
                 deps.connector.name, thread_of(config), "engine", [problem], proposal["sql"]
             )
         failures = state.get("exec_failures", 0) + 1
         error = f"The warehouse returned an error: {exc.message[:300]}"
-        if exc.retryable_by_repair and failures < deps.limits.max_attempts:
+        if exc.retryable_by_repair and failures < deps.limits.max_attempts and not pasted:
             draft = {"kind": "sql", "explanation": proposal["explanation"], "sql": proposal["sql"]}
             return {
                 "exec_failures": failures,
@@ -137,10 +139,13 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
                 "trace": [{"kind": "execution_failed", "text": f"{error}; sent to be corrected."}],
             }
         message = f"The query failed: {exc.message}" + (f" {exc.hint}" if exc.hint else "")
+        if pasted and exc.retryable_by_repair:
+            message += f"\n{NEXT_STEP}"
+        ended = "the SQL was pasted, so it was not sent to the model" if pasted else "gave up"
         return {
             "exec_failures": failures,
             "final": {"kind": "failed", "message": message},
-            "trace": [{"kind": "execution_failed", "text": f"{error}; gave up."}],
+            "trace": [{"kind": "execution_failed", "text": f"{error}; {ended}."}],
         }
     detail = {"rows": result.total_rows, "bytes": result.bytes_processed}
     detail["elapsed_s"] = result.elapsed_s

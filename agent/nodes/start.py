@@ -1,28 +1,15 @@
-"""First step of every question: reset the per-question fields and refuse bad input early."""
+"""First step of every question: reset the per-question fields, refuse bad input early, and take
+SQL a person pasted (agent/pasted.py) as the draft."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import sqlglot
-from sqlglot import exp
-
 from agent.context import AgentDeps
+from agent.pasted import pasted_sql
 from agent.state import ThreadState, reset_for_question
 
 EXAMPLE = "Which region had the most revenue last month?"
-
-
-def looks_like_sql(text: str, dialect: str) -> bool:
-    """True when the question is itself a query over tables (someone pasted SQL)."""
-    body = text.strip().strip("`").removeprefix("sql").strip()
-    if body.split(None, 1)[0].lower() not in {"select", "with"} if body else True:
-        return False
-    try:
-        tree = sqlglot.parse_one(body, read=dialect)
-    except sqlglot.errors.SqlglotError:
-        return False
-    return isinstance(tree, exp.Query) and tree.find(exp.Table) is not None
 
 
 def start(state: ThreadState, deps: AgentDeps) -> dict[str, Any]:
@@ -45,11 +32,13 @@ def start(state: ThreadState, deps: AgentDeps) -> dict[str, Any]:
                 "Ask it in a sentence or two, or paste just the SQL you want checked."
             ),
         }
-    elif looks_like_sql(question, deps.connector.dialect):
+    elif (sql := pasted_sql(question, deps.connector.dialect)) is not None:
+        # the person's SQL is judged as written (agent/nodes/paste.py), never sent to the model
+        update["pasted"] = True
         update["draft"] = {
             "kind": "sql",
             "explanation": "The SQL you pasted, checked and ready to run.",
-            "sql": question,
+            "sql": sql,
         }
         pasted = "The question was SQL, so it was checked as written (no model call)."
         update["trace"].append({"kind": "pasted", "text": pasted})

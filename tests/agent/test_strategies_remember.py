@@ -35,7 +35,7 @@ def test_a_rejection_is_not_remembered_when_the_strategy_is_off(make: Make) -> N
 def test_pasted_sql_the_gate_refuses_is_not_the_models_mistake(make: Make) -> None:
     agent, model, _ = make([reply(NORTH)], "none,remember_failures")
     outcome = agent.ask("t1", "SELECT regoin FROM sales", user="U1")
-    assert outcome.kind == "proposal" and model.calls == 1, "the model repaired it"
+    assert outcome.kind == "failed" and model.calls == 0, "refused, not sent to the model"
     assert "gate_rejected" in [e["event"] for e in agent.deps.audit.events("t1")]
     assert agent.deps.failures.hints("duckdb", "t1") == []
 

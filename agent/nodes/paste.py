@@ -1,0 +1,66 @@
+"""Judge SQL a person pasted: the same checks as any draft (the gate, the cost estimate, the
+value check: agent.nodes.validate.screen), and never the model after them.
+
+Accepted, it is proposed with what the checks changed named in its explanation: the person
+wrote it, so they are told what no longer reads as they wrote it. Refused, the question ends
+with the reasons and what to do next (fix the SQL and send it again, or ask in words): no model
+writes another query in its place, which the person would take for theirs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from agent.context import AgentDeps
+from agent.nodes.validate import MISSING_NAMES, Screened, judge, screen
+from agent.state import ThreadState
+from connectors.base import ConnectorError
+
+#: What to do after pasted SQL was refused or failed in the warehouse.
+NEXT_STEP = (
+    "Fix the SQL and send it again, or ask your question in words "
+    "(“Which region had the most revenue last month?”) and I will write the query."
+)
+
+
+def paste(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
+    draft = state["draft"]
+    assert draft is not None
+    try:
+        snapshot = deps.catalog.snapshot()
+    except ConnectorError as exc:
+        message = f"I could not read the warehouse's tables: {exc.message} {exc.hint}"
+        return {"final": {"kind": "failed", "message": message}}
+    screened = screen(draft["sql"], snapshot, deps)
+    # judge records the proposal or the refusal in the audit log and the trace; a pasted draft
+    # is not the model's, so its refusal is not remembered as the model's mistake
+    update = judge(state, draft, screened, config, deps)
+    if screened.ok:
+        proposal = update.get("proposal")
+        changes = changed(screened, deps)
+        if proposal and changes:
+            proposal["explanation"] = f"{proposal['explanation']} The checks changed it: {changes}."
+        return update
+    names = [t.short_name for t in snapshot.tables]
+    update["final"] = {"kind": "failed", "message": refusal(screened, names)}
+    return update
+
+
+def changed(screened: Screened, deps: AgentDeps) -> str:
+    """The gate's deterministic fixes to the statement (the row cap among them), in one line."""
+    fixes = list(screened.verdict.fixes)
+    if screened.verdict.row_cap_applied:
+        fixes.append(f"row cap added (LIMIT {deps.limits.row_limit})")
+    return "; ".join(fixes)
+
+
+def refusal(screened: Screened, tables: list[str]) -> str:
+    """Why the pasted SQL was not proposed, and what to do next; with the warehouse's tables
+    when it named tables or columns the warehouse lacks."""
+    listed = "\n".join(f"• {problem}" for problem in screened.problems)
+    has = ""
+    if set(screened.codes) & MISSING_NAMES and tables:
+        has = f"This warehouse has these tables: {', '.join(tables[:20])}.\n"
+    return f"I did not propose the SQL you sent: the checks refused it.\n{listed}\n{has}{NEXT_STEP}"
