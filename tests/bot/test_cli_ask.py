@@ -49,3 +49,28 @@ def test_ask_no_runs_nothing(
     assert main(["ask", "revenue by region?"]) == 0
     out = capsys.readouterr().out
     assert "Rejected by" in out and "Sources:" not in out
+
+
+def test_pasted_sql_the_gate_refuses_prints_the_reasons_and_no_model_query(
+    terminal: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+    assert main(["ask", "SELECT * FROM ordrs"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("I did not propose the SQL you sent: the checks refused it.\n")
+    assert "• Unknown table 'ordrs'" in out and "(did you mean orders?)" in out
+    assert "Fix the SQL and send it again, or ask your question in words" in out
+    assert "Revenue by region" not in out and "Run this query?" not in out
+
+
+def test_pasted_sql_is_proposed_with_the_gates_changes(
+    terminal: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
+    assert main(["ask", "```sql\nSELECT region_name FROM regions;\n```"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(
+        "The SQL you pasted, checked and ready to run. The checks changed it: removed trailing "
+        "semicolon; row cap added (LIMIT 1000).\n"
+    )
+    assert "Revenue by region" not in out and "Rejected by" in out
