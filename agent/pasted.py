@@ -100,7 +100,7 @@ _QUOTED = frozenset(t for t in TokenType if "STRING" in t.name) | {TokenType.IDE
 def pasted_sql(text: str, dialect: str) -> str | None:
     """The SQL `text` holds when it is SQL (without the code fences around it), else None."""
     code = unwrapped(text)
-    if code is None or not code:
+    if not code:
         return None
     return code if _is_sql(code, dialect, depth=0) else None
 
