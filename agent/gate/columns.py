@@ -175,11 +175,12 @@ def _column_reason(
                 f"it is a column of {owners[0]}, not of {wrong}: qualify it with that table's alias"
             )
             return Reason("unknown_column", f"{text}; {where}")
+        read = _read_through(tree, entries, qualifiers) or entries
         elsewhere = [e for e in exposed if e not in entries and _has(e, name)]
         if not owners and elsewhere:
-            return Reason("unknown_column", text + "; " + _where_it_is(name, elsewhere, entries))
+            where = _where_it_is(name, elsewhere, entries)
+            return Reason("unknown_column", f"{text}; {_columns_of(read)}; {where}")
         close = [c for c in difflib.get_close_matches(name, known, n=2, cutoff=0.6) if c != name]
-        read = _read_through(tree, entries, qualifiers) or entries
         return Reason("unknown_column", text + "; " + _columns_of(read), close[0] if close else "")
     if _AMBIGUOUS.search(message):
         hint = "qualify the column with its table or alias"

@@ -104,6 +104,7 @@ def test_a_column_of_another_table_names_that_table_and_the_join() -> None:
     assert reason.code == "unknown_column"
     assert "column of another table: shop.products.product_name" in reason.message
     assert "join shop.products on product_id" in reason.message
+    assert "shop.order_items has: order_id, product_id, quantity" in reason.message
     # a name no table has still gets the closest one of the statement's own tables
     verdict = check_sql("SELECT quantiti FROM order_items", schema)
     assert verdict.reasons[0].suggestion == "quantity"
