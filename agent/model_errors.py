@@ -11,6 +11,7 @@ classified here too. Anything else is a plain failure, not retried.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 
 from langchain_core.exceptions import (
@@ -22,6 +23,8 @@ from langchain_core.exceptions import (
     ModelRateLimitError,
     ModelTimeoutError,
 )
+
+from agent.models import ScriptExhausted
 
 
 class ModelFault(StrEnum):
@@ -62,8 +65,25 @@ def is_retryable(exc: BaseException) -> bool:
     return classify(exc) is ModelFault.TIMEOUT
 
 
-def user_message(exc: BaseException, *, attempts: int) -> str:
-    """What to tell the thread when the model failed for good after `attempts` calls."""
+def user_message(exc: BaseException, *, attempts: int, problems: Sequence[str] = ()) -> str:
+    """What to tell the thread when the model failed for good after `attempts` calls; when it
+    failed while correcting a draft, `problems` are what the checks or the warehouse found in
+    that draft (the reasons for the repair), kept so the person still learns them."""
+    message = _fault_message(exc, attempts=attempts)
+    if problems:
+        listed = "\n".join(f"• {p}" for p in problems)
+        message += f"\nIt was correcting SQL that had these problems:\n{listed}"
+    return message
+
+
+def _fault_message(exc: BaseException, *, attempts: int) -> str:
+    if isinstance(exc, ScriptExhausted):
+        return (
+            f"The scripted model (QUERYBOT_MODEL=scripted:...) ran out of replies: its script "
+            f"has {exc.replies} {'reply' if exc.replies == 1 else 'replies'} and this question "
+            "needed another, so nothing was run. This is a test set-up problem, not a provider "
+            "outage, and asking again will not help: add replies to the script."
+        )
     fault = classify(exc)
     tried = f" (tried {attempts} times)" if attempts > 1 else ""
     if fault is ModelFault.RATE_LIMITED:

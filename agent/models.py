@@ -43,7 +43,16 @@ class ModelConfigError(Exception):
 
 
 class ScriptExhausted(RuntimeError):
-    """The scripted model has no reply left."""
+    """The scripted model has no reply left: the script is shorter than the run needs (a test
+    set-up problem, never a provider outage)."""
+
+    def __init__(self, replies: int) -> None:
+        self.replies = replies
+        super().__init__(f"the scripted model ran out of replies after {_replies(replies)}")
+
+
+def _replies(count: int) -> str:
+    return f"{count} {'reply' if count == 1 else 'replies'}"
 
 
 class ScriptedOutage(RuntimeError):
@@ -135,7 +144,7 @@ class ScriptedChatModel(BaseChatModel):
         with self._lock:
             self._seen.append(list(messages))
             if self._next >= len(self.replies):
-                raise ScriptExhausted(f"the script has no reply left after {len(self.replies)}")
+                raise ScriptExhausted(len(self.replies))
             text = self.replies[self._next]
             delay = self.delays[self._next] if self._next < len(self.delays) else 0.0
             self._next += 1
