@@ -43,13 +43,31 @@ _WORK_MEM_SHARE = 16
 #: Out of memory; over temp_file_limit.
 _OUT_OF_MEMORY, _OVER_TEMP = "53200", "53400"
 
+#: The superuser and server-file roles the login is or belongs to: each role's name, whether it
+#: is a superuser, whether it is the login itself, whether the login may `SET ROLE` to it
+#: (PostgreSQL 16 can grant membership without SET; before 16 every member may) and whether the
+#: login holds its privileges without `SET ROLE` (membership with INHERIT).
 _PRIVILEGED_SQL = """
-SELECT r.rolname FROM pg_catalog.pg_roles r
+SELECT r.rolname, r.rolsuper, r.rolname = current_user,
+       CASE WHEN pg_catalog.current_setting('server_version_num')::int >= 160000
+            THEN pg_catalog.pg_has_role(current_user, r.oid, 'SET') ELSE true END,
+       pg_catalog.pg_has_role(current_user, r.oid, 'USAGE')
+FROM pg_catalog.pg_roles r
 WHERE pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')
   AND (r.rolsuper OR r.rolname IN
        ('pg_read_server_files', 'pg_write_server_files', 'pg_execute_server_program'))
 ORDER BY r.rolname
 """
+
+#: What each server-file role lets its members do.
+_FILE_ROLES = {
+    "pg_read_server_files": "read any file the server can",
+    "pg_write_server_files": "write files on the server",
+    "pg_execute_server_program": "run programs on the server",
+}
+
+#: Roles named in a refusal; the rest are counted.
+_ROLES_SHOWN = 4
 
 #: Server-file functions revoked from PUBLIC by default that an administrator may GRANT EXECUTE
 #: on one by one: a login holding any of them reads or writes server files without any role.
@@ -136,20 +154,14 @@ class PostgresFlavor:
     def check_login(self, con: psycopg.Connection) -> None:
         with con.cursor() as cur:
             cur.execute(_PRIVILEGED_SQL)
-            roles = [r[0] for r in cur.fetchall()]
+            roles: list[tuple[str, bool, bool, bool, bool]] = cur.fetchall()
             cur.execute(_FILE_FUNCTIONS_SQL)
             functions = [r[0] for r in cur.fetchall()]
             cur.execute("SELECT current_user")
             user = cur.fetchone()[0]  # type: ignore[index]
         con.rollback()
         if roles:
-            raise PermissionDenied(
-                f"Refusing to query PostgreSQL as {user!r}: it is or can become "
-                f"{', '.join(roles[:4])}, which can read and write server files even in a "
-                "read-only transaction.",
-                hint="Connect as a login without those roles, e.g. CREATE ROLE querybot LOGIN "
-                "PASSWORD '...'; GRANT pg_read_all_data TO querybot;",
-            )
+            raise _privileged(user, roles)
         if functions:
             raise PermissionDenied(
                 f"Refusing to query PostgreSQL as {user!r}: it may execute "
@@ -264,3 +276,39 @@ class PostgresFlavor:
             f"that user {url.username or '(default)'!r} may connect to database "
             f"{url.database or '(default)'!r}, and the password (QUERYBOT_WAREHOUSE)."
         )
+
+
+def _privileged(user: str, roles: list[tuple[str, bool, bool, bool, bool]]) -> PermissionDenied:
+    """The refusal of `user`, which is a superuser or belongs to the superuser or server-file
+    `roles` (rows of `_PRIVILEGED_SQL`), naming what exactly it is or may become."""
+    example = "CREATE ROLE querybot LOGIN PASSWORD '...'; GRANT pg_read_all_data TO querybot;"
+    if any(is_self and superuser for _, superuser, is_self, _, _ in roles):
+        return PermissionDenied(
+            f"Refusing to query PostgreSQL as {user!r}: it is a superuser, which can read and "
+            "write server files (and run programs on the server) even in a read-only "
+            "transaction.",
+            hint=f"Connect as a login that is not a superuser, e.g. {example}",
+        )
+    found = []
+    for name, superuser, _, can_set, holds in roles:
+        if superuser:
+            found.append(
+                f"it can SET ROLE {name}, a superuser"
+                if can_set
+                else f"it is a member of {name}, a superuser"
+            )
+        elif holds:
+            found.append(f"it holds the privileges of {name} ({_FILE_ROLES[name]})")
+        else:
+            found.append(f"it can SET ROLE {name} ({_FILE_ROLES[name]})")
+    more = len(found) - _ROLES_SHOWN
+    listed = "; ".join(found[:_ROLES_SHOWN])
+    if more > 0:
+        listed += f"; and {more} more such {'role' if more == 1 else 'roles'}"
+    names = ", ".join(name for name, *_ in roles)
+    return PermissionDenied(
+        f"Refusing to query PostgreSQL as {user!r}: {listed}. A read-only transaction does not "
+        "take those powers away.",
+        hint=f"REVOKE {names} FROM {user}; (or from the role it belongs to them through), or "
+        f"connect as a login without them, e.g. {example}",
+    )

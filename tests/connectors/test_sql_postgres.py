@@ -150,8 +150,30 @@ def test_advisory_locks_do_not_outlive_their_run(sample: Sample) -> None:
 def test_superuser_login_is_refused(sample: Sample) -> None:
     with pytest.raises(PermissionDenied) as caught:
         SqlConnector(f"postgresql://postgres@{HOST}:{PG_PORT}/{sample.extra['name']}")
-    assert "'postgres'" in caught.value.message
-    assert "pg_read_all_data" in caught.value.hint
+    assert "'postgres': it is a superuser, which" in caught.value.message
+    assert "can become" not in caught.value.message
+    assert "pg_read_server_files" not in caught.value.message  # implied, not listed
+    assert "not a superuser" in caught.value.hint and "pg_read_all_data" in caught.value.hint
+
+
+def test_a_login_that_can_set_role_to_a_superuser_is_refused_naming_that_role(
+    sample: Sample,
+) -> None:
+    login = f"{sample.extra['name']}_{uuid.uuid4().hex[:6]}"
+    admin = f"{login}_admin"
+    with pg_connect("postgres") as server:
+        server.execute(f"CREATE ROLE {admin} NOLOGIN SUPERUSER")
+        server.execute(f"CREATE ROLE {login} LOGIN IN ROLE {admin}")
+        try:
+            with pytest.raises(PermissionDenied) as caught:
+                SqlConnector(f"postgresql://{login}@{HOST}:{PG_PORT}/{sample.extra['name']}")
+        finally:
+            server.execute(f"DROP ROLE {login}")
+            server.execute(f"DROP ROLE {admin}")
+    message = caught.value.message
+    assert f"{login!r}: it can SET ROLE {admin}, a superuser." in message
+    assert "it is a superuser" not in message and "can become" not in message
+    assert f"REVOKE {admin} FROM {login};" in caught.value.hint
 
 
 @pytest.mark.parametrize(
@@ -171,8 +193,13 @@ def test_logins_that_can_reach_server_files_are_refused(
         server.execute(f"CREATE ROLE {login} LOGIN {'INHERIT' if inherit else 'NOINHERIT'}")
         try:
             server.execute(f"GRANT {role} TO {login}")
-            with pytest.raises(PermissionDenied, match=role):
+            with pytest.raises(PermissionDenied, match=role) as caught:
                 SqlConnector(f"postgresql://{login}@{HOST}:{PG_PORT}/{sample.extra['name']}")
+            # INHERIT: it holds the role's privileges; NOINHERIT: it may only SET ROLE to it
+            how = "it holds the privileges of" if inherit else "it can SET ROLE"
+            assert f"{login!r}: {how} {role} (" in caught.value.message
+            assert "superuser" not in caught.value.message
+            assert f"REVOKE {role} FROM {login};" in caught.value.hint
         finally:
             server.execute(f"DROP ROLE {login}")
 
