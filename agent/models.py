@@ -16,6 +16,7 @@ retrying, with backoff, in one place for every provider (`AgentDeps.structured_m
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -237,16 +238,25 @@ def load_model(spec: str, *, timeout_s: float = MODEL_TIMEOUT_S) -> BaseChatMode
     try:
         return init_chat_model(spec, temperature=0, **options)
     except ImportError as exc:
+        package = _missing_package(exc, provider)
         extra = _EXTRAS.get(provider)
-        how = (
-            f"Install it with `uv sync --extra {extra}` (or `pip install 'querybot[{extra}]'`)"
-            if extra
-            else "Install its LangChain package"
-        )
+        # LangChain's own message says `pip install`: querybot is a uv project, so it is not
+        # repeated; an extra is synced, any other provider's package added to the project
+        how = f"`uv sync --extra {extra}`" if extra else f"`uv add {package}`"
         raise ModelConfigError(
-            f"The package for model provider {provider!r} is not installed ({exc}). {how}, "
-            "or use google_genai:..., which querybot ships with."
+            f"The package for model provider {provider!r} ({package}) is not installed. "
+            f"Install it with {how}, or use google_genai:..., which querybot ships with."
         ) from exc
     except Exception as exc:  # a missing key surfaces as a pydantic ValidationError
         hint = _SETUP_HINTS.get(provider, "")
         raise ModelConfigError(f"Could not set up model {spec!r}: {exc}.{hint}") from exc
+
+
+def _missing_package(exc: ImportError, provider: str) -> str:
+    """The distribution `exc` (from `init_chat_model`) says is missing: LangChain names it
+    ("requires the langchain-openai package"); else the module that failed to import."""
+    named = re.search(r"requires the (\S+) package", str(exc))
+    if named:
+        return named.group(1)
+    module = exc.name or (exc.__cause__.name if isinstance(exc.__cause__, ImportError) else None)
+    return (module or f"langchain_{provider}").split(".")[0].replace("_", "-")

@@ -106,3 +106,38 @@ def test_a_missing_key_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ModelConfigError, match=r"OPENAI_API_KEY .* OPENAI_BASE_URL"):
         load_model("openai:qwen2.5-coder-1.5b")
+
+
+def test_a_provider_not_installed_is_added_with_uv_never_pip() -> None:
+    """langchain-anthropic is not installed here: LangChain's own ImportError says `pip install`,
+    which querybot (a uv project) must not repeat."""
+    from agent.models import ModelConfigError
+
+    with pytest.raises(ModelConfigError) as caught:
+        load_model("anthropic:claude-sonnet-4-5")
+    message = str(caught.value)
+    assert "'anthropic' (langchain-anthropic) is not installed" in message
+    assert "Install it with `uv add langchain-anthropic`" in message
+    assert "pip" not in message
+
+
+def test_a_provider_of_an_extra_is_synced_with_that_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent import models
+
+    # as if anthropic were one of pyproject.toml's extras, like openai
+    monkeypatch.setitem(models._EXTRAS, "anthropic", "anthropic")
+    with pytest.raises(models.ModelConfigError) as caught:
+        load_model("anthropic:claude-sonnet-4-5")
+    message = str(caught.value)
+    assert "Install it with `uv sync --extra anthropic`" in message
+    assert "pip" not in message and "uv add" not in message
+
+
+def test_every_extra_named_in_a_hint_exists() -> None:
+    import tomllib
+
+    from agent import models
+
+    pyproject = Path(__file__).parents[2] / "pyproject.toml"
+    extras = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]
+    assert set(models._EXTRAS.values()) <= set(extras)
