@@ -94,17 +94,50 @@ def _pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
+def count(n: float, noun: str, plural: str | None = None) -> str:
+    """`n` and `noun`, singular for exactly one ("1 question", "2 questions", "0 questions")."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def _outcomes(s: dict[str, Any]) -> str:
+    """The accuracy, repairs and gold errors lines of a report's summary `s`."""
+    if not s["questions"]:
+        accuracy = "Accuracy: no question was scored"
+    else:
+        accuracy = (
+            f"Accuracy: {_pct(s['accuracy'])} ({s['correct']}/{count(s['questions'], 'question')}"
+            f"; {s['exact']} exact, {count(s['subset'], 'subset match', 'subset matches')})"
+        )
+    lines = [accuracy]
+    expected = [
+        f"{verb}: {right} of {count(total, f'{kind} question')}"
+        for verb, right, total, kind in (
+            ("rightly declined", s["rightly_declined"], s["unanswerable"], "unanswerable"),
+            ("rightly clarified", s["rightly_clarified"], s["ambiguous"], "ambiguous"),
+        )
+        if total
+    ]
+    if expected:
+        joined = "; ".join(expected)
+        lines.append(joined[0].upper() + joined[1:])
+    if s["repairs"]:
+        lines.append(
+            f"Repairs: {count(s['repairs'], 'repair')} in "
+            f"{count(s['questions_repaired'], 'question')}"
+        )
+    elif s["questions"]:
+        lines.append("Repairs: none (no question needed a second draft)")
+    if s["gold_errors"]:
+        lines.append(f"Gold SQL errors: {s['gold_errors']} (not scored)")
+    return "\n".join(lines)
+
+
 def render(report: dict[str, Any], *, failures: int = 20) -> str:
     """The report as text for a terminal or a pull request."""
     s = report["summary"]
-    lines = [
-        f"Accuracy: {_pct(s['accuracy'])} ({s['correct']}/{s['questions']}; "
-        f"{s['exact']} exact, {s['subset']} subset matches)",
-        f"Rightly declined: {s['rightly_declined']}/{s['unanswerable']} unanswerable; "
-        f"rightly clarified: {s['rightly_clarified']}/{s['ambiguous']} ambiguous",
-        f"Repairs: {s['repairs']} over {s['questions_repaired']} questions"
-        + (f"; gold SQL errors: {s['gold_errors']}" if s["gold_errors"] else ""),
-    ]
+    if not report["questions"]:
+        return "No questions ran: there is nothing to report."
+    lines = [_outcomes(s)]
     for name, unit in (
         ("model_calls", ""),
         ("input_tokens", ""),
@@ -117,18 +150,21 @@ def render(report: dict[str, Any], *, failures: int = 20) -> str:
             f"p95 {v['p95']}{unit} (total {v['total']}{unit})"
         )
     lines.append(
-        f"per question: {s['calls_per_question']} model calls, "
+        f"per question: {count(s['calls_per_question'], 'model call')}, "
         f"{s['tokens_per_question']:,.0f} tokens"
         + (
             " (by node: "
-            + ", ".join(f"{n} {v['calls']}" for n, v in s["by_node"].items())
-            + " calls)"
+            + ", ".join(f"{n} {count(v['calls'], 'call')}" for n, v in s["by_node"].items())
+            + ")"
             if s.get("by_node")
             else ""
         )
     )
     lines.append("\nBy category:")
     for category, acc in report["by_category"].items():
+        if not acc["questions"]:
+            lines.append(f"  {category:<14} {'-':>6}  (no question scored)")
+            continue
         lines.append(
             f"  {category:<14} {_pct(acc['accuracy']):>6}  ({acc['correct']}/{acc['questions']})"
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+from dataclasses import replace
 
 from agent.evaluation.compare import Table, best_match, compare
 from agent.evaluation.report import build_report, diff, render, render_diff
@@ -85,3 +86,44 @@ def test_rows_tied_on_the_sort_key_may_come_in_any_order() -> None:
     unsorted = Table(("city", "n"), (("Kyiv", 1), ("Rome", 2), ("Bonn", 2), ("Oslo", 3)))
     assert compare(gold, tie_swapped, ordered=True) == "exact"
     assert compare(gold, unsorted, ordered=True) is None
+
+
+def test_the_summary_counts_in_words_that_agree_with_the_numbers() -> None:
+    one = render(build_report([result("a", "pass")], {}))
+    assert "Accuracy: 100.0% (1/1 question; 1 exact, 0 subset matches)" in one
+    assert "Repairs: none (no question needed a second draft)" in one
+    assert "over 0" not in one and "0 questions" not in one
+    assert "declined" not in one and "clarified" not in one  # no such questions were asked
+    assert "per question: 1.0 model call," in one
+
+    repaired = build_report([result("a", "pass"), result("b", "fail")], {})
+    assert "Repairs: 1 repair in 1 question\n" in render(repaired)
+    repaired["summary"]["repairs"] = 3
+    repaired["summary"]["questions_repaired"] = 2
+    assert "Repairs: 3 repairs in 2 questions\n" in render(repaired)
+
+
+def test_declined_and_clarified_questions_are_counted_per_kind() -> None:
+    declined = replace(result("d", "pass"), expect="decline")
+    pairs = [("c1", "pass"), ("c2", "fail")]
+    unclear = [replace(result(i, status), expect="clarify") for i, status in pairs]
+    text = render(build_report([declined, *unclear], {}))
+    assert (
+        "Rightly declined: 1 of 1 unanswerable question; "
+        "rightly clarified: 1 of 2 ambiguous questions\n"
+    ) in text
+
+
+def test_calls_by_node_are_singular_for_one() -> None:
+    r = replace(result("a", "pass"), nodes={"generate": {"calls": 1}, "plan": {"calls": 2}})
+    assert "(by node: generate 1 call, plan 2 calls)" in render(build_report([r], {}))
+
+
+def test_a_report_of_no_questions_says_so() -> None:
+    text = render(build_report([], {}))
+    assert text == "No questions ran: there is nothing to report."
+    gold_only = render(build_report([replace(result("g", "gold_error"), repairs=0)], {}))
+    assert "Accuracy: no question was scored" in gold_only
+    assert "Gold SQL errors: 1 (not scored)" in gold_only
+    assert "Repairs" not in gold_only and "0/0" not in gold_only
+    assert "  lookup              -  (no question scored)" in gold_only
