@@ -119,7 +119,8 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
         # the model's runnable already retried what was worth retrying (agent/model_errors.py)
         calls = deps.limits.model_attempts if is_retryable(exc) else 1
         log.warning("The model failed after %d call(s): %r", calls, exc)
-        return _failed(attempts, user_message(exc, attempts=calls))
+        problems = state.get("feedback") or [] if repair else []
+        return _failed(attempts, user_message(exc, attempts=calls, problems=problems))
     reply: SqlReply | SqlRepair | None = out.get("parsed")
     if reply is None or (repair and not reply.sql.strip()):
         problem = (

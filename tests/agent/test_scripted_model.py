@@ -61,11 +61,6 @@ def test_a_model_failure_during_a_repair_keeps_the_reasons() -> None:
     assert "correcting" not in user_message(ScriptExhausted(2), attempts=1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent/nodes/generate.py does not pass the draft's feedback to user_message "
-    "(problems=state['feedback'] when repairing); generate.py is not this change's to edit",
-)
 def test_a_script_used_up_in_a_repair_keeps_the_gate_reasons(make_agent: MakeAgent) -> None:
     agent, model, spy = make_agent([reply("SELECT region FROM salez")])
     outcome = agent.ask("t1", "revenue by region?", user="U1")
