@@ -19,8 +19,9 @@ from standin import SlackStandin
 
 pytestmark = pytest.mark.usefixtures("checked")
 
-#: The issue's attack: ten million characters a row, a thousand rows (10 GB unbounded).
-HUGE_VALUES = "SELECT repeat('x', 10000000) AS filler FROM range(1000)"
+#: The issue's attack: ten million characters a row, a thousand rows (10 GB unbounded), over a
+#: warehouse table (a model's query that reads no table is never proposed).
+HUGE_VALUES = "SELECT repeat('x', 10000000) AS filler FROM demo.main.orders LIMIT 1000"
 #: 5,000 rows of 400 characters each: 2 MB, twice QUERYBOT_MAX_RESULT_MB (and each value under
 #: the 512 bytes DuckDB may build from literals with that setting).
 LONG_ROWS = "SELECT repeat('y', 400) AS filler FROM demo.main.order_items AS i LIMIT 5000"
