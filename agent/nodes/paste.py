@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from agent.context import AgentDeps
-from agent.nodes.validate import MISSING_NAMES, Screened, judge, screen
+from agent.nodes.validate import MISSING_NAMES, Screened, judge, screen, unreadable_catalog
 from agent.state import ThreadState
 from connectors.base import ConnectorError
 
@@ -31,8 +31,7 @@ def paste(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[s
     try:
         snapshot = deps.catalog.snapshot()
     except ConnectorError as exc:
-        message = f"I could not read the warehouse's tables: {exc.message} {exc.hint}"
-        return {"final": {"kind": "failed", "message": message}}
+        return unreadable_catalog(exc)
     screened = screen(draft["sql"], snapshot, deps)
     # judge records the proposal or the refusal in the audit log and the trace; a pasted draft
     # is not the model's, so its refusal is not remembered as the model's mistake

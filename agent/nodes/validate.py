@@ -97,14 +97,19 @@ def _reads_no_table(deps: AgentDeps) -> dict[str, str]:
     return {"kind": "clarify", "message": message}
 
 
+def unreadable_catalog(exc: ConnectorError) -> dict[str, Any]:
+    """The update that ends a question when the warehouse's tables cannot be read."""
+    message = f"I could not read the warehouse's tables: {exc.message} {exc.hint}"
+    return {"final": {"kind": "failed", "message": message}}
+
+
 def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
     draft = state["draft"]
     assert draft is not None
     try:
         snapshot = deps.catalog.snapshot()
     except ConnectorError as exc:
-        message = f"I could not read the warehouse's tables: {exc.message} {exc.hint}"
-        return {"final": {"kind": "failed", "message": message}}
+        return unreadable_catalog(exc)
     return judge(state, draft, screen(draft["sql"], snapshot, deps), config, deps)
 
 
