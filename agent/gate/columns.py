@@ -113,7 +113,7 @@ def _requalify_columns(tree: exp.Expr, entries: list[TableEntry], dialect: str) 
     moved: list[str] = []
     try:
         scopes = list(traverse_scope(tree))
-    except (OptimizeError, SqlglotError):
+    except Exception:  # an odd statement sqlglot cannot scope: the column check reports it
         return []
     for scope in scopes:
         tables = {
