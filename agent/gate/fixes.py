@@ -12,7 +12,10 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
-_FENCE = re.compile(r"```[^\n`]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+#: A fence, its info string (one word ending the line) dropped; an unclosed one runs to the end.
+_FENCE = re.compile(r"```(?:[\w+-]*[^\S\n]*\n)?(.*?)(?:```|\Z)", re.DOTALL)
+#: A language word that opens a fence written on one line (```sql SELECT 1```).
+_INLINE_TAG = re.compile(r"^(?:sql|duckdb|postgres(?:ql)?|mysql|mariadb|sqlite|bigquery)\s+", re.I)
 
 
 def strip_fences(text: str) -> tuple[str, str | None]:
@@ -23,7 +26,7 @@ def strip_fences(text: str) -> tuple[str, str | None]:
     """
     if "```" not in text:
         return text, None
-    blocks = [m.group(1).strip() for m in _FENCE.finditer(text)]
+    blocks = [_INLINE_TAG.sub("", m.group(1).strip()) for m in _FENCE.finditer(text)]
     return ";\n".join(b for b in blocks if b), "stripped markdown fence"
 
 

@@ -18,6 +18,11 @@ from tests.gate import canary
         ("Here you go:\n```\nSELECT 1;\n```\nIt counts rows.", "SELECT 1;"),
         ("```sql\nSELECT 1", "SELECT 1"),
         ("```sql\nSELECT 1\n```\n```sql\nDROP TABLE t\n```", "SELECT 1;\nDROP TABLE t"),
+        # a fence on one line: its language word is not SQL, and the statement is kept whole
+        ("```sql select 1```", "select 1"),
+        ("```SELECT a\nFROM t```", "SELECT a\nFROM t"),
+        ("```select 1```", "select 1"),
+        ("```duckdb\nSELECT 1\n```", "SELECT 1"),
     ],
 )
 def test_strip_fences(text: str, expected: str) -> None:
