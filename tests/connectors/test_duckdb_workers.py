@@ -57,7 +57,11 @@ def workers(path: Path) -> list[int]:
     """The live worker processes this process started for the file `path`."""
     found = []
     for task in Path("/proc/self/task").iterdir():
-        for pid in (task / "children").read_text().split():
+        try:
+            children = (task / "children").read_text().split()
+        except FileNotFoundError:  # the thread ended after it was listed: it has no children
+            continue
+        for pid in children:
             try:
                 cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
                 state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
