@@ -125,7 +125,7 @@ def check_characters(text: str, tokens: list[Token] | None) -> None:
     column = at - (text.rfind("\n", 0, at) + 1) + 1
     more = f" ({len(found) - 1} more after it)" if len(found) > 1 else ""
     message = f"{describe(text[at])} at line {line}, column {column}{more}: {_WHY[places[at]]}"
-    raise Rejection(Reason("invisible_character", message), sql=text)
+    raise Rejection(Reason("invisible_character", message, span=(at, at + 1)), sql=text)
 
 
 _WHY = {

@@ -44,7 +44,7 @@ def _check(sql: str, schema: GateSchema, row_limit: int | None) -> Verdict:
         raise Rejection(Reason("empty", f"Expected SQL text, got {type(sql).__name__}."))
     dialect = schema.dialect
     parsed = parse_statement(sql, dialect)
-    reasons = safety_reasons(parsed.tree, dialect, schema.functions)
+    reasons = safety_reasons(parsed.tree, dialect, schema.functions, source=parsed.text)
     query = query_root(parsed.tree)
     if reasons or query is None:
         raise Rejection(*reasons, sql=parsed.text)

@@ -19,6 +19,7 @@ from sqlglot.schema import normalize_name
 
 from agent.gate.parse import ANSI
 from agent.gate.schema import GateSchema, TableEntry, exact_identifier, table_key
+from agent.gate.source import token_span
 from agent.gate.verdict import Reason
 
 
@@ -155,13 +156,16 @@ def _column_reason(
         table = match.group(2) if match.re is _COLUMN and match.group(2) else ""
         where = _WHERE.search(message)
         text = f"Unknown column '{name}'" + (f" in '{table}'" if table else "")
+        span = None
         if where:  # sqlglot reports where the name ends
-            start = max(1, int(where.group(2)) - len(name) + 1)
-            text += f" (line {where.group(1)}, column {start})"
+            line, end = int(where.group(1)), int(where.group(2))
+            text += f" (line {line}, column {max(1, end - len(name) + 1)})"
+            span = token_span(tree, line, end)
         owners = [e.name for e in entries if _has(e, name)]
         if len(owners) > 1:
             message = f"Column '{name}' is ambiguous: {', '.join(owners)} all have it"
-            return Reason("ambiguous_column", f"{message}; qualify it with a table or alias")
+            hint = "qualify it with a table or alias"
+            return Reason("ambiguous_column", f"{message}; {hint}", span=span)
         qualifiers = sorted(
             {
                 c.table
@@ -174,14 +178,15 @@ def _column_reason(
             where = (
                 f"it is a column of {owners[0]}, not of {wrong}: qualify it with that table's alias"
             )
-            return Reason("unknown_column", f"{text}; {where}")
+            return Reason("unknown_column", f"{text}; {where}", span=span)
         read = _read_through(tree, entries, qualifiers) or entries
         elsewhere = [e for e in exposed if e not in entries and _has(e, name)]
         if not owners and elsewhere:
             where = _where_it_is(name, elsewhere, entries)
-            return Reason("unknown_column", f"{text}; {_columns_of(read)}; {where}")
+            return Reason("unknown_column", f"{text}; {_columns_of(read)}; {where}", span=span)
         close = [c for c in difflib.get_close_matches(name, known, n=2, cutoff=0.6) if c != name]
-        return Reason("unknown_column", text + "; " + _columns_of(read), close[0] if close else "")
+        suggestion = close[0] if close else ""
+        return Reason("unknown_column", f"{text}; {_columns_of(read)}", suggestion, span)
     if _AMBIGUOUS.search(message):
         hint = "qualify the column with its table or alias"
         return Reason("ambiguous_column", f"{message}; {hint}")

@@ -21,6 +21,7 @@ from agent.gate import bounds
 from agent.gate.characters import check_characters, tokenize
 from agent.gate.errors import Rejection
 from agent.gate.fixes import clean
+from agent.gate.source import offset
 from agent.gate.verdict import Reason
 
 #: Where a statement that fails to parse is tried next, in order.
@@ -91,7 +92,7 @@ def parse_all(text: str, dialect: str, tokens: list[Token] | None = None) -> lis
         parser = Dialect.get_or_raise(dialect).parser()
         return [s for s in parser.parse(tokens, text) if s is not None]
     except ParseError as error:
-        raise Rejection(_parse_reason(error)) from None
+        raise Rejection(_parse_reason(error, text)) from None
     except TokenError as error:
         message = f"Syntax error: {ANSI.sub('', str(error))} (unterminated string or comment?)"
         raise Rejection(Reason("parse_error", message)) from None
@@ -102,7 +103,8 @@ def parse_all(text: str, dialect: str, tokens: list[Token] | None = None) -> lis
         raise Rejection(Reason("parse_error", message)) from None
 
 
-def _parse_reason(error: ParseError) -> Reason:
+def _parse_reason(error: ParseError, text: str) -> Reason:
+    """sqlglot's first complaint, placed in `text` (where the token it stopped at starts)."""
     if not error.errors:
         return Reason("parse_error", f"Syntax error: {ANSI.sub('', str(error)).splitlines()[0]}")
     first = error.errors[0]
@@ -113,7 +115,11 @@ def _parse_reason(error: ParseError) -> Reason:
         col = max(1, col - len(near) + 1)  # sqlglot reports where the token ends
     where = f" at line {line}, column {col}" if line else ""
     message = f"Syntax error{where}: {description}" + (f" (near '{near[:40]}')" if near else "")
-    return Reason("parse_error", message)
+    span = None
+    if isinstance(line, int) and isinstance(col, int):
+        start = offset(text, line, col)
+        span = (start, start + len(near) if near and "\n" not in near else start + 1)
+    return Reason("parse_error", message, span=span)
 
 
 def _from_neighbour(text: str, dialect: str) -> tuple[str, list[exp.Expr], str] | None:

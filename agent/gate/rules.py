@@ -16,9 +16,12 @@ dialect or the deployment lists it. Denied names (denylist.py) stay denied, with
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sqlglot import exp
 
 from agent.gate import denylist, functions
+from agent.gate.source import node_span, shorten, written
 from agent.gate.verdict import Reason
 
 QUERY_ROOTS = (exp.Select, exp.Union, exp.Intersect, exp.Except)
@@ -145,22 +148,26 @@ _MESSAGES = {
 
 
 def safety_reasons(
-    tree: exp.Expr, dialect: str, allowed: frozenset[str] = frozenset()
+    tree: exp.Expr, dialect: str, allowed: frozenset[str] = frozenset(), source: str = ""
 ) -> list[Reason]:
     """Every safety problem in `tree`, de-duplicated, in walk order; empty when it is safe.
 
     `allowed`: lower-case names (`f` or `schema.f`) of functions the deployment trusts besides
     the dialect's known pure ones (functions.parse_allowed reads QUERYBOT_ALLOWED_FUNCTIONS).
+    `source`: the text `tree` was parsed from; reasons then quote it (not sqlglot's rewriting)
+    and carry the span of the node refused.
     """
     reasons: list[Reason] = []
     if query_root(tree) is None:
         code = _code(tree)
-        reasons.append(_reason(code if code not in (None, "unsupported") else "not_a_query", tree))
+        code = code if code not in (None, "unsupported") else "not_a_query"
+        whole = (0, len(source)) if source else None
+        reasons.append(replace(_reason(code, tree, source, whole=True), span=whole))
     refused: set[int] = set()  # statements already refused: their clauses add nothing
     for node in tree.walk(prune=lambda n: id(n) in refused):
-        reason = node_reason(node, dialect, allowed)
+        reason = node_reason(node, dialect, allowed, source)
         if reason is not None:
-            reasons.append(reason)
+            reasons.append(replace(reason, span=reason.span or node_span(node, source)))
             if _code(node):
                 refused.add(id(node))
     return list(dict.fromkeys(reasons))
@@ -176,17 +183,18 @@ def query_root(tree: exp.Expr) -> exp.Query | None:
 
 
 def node_reason(
-    node: exp.Expr, dialect: str, allowed: frozenset[str] = frozenset()
+    node: exp.Expr, dialect: str, allowed: frozenset[str] = frozenset(), source: str = ""
 ) -> Reason | None:
-    """The problem with one node on its own (its children are walked separately)."""
+    """The problem with one node on its own (its children are walked separately); `source`
+    as for `safety_reasons`."""
     if isinstance(node, exp.Func):
-        return function_reason(node, dialect, allowed)
+        return function_reason(node, dialect, allowed, source)
     if isinstance(node, exp.Table):
         return _table_reason(node, dialect)
     if isinstance(node, exp.SetOperation):
         for side in (node.this, node.expression):
             if not isinstance(side, exp.Query):
-                return _reason("not_a_query", side)
+                return _reason("not_a_query", side, source)
     if isinstance(node, exp.Lateral) and isinstance(node.this, exp.Func):
         return table_function_reason(node.this, dialect)
     if isinstance(node, exp.PropertyEQ) and isinstance(
@@ -194,8 +202,8 @@ def node_reason(
     ):
         return Reason("set", f"assigning a variable ({node.sql(dialect)}) changes session state")
     if isinstance(node, (exp.Parameter, exp.SessionParameter)):
-        written = _shorten(node.sql(dialect))
-        return Reason("variable", f"'{written}' reads a server, session or user variable")
+        variable = shorten(node.sql(dialect))
+        return Reason("variable", f"'{variable}' reads a server, session or user variable")
     if isinstance(node, exp.Column) and _is_session_word(node, dialect):
         word = node.name
         message = f"{word} is a session function here ({functions.SYSTEM})"
@@ -206,13 +214,14 @@ def node_reason(
         message = f"a cast to {node.sql(dialect)} looks names up in the system catalog"
         return Reason("denied_function", message)
     code = _code(node)
-    return _reason(code, node) if code else None
+    return _reason(code, node, source) if code else None
 
 
 def function_reason(
-    node: exp.Func, dialect: str, allowed: frozenset[str] = frozenset()
+    node: exp.Func, dialect: str, allowed: frozenset[str] = frozenset(), source: str = ""
 ) -> Reason | None:
-    """Why a function call is refused: a denied class or name, or a name not known to be pure."""
+    """Why a function call is refused: a denied class or name, or a name not known to be pure
+    (a call sqlglot models is quoted as written in `source`, when given)."""
     names = function_names(node)
     why = denylist.DENIED_CLASSES.get(type(node))
     if why is None and functions.system_class(node, dialect):
@@ -220,7 +229,9 @@ def function_reason(
     for name in names:
         why = why or denylist.denied_function(name, dialect)
     if why is not None:
-        call = f"{names[0]}()" if isinstance(node, ANONYMOUS) else _shorten(node.sql(dialect), 40)
+        call = (
+            f"{names[0]}()" if isinstance(node, ANONYMOUS) else written(node, source, dialect, 40)
+        )
         return Reason("denied_function", f"{call} {why}")
     if node.arg_key == "this" and isinstance(node.parent, (exp.From, exp.Join)):
         return table_function_reason(node, dialect)
@@ -270,7 +281,7 @@ def _table_reason(node: exp.Table, dialect: str) -> Reason | None:
     if isinstance(node.this, exp.Func):
         return table_function_reason(node.this, dialect)
     if not isinstance(node.this, exp.Identifier):  # `a.b.c.d`, `ROWS FROM (...)`
-        return Reason("unsupported", f"'{_shorten(node.sql(dialect))}' is not a plain table name")
+        return Reason("unsupported", f"'{shorten(node.sql(dialect))}' is not a plain table name")
     if dialect == "duckdb":
         # DuckDB reads a file or URL named where a table is expected ("replacement scans")
         for part in node.parts:
@@ -288,7 +299,7 @@ def _dotted_function_reason(node: exp.Dot, dialect: str, allowed: frozenset[str]
         return None  # a method call on a value (DuckDB `'abc'.upper()`); its name is checked
     if _is_family(prefix, dialect) or f"{prefix}.{node.expression.name.lower()}" in allowed:
         return None
-    call = _shorten(node.sql(dialect))
+    call = shorten(node.sql(dialect))
     message = (
         f"{call} calls a schema-qualified (user-defined) function; if it is a pure function your "
         f"team defined, ask an admin to add it to {functions.SETTING}"
@@ -337,15 +348,11 @@ def _code(node: exp.Expr) -> str | None:
     return _BY_CLASS.get(cls) or _BY_MODULE.get(cls.__module__) or "unsupported"
 
 
-def _reason(code: str, node: exp.Expr) -> Reason:
+def _reason(code: str, node: exp.Expr, source: str = "", *, whole: bool = False) -> Reason:
+    """The message of `code` for `node`; `whole`: the node is the statement `source` holds."""
     kind = node.key.upper()
     if isinstance(node, exp.Command):
-        kind = _shorten(f"{node.text('this')} {node.text('expression')}")
+        kind = shorten(f"{node.text('this')} {node.text('expression')}")
     elif code == "not_a_query" and not isinstance(node, (exp.Describe, exp.Show, exp.Summarize)):
-        kind = f"'{_shorten(node.sql())}'"
+        kind = f"'{shorten(source) if whole and source else written(node, source, '')}'"
     return Reason(code, _MESSAGES[code].format(kind=kind))
-
-
-def _shorten(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"

@@ -23,6 +23,7 @@ from agent.gate import denylist
 from agent.gate.functions import parse_allowed
 from agent.gate.looker import measure_names
 from agent.gate.parse import ANSI
+from agent.gate.source import Span, node_span
 from agent.gate.verdict import Reason
 from connectors.base import ColumnInfo, TableInfo
 
@@ -116,9 +117,13 @@ class GateSchema:
         return cls(name, entries, mapping, measures=measure_names(kept), functions=functions)
 
     @classmethod
-    def from_mapping(cls, mapping: Mapping[str, object], dialect: str) -> GateSchema:
-        """From JSON-like `{table: {column: type}}`, optionally nested under db and catalog."""
-        return cls.from_tables(_tables_from_mapping(mapping, (), dialect), dialect)
+    def from_mapping(
+        cls, mapping: Mapping[str, object], dialect: str, functions: Iterable[str] = ()
+    ) -> GateSchema:
+        """From JSON-like `{table: {column: type}}`, optionally nested under db and catalog;
+        `functions` as for `from_tables`."""
+        tables = _tables_from_mapping(mapping, (), dialect)
+        return cls.from_tables(tables, dialect, functions=functions)
 
     def resolve(self, key: tuple[str, ...]) -> tuple[list[TableEntry], bool]:
         """Tables a normalised reference may name; True when only a case-blind match found them."""
@@ -157,9 +162,10 @@ def check_tables(tree: exp.Expr, schema: GateSchema) -> TableCheck:
     for table in references:
         written = ".".join(p.name for p in table.parts)
         key = table_key(tuple(table.parts), dialect)
+        span = node_span(table)
         if schema.empty:
             if denylist.is_system_table([p.lower() for p in key], dialect):
-                result.reasons.append(_system(written))
+                result.reasons.append(_system(written, span))
             elif written not in result.tables:
                 result.tables.append(written)
             continue
@@ -175,13 +181,13 @@ def check_tables(tree: exp.Expr, schema: GateSchema) -> TableCheck:
         elif found:
             names = ", ".join(sorted(e.name for e in found))
             message = f"Table '{written}' is ambiguous: it may be any of {names}"
-            result.reasons.append(Reason("ambiguous_table", message, names))
+            result.reasons.append(Reason("ambiguous_table", message, names, span))
         elif denylist.is_system_table([p.lower() for p in key], dialect):
-            result.reasons.append(_system(written))
+            result.reasons.append(_system(written, span))
         else:
             suggestion = schema.suggest_table(written, len(key))
             message = f"Unknown table '{written}'; it is not among the tables this bot may read"
-            result.reasons.append(Reason("unknown_table", message, suggestion))
+            result.reasons.append(Reason("unknown_table", message, suggestion, span))
     return result
 
 
@@ -224,9 +230,9 @@ def _rewrite(table: exp.Table, entry: TableEntry) -> None:
     table.meta.pop("quoted_table", None)  # BigQuery `a.b.c` as one quoted name: now its parts
 
 
-def _system(written: str) -> Reason:
+def _system(written: str, span: Span | None) -> Reason:
     message = f"'{written}' is a system catalog; only the deployment's tables may be read"
-    return Reason("system_catalog", message)
+    return Reason("system_catalog", message, span=span)
 
 
 def _split(name: str, dialect: str) -> tuple[exp.Identifier, ...]:

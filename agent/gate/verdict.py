@@ -11,12 +11,16 @@ class Reason:
 
     `code` is stable and machine-readable (`parse_error`, `multiple_statements`, `not_a_query`,
     `write`, `denied_function`, `unknown_table`, `unknown_column`, ...); `message` is for people
-    and for the repair prompt; `suggestion` holds a "did you mean" when there is one.
+    and for the repair prompt; `suggestion` holds a "did you mean" when there is one. `span` is
+    where the problem was written: character offsets `[start, end)` into the rejected verdict's
+    `sql` (the text as checked), None when unknown; it takes no part in comparing reasons, so
+    one problem written twice is still reported once.
     """
 
     code: str
     message: str
     suggestion: str = ""
+    span: tuple[int, int] | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         if self.suggestion:
