@@ -105,7 +105,7 @@ def _unknown_thread(thread_id: str, settings: Settings) -> str:
 
 
 def _gate(argv: list[str]) -> int:
-    from agent.gate.command import main as gate_main
+    from bot.gate_command import main as gate_main
 
     return gate_main(argv)
 
@@ -138,7 +138,9 @@ def parser() -> argparse.ArgumentParser:
         "--warehouse", metavar="NAME", help="a warehouse of QUERYBOT_CONFIG (default: its default)"
     )
     sub.add_parser(
-        "gate", help="check one SQL text from stdin (see querybot gate --help)", add_help=False
+        "gate",
+        help="check one SQL statement against the warehouse's tables (see querybot gate --help)",
+        add_help=False,
     )
     doctor = sub.add_parser(
         "doctor", parents=[common], help="check every configured warehouse, the model, Slack"
