@@ -49,13 +49,20 @@ def cut(text: str, limit: int) -> str:
 
 def escaped(text: str, limit: int) -> str:
     """`text` escaped, then cut to `limit` characters without splitting an entity."""
-    out = escape(text)
-    if len(out) <= limit:
-        return out
-    out = out[: limit - 1]
+    return fit(escape(text), limit)
+
+
+def fit(mrkdwn: str, limit: int) -> str:
+    """mrkdwn cut to at most `limit` characters, ending with "…" when cut, without splitting an
+    entity (`&amp;`) or a control sequence (`<@U123>`)."""
+    if len(mrkdwn) <= limit:
+        return mrkdwn
+    out = mrkdwn[: limit - 1]
     amp = out.rfind("&", max(0, len(out) - 5))
     if amp != -1 and ";" not in out[amp:]:
         out = out[:amp]
+    if (opened := out.rfind("<")) > out.rfind(">"):
+        out = out[:opened]
     return out + "…"
 
 
@@ -132,8 +139,14 @@ def context(*texts: str) -> ContextBlock:
     return ContextBlock(elements=[MarkdownTextObject(text=t) for t in texts])
 
 
-def finish(text: str, blocks: Sequence[Block]) -> Message:
-    """Validate `blocks` (slack_sdk's checks plus Slack's message-level limits) into dicts."""
+def finish(text: str, blocks: Sequence[Block], *, mrkdwn: bool = False) -> Message:
+    """Validate `blocks` (slack_sdk's checks plus Slack's message-level limits) into dicts.
+
+    `text` is the notification text (what Slack shows in a notification, and where blocks cannot
+    be shown). Slack reads it as mrkdwn, so plain text is escaped here; a caller that wrote it
+    as mrkdwn, to name someone with a mention, says `mrkdwn=True` (escaped again, `<@U123>`
+    would show as `&lt;@U123&gt;` instead of the person's name).
+    """
     dicts = [block.to_dict() for block in blocks]
     if len(dicts) > MAX_BLOCKS:
         raise ValueError(f"{len(dicts)} blocks; a message takes at most {MAX_BLOCKS}")
@@ -144,7 +157,7 @@ def finish(text: str, blocks: Sequence[Block]) -> Message:
         rows = table["rows"]
         if len(rows) > TABLE_ROWS or any(len(r) > TABLE_COLUMNS for r in rows):
             raise ValueError(f"a table takes at most {TABLE_ROWS} rows of {TABLE_COLUMNS} cells")
-    return Message(text=escaped(text, FALLBACK_TEXT), blocks=dicts)
+    return Message(text=fit(text if mrkdwn else escape(text), FALLBACK_TEXT), blocks=dicts)
 
 
 def size(count: int) -> str:

@@ -50,4 +50,4 @@ def follow_up_of(value: str) -> tuple[str, str] | None:
 def asked(user: str, question: str) -> Message:
     """The thread's note when someone clicks a follow-up: who asked what."""
     text = f"{mention(user)} asked: {escaped(question, 1000)}"
-    return finish(f"Follow-up: {question}", [context(f":speech_balloon: {text}")])
+    return finish(text, [context(f":speech_balloon: {text}")], mrkdwn=True)

@@ -162,7 +162,7 @@ def cancelled(user: str | None) -> Message:
     """The thread's note when someone stopped the approved query while it ran."""
     by = f" by {mention(user)}" if user else ""
     text = f"Cancelled{by}: the query was stopped and returned nothing."
-    return finish(text, [section(f":octagonal_sign: {text}")])
+    return finish(text, [section(f":octagonal_sign: {text}")], mrkdwn=True)
 
 
 SUPERSEDED = ":arrow_heading_down: Replaced by a newer question in this thread; nothing was run."

@@ -2,7 +2,8 @@
 
 The bot runs with `QUERYBOT_APPROVERS=U0BOB0001` and a generous timeout, so only the Cancel
 button can stop the demo warehouse's three-way cross join: Bob approves Alice's question, a
-stranger's Cancel is refused, Alice's stops the query, and a Cancel after the end is told so.
+stranger's Cancel is refused, Alice's stops the query (the thread's note, notification text
+included, names her with a mention), and a Cancel after the end is told so.
 """
 
 from __future__ import annotations
@@ -58,7 +59,15 @@ def test_the_requester_cancels_a_running_query(bot: BotProcess, standin: SlackSt
     assert audit_events(bot, event="cancel_requested") == []
 
     bot.send_click(payloads.click(card, CANCEL_ACTION, user=payloads.ALICE))
-    flow.wait_message(standin, thread, has_text("Cancelled by"), "the cancellation note")
+    note = flow.wait_message(
+        standin,
+        thread,
+        lambda m: m.ts != proposal.ts and has_text("Cancelled by")(m),
+        "the cancellation note",
+    )
+    # its notification names Alice with a mention, not as escaped text (&lt;@U…&gt;)
+    said = f"Cancelled by <@{payloads.ALICE}>: the query was stopped and returned nothing."
+    assert note.text == said
     settled = next(m for m in standin.thread(thread.channel, thread.ts) if m.ts == proposal.ts)
     text = settled.all_text()
     assert f"Cancelled by <@{payloads.ALICE}>" in text and "Approved by" in text
