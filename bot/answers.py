@@ -1,8 +1,9 @@
 """Posting an answer in its thread: the result (Slack's table block, or the same rows as
-monospaced text where a workspace refuses it), the whole result as `result.csv` when not every
-row is shown, the SQL as `query.sql` when the message shows only its start, and its chart
-(Slack's native chart block, or a PNG where the data does not fit the block or the workspace
-refused it lately). A failed file or chart costs that file or chart, never the answer."""
+monospaced text where a workspace refuses it; the SQL itself only when the card just approved
+above does not show it), the whole result as `result.csv` when not every row is shown, the SQL
+as `query.sql` when the message shows only its start, and its chart (Slack's native chart
+block, or a PNG where the data does not fit the block or the workspace refused it lately). A
+failed file or chart costs that file or chart, never the answer."""
 
 from __future__ import annotations
 
@@ -34,18 +35,30 @@ class Answers:
         self.display_rows = display_rows
         self._refused = Refusals()
 
-    def post(self, thread: SlackThread, answer: Answer) -> None:
+    def post(self, thread: SlackThread, answer: Answer, *, approved_sql: str | None = None) -> None:
         """The result, then the whole result as a CSV when not every row is shown, then the
-        chart when the answer has one."""
+        chart when the answer has one.
+
+        `approved_sql` is the SQL of the card just approved in this thread: when it is the SQL
+        that ran, the result refers to the card instead of repeating it.
+        """
+
+        def result(use_table: bool) -> blocks.Message:
+            return blocks.result(
+                answer,
+                display_rows=self.display_rows,
+                use_table=use_table,
+                approved_above=approved_sql == answer.sql,
+            )
+
         try:
-            post(self.client, thread, blocks.result(answer, display_rows=self.display_rows))
+            post(self.client, thread, result(use_table=True))
         except SlackApiError as exc:
             if exc.response.get("error") != "invalid_blocks":
                 raise
             # Workspaces or clients without the table block: the same rows as monospaced text.
             log.warning("Slack refused the table block (%s); sending text", exc.response)
-            message = blocks.result(answer, display_rows=self.display_rows, use_table=False)
-            post(self.client, thread, message)
+            post(self.client, thread, result(use_table=False))
         if blocks.sql_cut(answer.sql):
             self._upload(thread, sql_file(answer.sql, blocks.RAN_SQL_FILE, "The SQL that ran"))
         if answer.total_rows > min(self.display_rows, len(answer.rows)):

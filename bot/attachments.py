@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent.outcome import Answer
+from bot.words import counted, header
 
 #: A category breakdown is charted only when it is this short.
 CATEGORY_ROWS = 20
@@ -47,7 +48,7 @@ def csv_file(answer: Answer) -> Attachment:
     writer.writerow(answer.columns)
     writer.writerows(["" if v is None else v for v in row] for row in answer.rows)
     kept = len(answer.rows)
-    title = f"All {kept:,} rows" if kept >= answer.total_rows else f"First {kept:,} rows"
+    title = ("All " if kept >= answer.total_rows else "First ") + counted(kept, "row")
     return Attachment("result.csv", f"{title} (CSV)", out.getvalue().encode("utf-8"))
 
 
@@ -112,14 +113,14 @@ def chart_file(answer: Answer) -> Attachment | None:
         points = sorted(((moment(r[0]), r) for r in answer.rows), key=lambda p: p[0])
         xs = [p[0] for p in points]
         for i, name in list(enumerate(answer.columns))[1 : SERIES + 1]:
-            axes.plot(xs, [p[1][i] for p in points], marker="o", markersize=3, label=name)
+            axes.plot(xs, [p[1][i] for p in points], marker="o", markersize=3, label=header(name))
         if len(answer.columns) > 2:
             axes.legend()
         figure.autofmt_xdate()
     else:
         labels = [str(r[0]) for r in answer.rows]
         axes.barh(labels[::-1], [r[1] or 0 for r in answer.rows][::-1])
-        axes.set_xlabel(answer.columns[1])
+        axes.set_xlabel(header(answer.columns[1]))
     axes.grid(alpha=0.3)
     axes.set_title(answer.explanation.strip()[:80] or "Result", fontsize=10)
     figure.tight_layout()

@@ -73,14 +73,16 @@ def _converse(agent: Agent, args: argparse.Namespace, settings: Settings) -> int
     thread_id = args.thread or f"cli:{uuid.uuid4().hex}"
     user = getpass.getuser()
     outcome = agent.ask(thread_id, args.question, user=user)
+    approved_sql = None  # the SQL just printed and approved: its answer need not print it again
     while outcome.kind == "proposal" and outcome.proposal:
-        print(outcome_text(outcome))
+        print(outcome_text(outcome, approved_sql=approved_sql))
         approved = args.yes or _approved()
         shown = outcome.proposal  # the decision names the SQL just printed
+        approved_sql = shown.sql if approved else None
         outcome = agent.decide(
             thread_id, shown.proposal_id, approved=approved, user=user, sql_sha256=shown.sql_sha256
         )
-    print(outcome_text(outcome, shown=settings.display_rows))
+    print(outcome_text(outcome, shown=settings.display_rows, approved_sql=approved_sql))
     print(f"\n(thread {thread_id}: continue with --thread {thread_id})", file=sys.stderr)
     return 0 if outcome.kind in {"answer", "clarify", "rejected"} else 1
 

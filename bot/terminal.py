@@ -1,10 +1,16 @@
-"""Plain-text rendering of outcomes for `querybot ask`."""
+"""Plain-text rendering of outcomes for `querybot ask`, worded as in Slack (bot/blocks): a single
+value as "Label: value", counts that agree in number, the SQL just approved referred to rather
+than printed twice."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from agent.outcome import Answer, Outcome, Proposal
+from bot.words import counted, header, label, only_row
+
+#: Where the SQL would go when the person approved it just above.
+APPROVED_ABOVE = "SQL: the query approved above, run exactly as shown there."
 
 
 def _cell(value: Any) -> str:
@@ -34,29 +40,43 @@ def proposal_text(proposal: Proposal) -> str:
     return "\n".join(parts)
 
 
-def answer_text(answer: Answer, shown: int) -> str:
+def answer_text(answer: Answer, shown: int, *, approved_above: bool = False) -> str:
+    """The result (a one-row answer of a few columns as "Label: value" lines, else a table of
+    its first `shown` rows), its sources, and its SQL; `approved_above`: the SQL is the one the
+    person just approved above, so it is referred to rather than printed again."""
     rows = answer.rows[:shown]
-    more = "+" if answer.capped else ""
-    header = f"{answer.total_rows:,}{more} rows" + (
-        f" (first {len(rows)} shown)" if answer.total_rows > len(rows) else ""
-    )
+    counted_rows = counted(answer.total_rows, "row", more=answer.capped)
+    only = only_row(answer, len(rows))
+    if only is not None:
+        pairs = zip(answer.columns, only, strict=True)
+        lines = [*(f"{label(column)}: {_cell(value)}" for column, value in pairs), ""]
+    else:
+        first = f" (first {len(rows):,} shown)" if answer.total_rows > len(rows) else ""
+        lines = [table_text([header(c) for c in answer.columns], rows), "", counted_rows + first]
     sources = (
         f"Sources: {', '.join(answer.tables)} · {answer.connector} · "
-        f"{answer.total_rows:,}{more} rows · {answer.elapsed_s:.2f} s · "
-        f"approved by {answer.approved_by}"
+        f"{counted_rows} · {answer.elapsed_s:.2f} s · approved by {answer.approved_by}"
     )
-    return "\n".join([table_text(answer.columns, rows), "", header, sources, "", answer.sql])
+    sql = APPROVED_ABOVE if approved_above else answer.sql
+    return "\n".join([*lines, sources, "", sql])
 
 
-def outcome_text(outcome: Outcome, shown: int = 20) -> str:
+def outcome_text(outcome: Outcome, shown: int = 20, *, approved_sql: str | None = None) -> str:
+    """What the terminal prints for `outcome`; `approved_sql` is the SQL the person approved
+    just above (an answer that ran it refers to it instead of printing it again)."""
     if outcome.kind == "proposal" and outcome.proposal:
         if outcome.answer:  # an empty result, then its loosened version to approve
-            empty = answer_text(outcome.answer, shown)
+            above = outcome.answer.sql == approved_sql
+            empty = answer_text(outcome.answer, shown, approved_above=above)
             return f"{empty}\n\n{outcome.message}\n\n{proposal_text(outcome.proposal)}"
         return proposal_text(outcome.proposal)
     if outcome.kind == "answer" and outcome.answer:
+        above = outcome.answer.sql == approved_sql
         follow_ups = [f"Follow up: {q}" for q in outcome.answer.follow_ups]
         return "\n".join(
-            [answer_text(outcome.answer, shown), *(["", *follow_ups] if follow_ups else [])]
+            [
+                answer_text(outcome.answer, shown, approved_above=above),
+                *(["", *follow_ups] if follow_ups else []),
+            ]
         )
     return outcome.message

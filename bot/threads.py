@@ -344,6 +344,7 @@ class Conversations:
     ) -> None:
         """Redraw a decided card and post what its decision led to (None: it broke)."""
         thread = SlackThread.from_id(record.thread_id)
+        card_sql = record.proposal.sql if approved else None  # what the approved card shows
         if outcome is not None and outcome.kind == "cancelled":
             self._redraw(record, f"{verdict} · {blocks.cancelled_by(canceller)}")
         elif approved and (outcome is None or outcome.kind == "failed"):
@@ -356,7 +357,7 @@ class Conversations:
         try:
             if outcome.kind == "proposal":
                 if outcome.answer:  # an empty result, then the loosened query (agent relax)
-                    self.answers.post(thread, outcome.answer)
+                    self.answers.post(thread, outcome.answer, approved_sql=card_sql)
                 placeholder = self._post(thread, blocks.working())
                 note = escape(outcome.message) if outcome.answer else REPAIRED
                 self._show(
@@ -365,7 +366,9 @@ class Conversations:
             elif outcome.kind == "cancelled":
                 self._post(thread, blocks.cancelled(canceller))
             else:
-                self._show(outcome, thread, None, requested_by=record.requested_by)
+                self._show(
+                    outcome, thread, None, requested_by=record.requested_by, approved_sql=card_sql
+                )
             log.info("Decision on proposal %s done: %s", record.proposal_id, outcome.kind)
         except Exception:
             log.exception("Posting the outcome of proposal %s failed", record.proposal_id)
@@ -459,8 +462,10 @@ class Conversations:
         requested_by: str,
         note: str = "",
         edited_by: str | None = None,
+        approved_sql: str | None = None,
     ) -> None:
-        """Post `outcome` in the thread, replacing `placeholder` when there is one."""
+        """Post `outcome` in the thread, replacing `placeholder` when there is one;
+        `approved_sql`: the SQL of the card whose approval led to it (see `Answers.post`)."""
         if outcome.kind == "proposal" and outcome.proposal:
             assert placeholder is not None
             # Recorded before the buttons exist, so no click can name an unknown proposal.
@@ -476,7 +481,7 @@ class Conversations:
             self._update(thread.channel, placeholder, message)
             self.answers.proposed_sql(thread, outcome.proposal)  # when only its start shows
         elif outcome.kind == "answer" and outcome.answer:
-            self.answers.post(thread, outcome.answer)
+            self.answers.post(thread, outcome.answer, approved_sql=approved_sql)
         elif outcome.kind == "rejected":
             return  # the proposal's message already says who rejected it
         elif outcome.kind == "clarify":

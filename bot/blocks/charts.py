@@ -44,6 +44,7 @@ from agent.outcome import Answer
 from bot.attachments import SERIES, chart_kind, moment
 from bot.blocks.base import FALLBACK_TEXT, Message, cut, escaped
 from bot.blocks.results import cell_text
+from bot.words import header
 
 TITLE = 50
 #: A segment, series name, data point or category label.
@@ -137,12 +138,13 @@ def _xy(
     kind: str, columns: list[str], categories: list[str], series: list[list[int | float]]
 ) -> dict[str, Any]:
     """A bar, area or line chart: one series per value column over shared categories."""
-    names = _unique([cell_text(c) for c in columns[1 : len(series) + 1]])
+    heads = [header(c) for c in columns]  # `count_star()` reads "Count"
+    names = _unique(heads[1 : len(series) + 1])
     axis: dict[str, Any] = {"categories": categories}
     if columns[0]:
-        axis["x_label"] = cut(columns[0], AXIS_LABEL)
+        axis["x_label"] = cut(heads[0], AXIS_LABEL)
     if len(series) == 1 and columns[1]:
-        axis["y_label"] = cut(columns[1], AXIS_LABEL)
+        axis["y_label"] = cut(heads[1], AXIS_LABEL)
     return {
         "type": kind,
         "series": [

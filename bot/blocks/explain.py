@@ -49,7 +49,8 @@ def explanation(account: Explanation) -> Message:
     lines = [_line(n, s) for n, s in enumerate(steps[skipped:], start=skipped + 1)]
     blocks = [section(f"*How I got this* — {escaped(account.summary(), SECTION_TEXT - 30)}")]
     if skipped:
-        blocks.append(context(f"The first {skipped} steps are left out."))
+        first = "The first step is" if skipped == 1 else f"The first {skipped:,} steps are"
+        blocks.append(context(f"{first} left out."))
     chunk: list[str] = []
     for line in lines:
         if chunk and len("\n".join([*chunk, line])) > SECTION_TEXT:

@@ -1,5 +1,6 @@
 """The answer to an approved query: summary, first rows (Slack's table block, or monospaced text
-where a workspace refuses it), the SQL and its sources."""
+where a workspace refuses it; a single value, or one short row, as sentences), the SQL (or, when
+the approved card just above shows it, a note saying so) and its sources."""
 
 from __future__ import annotations
 
@@ -29,9 +30,11 @@ from bot.blocks.base import (
     names,
     section,
     size,
+    sql_cut,
 )
 from bot.blocks.explain import explain_button
 from bot.blocks.followups import follow_up_buttons
+from bot.words import counted, header, label, only_row
 
 #: Characters kept of one table cell.
 CELL_TEXT = 200
@@ -65,20 +68,20 @@ def _numeric(values: list[Any]) -> bool:
 
 
 def _table_block(columns: list[str], rows: list[list[Any]]) -> TableBlock:
-    header = [RawTextObject(text=cut(c, CELL_TEXT) or " ") for c in columns]
+    heads = [RawTextObject(text=cut(header(c), CELL_TEXT) or " ") for c in columns]
     body = [[RawTextObject(text=cut(cell_text(v), CELL_TEXT)) for v in row] for row in rows]
     settings = [
         {"align": "right"} if _numeric([row[i] for row in rows]) else {"align": "left"}
         for i in range(len(columns))
     ]
-    return TableBlock(rows=[header, *body], column_settings=settings)
+    return TableBlock(rows=[heads, *body], column_settings=settings)
 
 
 def _text_table(columns: list[str], rows: list[list[Any]]) -> tuple[list[Block], int]:
     """A monospaced table in code sections; returns the blocks and how many rows fit."""
     width = 30
     cells = [[cut(cell_text(v), width) for v in row] for row in rows]
-    heads = [cut(c, width) for c in columns]
+    heads = [cut(header(c), width) for c in columns]
     widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(heads)]
 
     def line(values: list[str]) -> str:
@@ -109,32 +112,76 @@ def usage_text(usage: QuestionUsage | None) -> str:
     """The usage for the sources line ("2 model calls, 3.1k tokens"; "~" marks estimates)."""
     if not usage or not usage["calls"]:
         return ""
-    calls = usage["calls"]
     tokens = usage["input_tokens"] + usage["output_tokens"]
-    shown = f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
+    shown = f"{tokens / 1000:.1f}k tokens" if tokens >= 1000 else counted(tokens, "token")
     approx = "~" if usage.get("approximate") else ""
-    return f"{calls} model call{'s' if calls != 1 else ''}, {approx}{shown} tokens"
+    return f"{counted(usage['calls'], 'model call')}, {approx}{shown}"
 
 
-def result(answer: Answer, *, display_rows: int, use_table: bool = True) -> Message:
+#: Characters the values of a one-row answer take in all (the explanation follows them).
+SENTENCE_TEXT = 1600
+
+
+def _sentences(columns: list[str], row: list[Any]) -> tuple[str, str]:
+    """A one-row answer as mrkdwn lines ("Count: *5,000*", the value in bold when it is one
+    line) and as plain text for the notification ("Count: 5,000")."""
+    pairs = [(label(c), cell_text(v)) for c, v in zip(columns, row, strict=True)]
+    budget = SENTENCE_TEXT // len(pairs)
+    lines = []
+    for name, value in pairs:
+        shown = escaped(value, budget)
+        lines.append(
+            f"{escaped(name, CELL_TEXT)}: " + (f"*{shown}*" if "\n" not in shown else shown)
+        )
+    return "\n".join(lines), "; ".join(f"{name}: {value}" for name, value in pairs)
+
+
+def _sql_blocks(sql: str, approved_above: bool) -> list[Block]:
+    """The SQL that ran: a note pointing at the card above when it is the SQL that card shows
+    (the answer then does not repeat it), else the SQL itself. SQL too long for a message is
+    whole in `RAN_SQL_FILE` either way (`bot.answers` uploads it)."""
+    whole = f"the whole statement is in the file `{RAN_SQL_FILE}` in this thread."
+    too_long = sql_cut(sql)
+    if approved_above:
+        text = ":arrow_up: The SQL is the query approved above, run exactly as shown there"
+        return [context(f"{text}; {whole}" if too_long else f"{text}.")]
+    blocks, _ = code_sections(sql, SQL_SECTIONS)
+    if too_long:
+        blocks.append(context(f"SQL shortened for display ({len(sql):,} characters); {whole}"))
+    return blocks
+
+
+def result(
+    answer: Answer, *, display_rows: int, use_table: bool = True, approved_above: bool = False
+) -> Message:
     """The answer to an approved query: summary, first rows, SQL and sources.
 
+    A one-row answer of a few columns reads as sentences ("Count: *5,000*") instead of a table.
     `use_table` picks Slack's table block when the rows fit it; otherwise (or when a workspace
-    refuses table blocks) the rows go in a monospaced code block.
+    refuses table blocks) the rows go in a monospaced code block. `approved_above`: the thread
+    shows this very SQL on the approved card just above, so the answer refers to it instead of
+    repeating it.
     """
     rows = answer.rows[: max(0, display_rows)]
     columns = answer.columns
+    only = only_row(answer, len(rows))
     fits_table = 0 < len(columns) <= TABLE_COLUMNS and len(rows) + 1 <= TABLE_ROWS
-    if not columns:
-        table_blocks: list[Block] = []
+    table_blocks: list[Block] = []
+    if only is not None:
+        shown = 1
+    elif not columns:
         shown = 0
     elif use_table and fits_table:
         table_blocks, shown = [_table_block(columns, rows)], len(rows)
     else:
         table_blocks, shown = _text_table(columns, rows)
 
-    more = "+" if answer.capped else ""
-    summary = f"*{answer.total_rows:,}{more} rows*"
+    rows_text = counted(answer.total_rows, "row", more=answer.capped)
+    if only is not None:
+        summary, headline = _sentences(columns, only)
+    else:
+        summary = f"*{rows_text}*"
+        headline = rows_text
     if shown < answer.total_rows:
         summary += f" (first {shown:,} shown)"
     if answer.capped:
@@ -145,13 +192,8 @@ def result(answer: Answer, *, display_rows: int, use_table: bool = True) -> Mess
     if explanation:
         summary += f"\n{escaped(explanation, SECTION_TEXT - len(summary) - 1)}"
 
-    sql_blocks, sql_cut = code_sections(answer.sql, SQL_SECTIONS)
-    sources = [
-        f"Sources: {names(answer.tables)}",
-        f"{answer.total_rows:,}{more} rows",
-        f"{answer.elapsed_s:.2f} s",
-        escape(answer.connector),
-    ]
+    sources = [f"Sources: {names(answer.tables)}", rows_text, f"{answer.elapsed_s:.2f} s"]
+    sources.append(escape(answer.connector))
     if answer.bytes_processed is not None:
         sources.append(f"{size(answer.bytes_processed)} processed")
     if answer.job_url:  # built by the connector from the job id, never by the model
@@ -159,16 +201,13 @@ def result(answer: Answer, *, display_rows: int, use_table: bool = True) -> Mess
     sources.append(f"approved by {mention(answer.approved_by)}")
     if spent := usage_text(answer.usage):
         sources.append(spent)
-    blocks: list[Block] = [section(summary), *table_blocks, *sql_blocks]
-    if sql_cut:
-        blocks.append(
-            context(
-                f"SQL shortened for display ({len(answer.sql):,} characters); the whole "
-                f"statement is in the file `{RAN_SQL_FILE}` in this thread."
-            )
-        )
+    blocks: list[Block] = [
+        section(summary),
+        *table_blocks,
+        *_sql_blocks(answer.sql, approved_above),
+    ]
     if answer.proposal_id:
         buttons = follow_up_buttons(answer.proposal_id, answer.follow_ups)
         blocks.append(ActionsBlock(elements=[*buttons, explain_button(answer.proposal_id)]))
     blocks.append(context(" · ".join(sources)))  # the footer stays last
-    return finish(f"{answer.total_rows:,}{more} rows: {explanation}", blocks)
+    return finish(" — ".join(p for p in (headline, explanation) if p), blocks)

@@ -1,5 +1,6 @@
-"""Issue 17 item 3 in the terminal: `querybot ask` prints the proposal's SQL and the answer's
-SQL as the gate wrote them, one clause a line (the demo warehouse, a scripted model)."""
+"""Issue 17 item 3 in the terminal: `querybot ask` prints the proposal's SQL as the gate wrote
+it, one clause a line (the demo warehouse, a scripted model); the answer refers to it rather
+than printing it again (item 4)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from bot.terminal import APPROVED_ABOVE
 
 #: A WITH query with a join and GROUP BY, on one line as a model writes it.
 SQL = (
@@ -49,6 +51,7 @@ def test_the_proposal_and_the_answer_print_the_sql_one_clause_a_line(
     monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
     assert main(["ask", "revenue by region?"]) == 0
     out = capsys.readouterr().out
-    # once as proposed, once with the answer: the same lines, in order, unflattened
-    assert out.count("\n" + PRETTY + "\n") == 2, out
-    assert "Sources: " in out and "Revenue by region" in out
+    # as proposed, unflattened; the answer after the approval refers to it
+    assert out.count("\n" + PRETTY + "\n") == 1, out
+    assert out.index(PRETTY) < out.index("Sources: ") < out.index(APPROVED_ABOVE)
+    assert "Revenue by region" in out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -96,6 +97,14 @@ def proposal_id(posted: Posted) -> str:
 def result(slack: SlackStandin, thread: Thread) -> Posted:
     """The thread's result message (the one naming its sources)."""
     return wait_message(slack, thread, lambda m: "Sources:" in m.all_text(), "a result")
+
+
+def values(posted: Posted) -> dict[str, str]:
+    """A one-row answer as a person reads it, label -> value, from the "Label: *value*" lines
+    of its first section; {} when the answer has none (its rows are a table)."""
+    first = next(b for b in posted.blocks if b["type"] == "section")["text"]["text"]
+    found = (re.fullmatch(r"(.+?): \*(.*)\*", line) for line in first.splitlines())
+    return {m[1]: m[2] for m in found if m}
 
 
 def has_text(needle: str) -> Callable[[Posted], bool]:

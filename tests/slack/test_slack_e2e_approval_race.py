@@ -167,7 +167,7 @@ def test_self_approvals_racing_a_refused_edit_run_nothing(
     # The proposal was waiting all along: Bob's click on the real card runs it, once.
     flow.click(bot, card, approve=True, user=BOB)
     result = flow.result(standin, thread)
-    assert result.table() == [["orders"], [cell_text(expected_rows(demo_db, ORDER_COUNT)[0][0])]]
+    assert flow.values(result) == {"Orders": cell_text(expected_rows(demo_db, ORDER_COUNT)[0][0])}
     bot.wait_log(f"Decision on proposal {pid} done: answer")
     ran = audit_events(bot, proposal_id=pid)
     assert [e["event"] for e in ran] == ["proposed", "approved", "executed"]

@@ -120,7 +120,9 @@ def test_question_proposal_approval_and_result(
     assert expected[0][0] == "North America"
     assert "Sources: `demo.main.orders`" in text and "duckdb" in text
     assert f"approved by <@{BOB}>" in text
-    assert "SELECT\n  r.region_name AS region," in text  # one clause a line, as the gate wrote it
+    # the SQL is on the card above, one clause a line as the gate wrote it, and not repeated
+    assert "SELECT\n  r.region_name AS region," in decided.all_text()
+    assert "SELECT" not in text and "The SQL is the query approved above" in text
 
 
 def test_reject_runs_nothing(bot: BotProcess, standin: SlackStandin) -> None:
@@ -189,7 +191,7 @@ def test_approve_clicked_twice_runs_once(
     )
     assert note[0]["text"] == f"This proposal was already approved by <@{BOB}>."
     result = flow.result(standin, thread)
-    assert result.table() == [["regions"], [cell_text(expected_rows(demo_db, REGION_COUNT)[0][0])]]
+    assert flow.values(result) == {"Regions": cell_text(expected_rows(demo_db, REGION_COUNT)[0][0])}
     bot.wait_log(f"Decision on proposal {pid} done: answer")
     assert [e["event"] for e in audit_events(bot, proposal_id=pid)] == [
         "proposed",

@@ -145,8 +145,8 @@ def test_a_breakdown_of_the_whole_comes_as_a_native_pie(
 ) -> None:
     thread = approved_result(bot, standin, "orders by status?")
     [block] = charts_in(standin, thread)
-    # the gate added its row cap to the SQL; it left no row out, so the rows are the whole
-    assert "LIMIT" in flow.result(standin, thread).all_text()
+    # the gate added its row cap to the SQL (on the card); it left no row out: the rows are whole
+    assert "LIMIT" in standin.thread(thread.channel, thread.ts)[0].all_text()
     assert block["chart"] == {
         "type": "pie",
         "segments": [
@@ -207,7 +207,7 @@ def test_a_direct_message_is_a_conversation(
         ),
         what="the result in the DM",
     )
-    assert result.table() == [["regions"], [cell_text(expected_rows(demo_db, REGION_COUNT)[0][0])]]
+    assert flow.values(result) == {"Regions": cell_text(expected_rows(demo_db, REGION_COUNT)[0][0])}
     assert result.thread_ts is None
 
 

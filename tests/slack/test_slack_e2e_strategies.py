@@ -111,7 +111,7 @@ def test_approval_runs_it_and_the_sources_line_counts_the_model_calls(
     flow.click(bot, proposal, approve=True, user=BOB)
     answer = flow.result(standin, first)
     [[orders]] = expected_rows(demo_db, BUSINESS_ORDERS)
-    assert answer.table() == [["orders"], [cell_text(orders)]]
+    assert flow.values(answer) == {"Orders": cell_text(orders)}
     sources = answer.all_text()
     assert f"approved by <@{BOB}>" in sources
     # plan 1 + drafts 3 + self-check 1
@@ -147,4 +147,4 @@ def test_a_self_check_failure_is_repaired_before_the_proposal_is_posted(
     assert events == ["proposed", "self_check_failed", "proposed"]
     flow.click(bot, proposal, approve=True, user=BOB)
     [[customers]] = expected_rows(demo_db, BUSINESS_CUSTOMERS)
-    assert flow.result(standin, thread).table() == [["customers"], [cell_text(customers)]]
+    assert flow.values(flow.result(standin, thread)) == {"Customers": cell_text(customers)}

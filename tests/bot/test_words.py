@@ -1,0 +1,68 @@
+"""bot.words: counts agree in number, and result columns get labels a person reads (issue 17
+item 4), without renaming an expression into something it is not."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.words import counted, header, label
+
+
+@pytest.mark.parametrize(
+    ("n", "more", "said"),
+    [
+        (0, False, "0 rows"),
+        (1, False, "1 row"),
+        (2, False, "2 rows"),
+        (1234, False, "1,234 rows"),
+        (1, True, "1+ rows"),
+        (1000, True, "1,000+ rows"),
+    ],
+)
+def test_counted_agrees_in_number(n: int, more: bool, said: str) -> None:
+    assert counted(n, "row", more=more) == said
+
+
+def test_counted_takes_an_irregular_plural() -> None:
+    assert [counted(n, "query", "queries") for n in (1, 2)] == ["1 query", "2 queries"]
+
+
+@pytest.mark.parametrize(
+    ("column", "said"),
+    [
+        ("count_star()", "Count"),
+        ("count(*)", "Count"),
+        ("COUNT(1)", "Count"),
+        ("count(order_id)", "Count of order id"),
+        ("SUM(S.NET_REVENUE)", "Sum of net revenue"),
+        ('MAX("Order Date")', "Maximum of Order Date"),
+        ("median(price)", "Median of price"),
+        ("sum", "Sum"),
+        ("?column?", "Value"),
+        ("_col0", "Value"),
+        ("", "Value"),
+        ("region_name", "Region name"),
+        # what it does not know stays as it is
+        ("(amount + 1)", "(amount + 1)"),
+        ("my_udf(x)", "my_udf(x)"),
+        ("(sum(amount) / count_star())", "(sum(amount) / count_star())"),
+        ("round(x, 1) * round(y, 2)", "round(x, 1) * round(y, 2)"),
+    ],
+)
+def test_label(column: str, said: str) -> None:
+    assert label(column) == said
+
+
+@pytest.mark.parametrize(
+    ("column", "shown"),
+    [
+        ("region_name", "region_name"),
+        ("count", "count"),
+        ("count_star()", "Count"),
+        ("f0_", "Value"),
+        ("sum(amount)", "Sum of amount"),
+        ("(a + b)", "(a + b)"),
+    ],
+)
+def test_a_table_header_keeps_a_name_the_sql_gave(column: str, shown: str) -> None:
+    assert header(column) == shown

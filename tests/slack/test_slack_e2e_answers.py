@@ -1,0 +1,94 @@
+"""End to end (issue 17 item 4): an answer reads like a person wrote it, in the real bot process
+(`querybot run --http`) over signed HTTP, against the Slack stand-in and the demo warehouse.
+
+A single value comes as "Count: *20,278*" with its notification saying the same, not as a
+one-cell table headed `count_star()`; counts agree in number ("1 row"); the answer does not
+repeat the SQL of the card approved just above it, which still shows that very SQL (the one the
+audit log says ran). A breakdown stays a table, its `count_star()` column headed "Count".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import slack_flow as flow
+from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply, write_script
+from slack_flow import Thread
+from standin import Posted, SlackStandin
+
+from bot.blocks import cell_text
+
+pytestmark = pytest.mark.usefixtures("checked")
+
+COUNT = "SELECT COUNT(*) FROM demo.main.orders"
+BY_STATUS = "SELECT status, COUNT(*) FROM demo.main.orders GROUP BY status ORDER BY status"
+SCRIPT = [sql_reply(COUNT, "Counts all orders."), sql_reply(BY_STATUS, "Orders by status.")]
+
+
+@pytest.fixture(scope="module")
+def bot(
+    standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[BotProcess]:
+    tmp = tmp_path_factory.mktemp("e2e-answers")
+    script = write_script(tmp / "script.jsonl", SCRIPT)
+    with BotProcess(
+        slack=standin, data_dir=data_dir_with(tmp / "data", demo_db), script=script
+    ) as b:
+        yield b
+
+
+def approved(bot: BotProcess, standin: SlackStandin, question: str) -> tuple[Thread, str]:
+    """Ask, approve, and wait until the answer is posted; the thread and the proposal id."""
+    thread = flow.ask(bot, question)
+    card = flow.proposal(standin, thread)
+    pid = flow.proposal_id(card)
+    flow.click(bot, card, approve=True)
+    bot.wait_log(f"Decision on proposal {pid} done: answer")
+    return thread, pid
+
+
+def code(message: Posted) -> str:
+    """The SQL a message shows in its code blocks, unescaped."""
+    shown = "\n".join(
+        b["text"]["text"].removeprefix("```\n").removesuffix("\n```")
+        for b in message.blocks
+        if b["type"] == "section" and b["text"]["text"].startswith("```")
+    )
+    return shown.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def test_a_single_value_is_a_sentence_under_the_card_it_ran(
+    bot: BotProcess, standin: SlackStandin, demo_db: Path
+) -> None:
+    thread, pid = approved(bot, standin, "how many orders?")
+    [(count,)] = expected_rows(demo_db, COUNT)
+    card, result = standin.thread(thread.channel, thread.ts)
+    assert "Sources:" in result.all_text()
+
+    assert flow.values(result) == {"Count": cell_text(count)}
+    assert result.table() is None
+    assert result.text == f"Count: {cell_text(count)} — Counts all orders."
+    footer = result.blocks[-1]["elements"][0]["text"]
+    assert " · 1 row · " in footer and "approved by <@" in footer
+    assert "1 rows" not in result.all_text() and "count_star()" not in result.all_text()
+
+    # the SQL is on the card just above, as it ran; the answer refers to it
+    [ran] = audit_events(bot, proposal_id=pid, event="executed")
+    assert code(card) == ran["sql"] and "Approved by <@" in card.all_text()
+    assert code(result) == "" and "COUNT(*)" not in result.all_text()
+    assert "The SQL is the query approved above, run exactly as shown there." in result.all_text()
+
+
+def test_a_breakdown_is_a_table_headed_in_words_with_its_rows_counted(
+    bot: BotProcess, standin: SlackStandin, demo_db: Path
+) -> None:
+    thread, _ = approved(bot, standin, "orders by status?")
+    result = flow.result(standin, thread)
+    expected = expected_rows(demo_db, BY_STATUS)
+    assert result.table() == [["status", "Count"], *[[s, cell_text(n)] for s, n in expected]]
+    assert flow.values(result) == {}
+    assert f"*{len(expected)} rows*" in result.all_text()
+    assert result.text == f"{len(expected)} rows — Orders by status."
+    assert code(result) == ""
