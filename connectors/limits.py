@@ -49,7 +49,7 @@ class Limits:
     #: per sort or hash is a sixteenth of it; MariaDB's in-memory temporary tables an eighth).
     engine_memory_mb: int = 1024
     #: Temporary files DuckDB may write for one connector (PostgreSQL's temp_file_limit only a
-    #: superuser may set: see README "Safety and audit").
+    #: superuser may set: see docs/safety.md, "What a DBA must set").
     engine_temp_mb: int = 2048
 
     def __post_init__(self) -> None:

@@ -60,7 +60,7 @@ def test_a_rate_limit_that_lasts_ends_in_a_clear_message(make_agent: MakeAgent) 
 def test_the_backoff_is_about_2_then_4_seconds(
     make_agent: MakeAgent, monkeypatch: pytest.MonkeyPatch, jitter: str, waits: list[float]
 ) -> None:
-    """The schedule the README promises (3 calls, waits of about 2 s then 4 s, each with up to
+    """The schedule docs/failures.md promises (3 calls, waits of about 2 s then 4 s, each with up to
     half the first wait of jitter), read from the retry policy the agent built with its default
     limits rather than timed: the waits come from the very tenacity objects its Runnable runs."""
     agent, _, _ = make_agent([reply(BY_REGION)])

@@ -7,7 +7,7 @@ seeded, so every load holds the same rows, and the questions' expected answers a
 in Python from those rows, independently of any engine.
 
 Each loader creates its own database (or file) and a login holding only SELECT, set up the way
-the README tells a team to: PostgreSQL `GRANT SELECT` plus `default_transaction_read_only`,
+docs/warehouses.md tells a team to: PostgreSQL `GRANT SELECT` plus `default_transaction_read_only`,
 MariaDB `GRANT SELECT` with no FILE or SUPER. Everything is dropped afterwards.
 """
 

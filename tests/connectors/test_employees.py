@@ -1,5 +1,5 @@
 """The employees sample in PostgreSQL, MariaDB and SQLite through SqlConnector, each opened as
-the SELECT-only login the README recommends: the metadata carries the comments the engine
+the SELECT-only login docs/warehouses.md recommends: the metadata carries the comments the engine
 stores, and the sample questions' SQL (transpiled by sqlglot) returns the answers computed in
 Python from the generated rows."""
 

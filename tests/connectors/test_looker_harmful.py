@@ -129,7 +129,7 @@ def test_harmful_catalogue_is_contained_by_the_looker_connector(
             run.record_connector(sql, result.rows, None)
 
     refused = run.errors[PermissionDenied.__name__]
-    # shown with -s: the counts the README quotes
+    # shown with -s: the counts docs/warehouses.md quotes
     print(
         f"\nlooker stand-in: {run.executed} statements ({len(catalogue)} from the catalogue); "
         f"refused {refused}, failed {run.failed - refused} {dict(run.errors)}, "

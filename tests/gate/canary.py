@@ -516,9 +516,9 @@ class MariaDBCanary:
 
 class PostgresCanary:
     """A canary database on the local PostgreSQL (127.0.0.1:5432, trust) with two logins: one
-    holding SELECT only (as the README tells a team), one owning the canary tables and sequence
-    (so only the connector's read-only transaction stands in the way of a write). Neither is a
-    superuser nor may reach server files: the connector refuses such logins."""
+    holding SELECT only (as docs/warehouses.md tells a team), one owning the canary tables and
+    sequence (so only the connector's read-only transaction stands in the way of a write). Neither
+    is a superuser nor may reach server files: the connector refuses such logins."""
 
     CONNECTIONS = ("SqlConnector as a SELECT-only login", "superuser, read-only transaction")
 

@@ -1,6 +1,6 @@
 """The Slack flow with the SQL connectors: the real `querybot run --http` process with
 QUERYBOT_WAREHOUSE set in turn to a PostgreSQL, a MariaDB and a SQLite URL, each holding the
-employees sample (tests/connectors/employees.py) behind the SELECT-only login the README
+employees sample (tests/connectors/employees.py) behind the SELECT-only login docs/warehouses.md
 recommends. Mention -> proposal naming that database's tables -> approve -> the answer's rows,
 which the sample's generator computed in Python; then a rejected proposal runs nothing.
 """
