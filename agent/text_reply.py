@@ -20,17 +20,16 @@ from langchain_core.runnables import Runnable, RunnableLambda
 
 from agent.reply import SqlRepair, SqlReply
 
-#: How the SQL step is asked to answer: first in the system prompt (a fixed start, so a
-#: server's prompt cache still serves it), and again after the last message, since a small model
-#: that read a long schema in between otherwise answers the question in prose from its own guess.
+#: How the SQL step is asked to answer: first in the system prompt, and again after the last
+#: message, since a small model that read a long schema in between otherwise answers the
+#: question in prose from its own guess. The opening is the same for a first draft and a
+#: repair, so a server's prompt cache serves both from one prefix (a repair that opened
+#: differently had its whole prompt evaluated again: minutes on a local CPU).
 ANSWER_FORMAT = """Answer with one SQL query in a ```sql code block, after one short sentence \
 saying what it computes. Only when you must ask instead (an ambiguous question, or data this \
 warehouse does not hold), write your question or reason alone, with no code block."""
 REMINDER = "(Answer with the SQL in a ```sql code block, or only a short question.)"
-
-#: The repair step has no option to ask (agent.reply.SqlRepair).
-REPAIR_FORMAT = """Answer with the corrected SQL query in a ```sql code block, after one short \
-sentence saying what it computes."""
+#: A repair has no option to ask (agent.reply.SqlRepair).
 REPAIR_REMINDER = "(Answer with the corrected SQL in a ```sql code block.)"
 
 #: A fenced block: its info string (one word) dropped; an unclosed fence runs to the end.
@@ -45,13 +44,14 @@ _LABEL = re.compile(
 
 def read_reply(text: str, schema: type[SqlReply] | type[SqlRepair]) -> SqlReply | SqlRepair:
     """`text` as `schema`: its SQL (the first fenced block, else from the first line starting
-    with SELECT or WITH) and the prose around it; prose alone is a clarifying question, which a
-    repair may not give. Raises ValueError for a reply with nothing to read."""
+    with SELECT or WITH) and the prose that explains it; prose alone is a clarifying question,
+    which a repair may not give. Raises ValueError for a reply with nothing to read."""
     text = text.strip()
     sql, prose = "", text
     if fenced := _FENCE.search(text):
         sql = fenced.group(1).strip()
-        prose = (text[: fenced.start()] + " " + text[fenced.end() :]).strip()
+        # the sentence before the block; else what follows it, up to any further block
+        prose = text[: fenced.start()].strip() or text[fenced.end() :].split("```")[0].strip()
     elif bare := _BARE.search(text):
         sql = bare.group(0).strip()
         prose = text[: bare.start()].strip()
@@ -68,15 +68,13 @@ def read_reply(text: str, schema: type[SqlReply] | type[SqlRepair]) -> SqlReply 
     return SqlReply(kind="clarify", explanation=question, sql="")
 
 
-def _with_format(
-    messages: list[BaseMessage], answer_format: str, reminder: str
-) -> list[BaseMessage]:
-    """`messages` with `answer_format` opening the system prompt and `reminder` closing them."""
+def _with_format(messages: list[BaseMessage], reminder: str) -> list[BaseMessage]:
+    """`messages` with ANSWER_FORMAT opening the system prompt and `reminder` closing them."""
     if messages and isinstance(messages[0], SystemMessage):
-        first: list[BaseMessage] = [SystemMessage(f"{answer_format}\n\n{messages[0].content}")]
+        first: list[BaseMessage] = [SystemMessage(f"{ANSWER_FORMAT}\n\n{messages[0].content}")]
         messages = messages[1:]
     else:
-        first = [SystemMessage(answer_format)]
+        first = [SystemMessage(ANSWER_FORMAT)]
     return [*first, *messages, HumanMessage(reminder)]
 
 
@@ -84,12 +82,10 @@ def text_replies(
     model: BaseChatModel, schema: type[SqlReply] | type[SqlRepair]
 ) -> Runnable[LanguageModelInput, dict[str, Any]]:
     """`model` answering the SQL step in text, read into `schema` (include_raw's contract)."""
-    repair = schema is SqlRepair
-    answer_format = REPAIR_FORMAT if repair else ANSWER_FORMAT
-    reminder = REPAIR_REMINDER if repair else REMINDER
+    reminder = REPAIR_REMINDER if schema is SqlRepair else REMINDER
 
     def ask(messages: list[BaseMessage]) -> list[BaseMessage]:
-        return _with_format(list(messages), answer_format, reminder)
+        return _with_format(list(messages), reminder)
 
     def parse(message: BaseMessage) -> dict[str, Any]:
         try:
