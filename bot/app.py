@@ -5,9 +5,11 @@ from __future__ import annotations
 import logging
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from types import FrameType
+from urllib.parse import urlsplit
 
 from slack_bolt import App
 from slack_bolt.adapter.socket_mode import SocketModeHandler
@@ -26,6 +28,7 @@ from bot.http_server import SLACK_PATH, HttpLimits, SlackHTTPServer
 from bot.routing import RoutedChannelRules, Router
 from bot.sandboxes import SandboxAgents
 from bot.settings import Settings
+from bot.slack_check import SlackUnusable, api_url, bot_identity, unusable
 from bot.store import Store
 from bot.threads import Conversations, ThreadAgent
 from bot.uploads import ThreadUploads
@@ -49,13 +52,24 @@ def build_client(settings: Settings) -> WebClient:
     Retry-After) and on HTTP 500 / 503 (slack_sdk's handlers; a connection error is retried
     by default). Edits are safe to repeat; a repeated post after a 500 may show twice, which
     beats an answer lost."""
-    options = {}
-    if settings.slack_api_url:
-        options["base_url"] = settings.slack_api_url.rstrip("/") + "/"
+    base_url = api_url(settings.slack_api_url)
+    options = {"base_url": base_url} if base_url else {}
     client = WebClient(token=settings.slack_bot_token, **options)
     client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=2))
     client.retry_handlers.append(ServerErrorRetryHandler(max_retry_count=2))
     return client
+
+
+class QuerybotApp(App):
+    """Bolt's App, holding the background work `build_app` started (the recovery watch) so the
+    serve functions stop it on the way out: a thread left running at exit keeps the warehouses'
+    objects alive, and DuckDB then prints pages of "leaked" warnings after the last line."""
+
+    recovery: threading.Event | None = None
+
+    def stop_background(self) -> None:
+        if self.recovery is not None:
+            self.recovery.set()
 
 
 def build_app(
@@ -64,8 +78,9 @@ def build_app(
     store: Store,
     *,
     sandboxes: SandboxAgents | None = None,
-) -> App:
-    """The Bolt app with every listener registered. Calls `auth.test` to check the token.
+) -> QuerybotApp:
+    """The Bolt app with every listener registered. Calls `auth.test` first: a token Slack
+    refuses, or a Slack it cannot reach, raises SlackUnusable (one line) before anything starts.
 
     `agent` is normally a `Router` (bot/routing.py): channels no warehouse answers are refused
     politely, and the Home tab lists the tables of every warehouse. With `sandboxes` (the
@@ -76,9 +91,14 @@ def build_app(
     not signed, so the secret may be empty there.
     """
     client = build_client(settings)
-    app = App(
+    identity = bot_identity(client)
+    log.info("Slack accepts the bot token: @%s in %s", identity.user, identity.team)
+    app = QuerybotApp(
         client=client,
         signing_secret=settings.slack_signing_secret,
+        # checked just above, where a failure is one line; Bolt's own eager check would end
+        # in a traceback (it calls auth.test once more, on the first request, and keeps it)
+        token_verification_enabled=False,
         listener_executor=ThreadPoolExecutor(
             max_workers=LISTENER_THREADS, thread_name_prefix="querybot-listener"
         ),
@@ -104,7 +124,7 @@ def build_app(
     listeners.register(app, conversations, store, approvers, channels, tables, uploads)
     # threads a crashed process (this one before a restart, or another replica) left mid-way
     # hear what happened
-    conversations.watch(RECOVER_EVERY_S)
+    app.recovery = conversations.watch(RECOVER_EVERY_S)
     return app
 
 
@@ -117,7 +137,7 @@ def _exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
-def serve_http(app: App, port: int, settings: Settings) -> None:
+def serve_http(app: QuerybotApp, port: int, settings: Settings) -> None:
     """Serve Slack's events and interactions on `POST /slack/events` until stopped, within the
     settings' HTTP bounds (body size, connections; see bot/http_server.py)."""
     _exit_on_sigterm()
@@ -125,12 +145,50 @@ def serve_http(app: App, port: int, settings: Settings) -> None:
         max_body_bytes=settings.http_max_body_kb * 1024,
         max_connections=settings.http_max_connections,
     )
-    with SlackHTTPServer(("0.0.0.0", port), limits) as server:
-        server.set_app(SlackRequestHandler(app, path=SLACK_PATH))
-        server.serve_forever()
+    try:
+        with SlackHTTPServer(("0.0.0.0", port), limits) as server:
+            server.set_app(SlackRequestHandler(app, path=SLACK_PATH))
+            server.serve_forever()
+    finally:
+        app.stop_background()
 
 
-def serve_socket_mode(app: App, app_token: str) -> None:
-    """Connect to Slack over Socket Mode (`apps.connections.open`) and serve until stopped."""
+def serve_socket_mode(app: QuerybotApp, app_token: str) -> None:
+    """Connect to Slack over Socket Mode and serve until stopped."""
     _exit_on_sigterm()
-    SocketModeHandler(app, app_token).start()
+    try:
+        handler = _connect_socket_mode(app, app_token)
+        log.info("querybot is connected to Slack in Socket Mode")
+        try:
+            threading.Event().wait()  # until SIGTERM or Ctrl-C, as SocketModeHandler.start waits
+        finally:
+            handler.close()  # its threads, too, would keep the warehouses' objects alive
+    finally:
+        app.stop_background()
+
+
+def _connect_socket_mode(app: App, app_token: str) -> SocketModeHandler:
+    """`apps.connections.open`, then its WebSocket. A first connection that fails raises
+    SlackUnusable: slack_sdk would log the error and retry for ever (its reconnects are for a
+    connection lost later)."""
+    handler = SocketModeHandler(app, app_token)
+    errors: list[Exception] = []
+    handler.client.on_error_listeners.append(errors.append)
+    try:
+        handler.connect()
+    except Exception as exc:
+        handler.close()
+        raise unusable(
+            exc, "SLACK_APP_TOKEN", "apps.connections.open", app.client.base_url
+        ) from None
+    if not handler.client.is_connected():
+        handler.close()
+        where = urlsplit(handler.client.wss_uri or "").netloc or "Slack"
+        why = f"{type(errors[-1]).__name__}: {errors[-1]}" if errors else "no answer"
+        raise SlackUnusable(
+            f"the Socket Mode connection to {where} could not be opened ({why}): check that "
+            "this machine may open WebSocket (wss://) connections to Slack through its proxy "
+            "and firewall, then try again.",
+            "unreachable",
+        )
+    return handler

@@ -171,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     from agent.postgres import StateDatabaseError
     from bot.config import WarehouseError
     from bot.settings import Settings, SettingsError
+    from bot.slack_check import SlackUnusable
     from connectors.base import ConnectorError
 
     try:
@@ -190,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args, settings)
     except (SettingsError, ModelConfigError, StateDatabaseError) as exc:
         print(str(exc), file=sys.stderr)
+    except SlackUnusable as exc:
+        print(f"querybot cannot start: {exc}", file=sys.stderr)
     except WarehouseError as exc:  # names the warehouse itself
         print(f"{exc.message} {exc.hint}".strip(), file=sys.stderr)
     except ConnectorError as exc:

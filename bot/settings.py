@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +27,23 @@ _WHERE = {
     "SLACK_SIGNING_SECRET": "Slack app > Basic Information > App Credentials > Signing Secret",
     "GOOGLE_API_KEY": "Google AI Studio > Get API key (or set QUERYBOT_MODEL to another provider)",
 }
+
+#: What a template's "fill this in" looks like: `xoxb-...` and `xapp-...` (.env.example), `...` or
+#: `…` anywhere, `<your token>`, `your-key-here`, `paste-it-here`, `changeme`, `TODO`, `xxxx`.
+#: No real token, key, secret, URL or path looks like this.
+_PLACEHOLDER = re.compile(
+    r"\.\.\.|…|^<.*>$|(^|[-_ ])your([-_ ]|$)|[-_ ]here$"
+    r"|^(change[-_ ]?me|fill[-_ ]?me[-_ ]?in|todo|tbd|placeholder|x{3,})$",
+    re.IGNORECASE,
+)
+
+#: The variables querybot reads (the others are for the libraries it uses).
+_OURS = ("SLACK_", "QUERYBOT_", "GOOGLE_API_KEY")
+
+
+def is_placeholder(value: str) -> bool:
+    """A value left as a template wrote it, which counts as unset."""
+    return bool(_PLACEHOLDER.search(value.strip()))
 
 
 def _flag(env: dict[str, str], name: str) -> bool:
@@ -173,6 +191,8 @@ class Settings:
     http_max_body_kb: int = 1024
     http_max_connections: int = 64
     extra: dict[str, str] = field(default_factory=dict)
+    #: Variables whose value was a template's placeholder (`xoxb-...`), so taken as unset.
+    placeholders: frozenset[str] = frozenset()
 
     @property
     def state_db(self) -> Path:
@@ -195,6 +215,12 @@ class Settings:
                 # The .env of the directory querybot runs in; the environment wins over it.
                 load_dotenv(Path.cwd() / ".env", override=False)
             env = dict(os.environ)
+        # `cp .env.example .env` leaves `xoxb-...` in place: a placeholder counts as unset (and
+        # the message about it says it is a placeholder)
+        placeholders = frozenset(
+            k for k, v in env.items() if k.startswith(_OURS) and is_placeholder(v)
+        )
+        env = {k: v for k, v in env.items() if k not in placeholders}
         try:
             return cls(
                 model=env.get("QUERYBOT_MODEL") or DEFAULT_MODEL,
@@ -206,9 +232,9 @@ class Settings:
                 max_repairs=int(env.get("QUERYBOT_MAX_REPAIRS") or 3),
                 workers=_workers(env.get("QUERYBOT_WORKERS", "").strip()),
                 display_rows=int(env.get("QUERYBOT_DISPLAY_ROWS") or 20),
-                slack_bot_token=env.get("SLACK_BOT_TOKEN", ""),
-                slack_app_token=env.get("SLACK_APP_TOKEN", ""),
-                slack_signing_secret=env.get("SLACK_SIGNING_SECRET", ""),
+                slack_bot_token=env.get("SLACK_BOT_TOKEN", "").strip(),
+                slack_app_token=env.get("SLACK_APP_TOKEN", "").strip(),
+                slack_signing_secret=env.get("SLACK_SIGNING_SECRET", "").strip(),
                 slack_api_url=env.get("SLACK_API_URL") or None,
                 glossary=Path(env["QUERYBOT_GLOSSARY"]) if env.get("QUERYBOT_GLOSSARY") else None,
                 profile_values=(env.get("QUERYBOT_PROFILE_VALUES") or "auto").lower(),
@@ -235,7 +261,8 @@ class Settings:
                 limits=Limits.from_env(env),
                 http_max_body_kb=_count(env, "QUERYBOT_HTTP_MAX_BODY_KB", 1024),
                 http_max_connections=_count(env, "QUERYBOT_HTTP_MAX_CONNECTIONS", 64),
-                extra={k: v for k, v in env.items() if k == "GOOGLE_API_KEY"},
+                extra={k: v.strip() for k, v in env.items() if k == "GOOGLE_API_KEY"},
+                placeholders=placeholders,
             )
         except ValueError as exc:
             raise SettingsError(f"A QUERYBOT_* number setting is not a number: {exc}") from exc
@@ -266,9 +293,23 @@ class Settings:
             "GOOGLE_API_KEY": self.extra.get("GOOGLE_API_KEY", ""),
         }
         missing = [n for n in names if not values.get(n)]
+        if len(missing) == 1:
+            raise SettingsError(
+                f"querybot cannot start: {self.unset(missing[0])}; set it in .env or the "
+                f"environment, from {_WHERE[missing[0]]}."
+            )
         if missing:
-            lines = [f"  {n}: {_WHERE[n]}" for n in missing]
+            lines = [
+                f"  {n}{' (still a placeholder)' * (n in self.placeholders)}: {_WHERE[n]}"
+                for n in missing
+            ]
             raise SettingsError(
                 "querybot cannot start; set these in .env or the environment "
                 "(see .env.example):\n" + "\n".join(lines)
             )
+
+    def unset(self, name: str) -> str:
+        """`name is not set`, saying so when it holds a placeholder (`xoxb-...`)."""
+        if name in self.placeholders:
+            return f"{name} still holds a placeholder, not a value"
+        return f"{name} is not set"

@@ -187,6 +187,8 @@ class SlackStandin:
         self._rate_limits: dict[str, list[int]] = {}
         self._server_errors: dict[str, list[int]] = {}
         self._refused_types: set[str] = set()
+        #: Tokens Slack does not accept (revoked, mistyped): token -> the error it answers.
+        self._refused_tokens: dict[str, str] = {}
         self._ts = itertools.count(1)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -228,6 +230,11 @@ class SlackStandin:
         moment); the call does nothing."""
         with self._lock:
             self._server_errors[method] = [status] * times
+
+    def refuse_token(self, token: str, error: str = "invalid_auth") -> None:
+        """Answer every call made with `token` with `error`, as Slack does a revoked token."""
+        with self._lock:
+            self._refused_tokens[token] = error
 
     def refuse_block_type(self, block_type: str) -> None:
         """Act like a workspace that does not know `block_type` (answers `invalid_blocks`)."""
@@ -388,6 +395,8 @@ class SlackStandin:
         self._lock.notify_all()
 
     def _dispatch(self, method: str, params: dict[str, Any], token: str) -> dict[str, Any]:
+        if token in self._refused_tokens:
+            raise Refused(self._refused_tokens[token], "a token the test refused", injected=True)
         if method == "apps.connections.open":
             if not token.startswith("xapp-"):
                 raise Refused(
