@@ -3,9 +3,11 @@
 For each configured warehouse: it opens (host reachable, credentials accepted, login not too
 powerful), its tables are visible, a harmless write sent straight to the connector (bypassing
 the gate) is refused by the connector or the engine, and a one-row sample query passes the gate
-and runs. Then the state store (PostgreSQL reachable, or the data directory writable) is
-checked, and the model setting and the Slack secrets for presence and form only: the doctor
-calls neither the model provider nor Slack, and says so.
+and runs. Then the state store (PostgreSQL reachable, or the data directory writable), the model
+setting (it builds, its key is set: the doctor calls no model provider, and says so) and the
+Slack tokens: set (a placeholder such as .env.example's `xoxb-...` is not), of the right kind,
+and accepted by Slack when Slack can be reached; when it cannot, the tokens are marked as not
+checked (`?`), which is not "fine".
 """
 
 from __future__ import annotations
@@ -13,8 +15,6 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Literal
 
 import psycopg
 from sqlglot import exp
@@ -22,6 +22,8 @@ from sqlglot import exp
 from agent.gate import GateSchema, Verdict, check_sql
 from agent.models import ModelConfigError, load_model
 from bot.config import DeploymentConfig, Warehouse, WarehouseError, deployment_config
+from bot.doctor_report import Section, count, render
+from bot.doctor_slack import check_slack
 from bot.settings import Settings, SettingsError
 from bot.wiring import open_configured
 from connectors.base import Connector, ConnectorError, PermissionDenied, TableInfo
@@ -33,33 +35,7 @@ PROBE_DROP = f"DROP TABLE {PROBE_TABLE}"
 #: Seconds each warehouse check may take.
 CHECK_TIMEOUT_S = 30.0
 
-Status = Literal["ok", "fail", "note"]
-_MARK: dict[Status, str] = {"ok": "✓", "fail": "✗", "note": "·"}
 _PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@\s]*@")
-
-
-@dataclass(frozen=True)
-class Line:
-    """One finding: ok, fail (with what to do) or a note (something not checked, or context)."""
-
-    status: Status
-    text: str
-
-
-@dataclass
-class Section:
-    title: str
-    lines: list[Line] = field(default_factory=list)
-
-    def ok(self, text: str) -> None:
-        self.lines.append(Line("ok", text))
-
-    def fail(self, text: str) -> None:
-        self.lines.append(Line("fail", text))
-
-    def note(self, text: str) -> None:
-        self.lines.append(Line("note", text))
-
 
 Opener = Callable[[Warehouse], Connector]
 
@@ -241,7 +217,8 @@ def check_model(settings: Settings) -> Section:
     section = Section(f"model ({settings.model})")
     missing = [n for n in settings.model_secrets() if not settings.extra.get(n)]
     if missing:
-        section.fail(f"{', '.join(missing)} is not set: set it in .env or the environment.")
+        unset = "; ".join(settings.unset(n) for n in missing)
+        section.fail(f"{unset}: set it in .env or the environment.")
         return section
     try:
         load_model(settings.model, timeout_s=settings.model_timeout_s)
@@ -251,31 +228,6 @@ def check_model(settings: Settings) -> Section:
     keys = f" with {', '.join(settings.model_secrets())} set" if settings.model_secrets() else ""
     section.ok(f"QUERYBOT_MODEL builds{keys}")
     section.note("not checked: whether the provider accepts the key (the doctor calls no model)")
-    return section
-
-
-def check_slack(settings: Settings) -> Section:
-    section = Section("slack")
-    token = settings.slack_bot_token
-    if not token:
-        section.fail("SLACK_BOT_TOKEN is not set: Slack app > OAuth & Permissions (xoxb-...).")
-    elif not token.startswith("xoxb-"):
-        section.fail("SLACK_BOT_TOKEN does not start with xoxb-: use the Bot User OAuth Token.")
-    else:
-        section.ok("SLACK_BOT_TOKEN is set (xoxb-...)")
-    app, secret = settings.slack_app_token, settings.slack_signing_secret
-    if app and not app.startswith("xapp-"):
-        section.fail("SLACK_APP_TOKEN does not start with xapp-: use an App-Level Token.")
-    elif app:
-        section.ok("SLACK_APP_TOKEN is set (xapp-...): `querybot run` can use Socket Mode")
-    if secret:
-        section.ok("SLACK_SIGNING_SECRET is set: `querybot run --http` can verify requests")
-    if not app and not secret:
-        section.fail(
-            "neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (--http) is set: "
-            "set the one for how you run the bot."
-        )
-    section.note("not checked: whether Slack accepts these (the doctor does not call Slack)")
     return section
 
 
@@ -351,24 +303,9 @@ def diagnose(
     return [*sections, check_state(settings), check_model(settings), check_slack(settings)]
 
 
-def render(sections: list[Section]) -> str:
-    out: list[str] = []
-    for section in sections:
-        out.append(section.title)
-        out += [f"  {_MARK[line.status]} {line.text}" for line in section.lines]
-    failures = sum(line.status == "fail" for s in sections for line in s.lines)
-    out.append("")
-    out.append(
-        f"{failures} problem{'s' * (failures != 1)} found (marked ✗); fix them and run "
-        "`querybot doctor` again."
-        if failures
-        else "Everything checked is fine."
-    )
-    return "\n".join(out)
-
-
 def run(settings: Settings, env: Mapping[str, str], *, only: str | None = None) -> int:
-    """Print the report; 0 when nothing failed, 1 otherwise."""
+    """Print the report; 0 when everything checked is fine, 1 when something failed or could not
+    be checked (a deploy script should not go on when Slack could not be asked)."""
     sections = diagnose(settings, env, only=only)
     print(render(sections))
-    return 1 if any(line.status == "fail" for s in sections for line in s.lines) else 0
+    return 1 if count(sections, "fail") or count(sections, "unchecked") else 0
