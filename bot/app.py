@@ -139,7 +139,8 @@ def _exit_on_sigterm() -> None:
 
 def serve_http(app: QuerybotApp, port: int, settings: Settings) -> None:
     """Serve Slack's events and interactions on `POST /slack/events` until stopped, within the
-    settings' HTTP bounds (body size, connections; see bot/http_server.py)."""
+    settings' HTTP bounds (body size, connections; see bot/http_server.py). A port it cannot
+    listen on raises CannotListen (one line)."""
     _exit_on_sigterm()
     limits = HttpLimits(
         max_body_bytes=settings.http_max_body_kb * 1024,
@@ -148,6 +149,7 @@ def serve_http(app: QuerybotApp, port: int, settings: Settings) -> None:
     try:
         with SlackHTTPServer(("0.0.0.0", port), limits) as server:
             server.set_app(SlackRequestHandler(app, path=SLACK_PATH))
+            log.info("querybot listening on http://0.0.0.0:%d%s", server.server_port, SLACK_PATH)
             server.serve_forever()
     finally:
         app.stop_background()

@@ -42,7 +42,6 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         router = Router(deployment.open_warehouses(), deployment.config, override=sandboxes.lookup)
         app = build_app(settings, router, open_store(settings), sandboxes=sandboxes)
         if args.http:
-            log.info("querybot listening on http://0.0.0.0:%d/slack/events", args.port)
             serve_http(app, args.port, settings)
         else:
             log.info("querybot connecting to Slack in Socket Mode")
@@ -170,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     from agent.models import ModelConfigError
     from agent.postgres import StateDatabaseError
     from bot.config import WarehouseError
+    from bot.http_server import CannotListen
     from bot.settings import Settings, SettingsError
     from bot.slack_check import SlackUnusable
     from connectors.base import ConnectorError
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args, settings)
     except (SettingsError, ModelConfigError, StateDatabaseError) as exc:
         print(str(exc), file=sys.stderr)
-    except SlackUnusable as exc:
+    except (SlackUnusable, CannotListen) as exc:
         print(f"querybot cannot start: {exc}", file=sys.stderr)
     except WarehouseError as exc:  # names the warehouse itself
         print(f"{exc.message} {exc.hint}".strip(), file=sys.stderr)

@@ -14,11 +14,15 @@ open, a new one evicts the oldest connection still reading its request (a client
 and sends nothing, or sends slowly, never holds the server); when every one has been read and is
 being answered, the new one gets 503 (Slack retries). A connection must deliver its whole request
 within `read_deadline_s`, and each read or write waits at most that long.
+
+An address the server cannot take (a port in use, a low port without the privilege, a port
+number out of range) raises `CannotListen`: one line saying what happened and what to do.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import logging
 import socket
@@ -121,8 +125,36 @@ def _shut(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
 
 
+class CannotListen(Exception):
+    """The server cannot take its address; the message is one line: what happened, what to do."""
+
+
+def _cannot_listen(host: str, port: int, exc: Exception) -> CannotListen:
+    """Why binding `host`:`port` failed, and what to do about it (the port is `--port`'s)."""
+    if isinstance(exc, OverflowError):
+        return CannotListen(f"--port {port} is not a port number: use one from 1 to 65535.")
+    code = exc.errno if isinstance(exc, OSError) else None
+    if code == errno.EADDRINUSE:
+        return CannotListen(
+            f"port {port} is already in use by another process (another querybot?): stop that "
+            "process, or choose a free port with --port and point your Slack app's Request URL "
+            "at it."
+        )
+    if code == errno.EACCES and port < 1024:
+        return CannotListen(
+            f"this process may not listen on port {port} (ports below 1024 need root or the "
+            "CAP_NET_BIND_SERVICE capability): choose --port 1024 or above (the default is "
+            f"3000), behind a reverse proxy that listens on {port} if Slack must reach that port."
+        )
+    return CannotListen(
+        f"the HTTP server cannot listen on {host}:{port} ({type(exc).__name__}: {exc}): check "
+        "--port and this machine's network settings, then try again."
+    )
+
+
 class SlackHTTPServer(ThreadingMixIn, WSGIServer):
-    """wsgiref's server, a thread per connection, with the bounds of `HttpLimits`."""
+    """wsgiref's server, a thread per connection, with the bounds of `HttpLimits`. An address it
+    cannot take raises CannotListen."""
 
     daemon_threads = True
     # socketserver's listen backlog is 5: a burst of events (many people asking at once) had
@@ -130,9 +162,12 @@ class SlackHTTPServer(ThreadingMixIn, WSGIServer):
     request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], limits: HttpLimits) -> None:
-        super().__init__(address, _SlackRequestHandler)
         self.limits = limits
-        self.connections = _Connections(limits)
+        self.connections = _Connections(limits)  # before binding: a failed bind closes them
+        try:
+            super().__init__(address, _SlackRequestHandler)
+        except (OSError, OverflowError) as exc:
+            raise _cannot_listen(*address, exc) from None
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self.connections.admit(request):

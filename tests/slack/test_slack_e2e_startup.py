@@ -1,14 +1,17 @@
 """`querybot run` when Slack cannot be used, as a real process against the stand-ins: every way
 the start can fail (Slack unreachable, a token refused, the app-level token refused in Socket
-Mode, its WebSocket unreachable, rate limited, Slack failing, no signing secret in HTTP mode)
-ends the process with a non-zero code and one last line that says what happened and what to do,
-never a traceback."""
+Mode, its WebSocket unreachable, rate limited, Slack failing, no signing secret in HTTP mode),
+and every way the HTTP server can fail to listen (its port in use, a low port without the
+privilege, a port number out of range), ends the process with a non-zero code and one last line
+that says what happened and what to do, never a traceback."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import socket
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -41,9 +44,17 @@ def data_dir(tmp_path: Path, demo_db: Path) -> Path:
     return data_dir_with(tmp_path / "data", demo_db)
 
 
-def start(data_dir: Path, *, http: bool = False, **env: str) -> tuple[int, str]:
-    """`querybot run` (`--http` when `http`) with the Slack settings in `env` (None removes
-    one); returns its exit code and what it wrote, once it has ended by itself."""
+def start(
+    data_dir: Path,
+    *,
+    http: bool = False,
+    port: int | None = None,
+    launcher: Sequence[str] = (),
+    **env: str,
+) -> tuple[int, str]:
+    """`querybot run` (`--http --port PORT` when `http`, a free port unless given) with the Slack
+    settings in `env`, started through `launcher` (a command that runs the rest); returns its
+    exit code and what it wrote, once it has ended by itself."""
     script = write_script(data_dir / "script.jsonl", [])
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "QUERYBOT_"))}
     settings = {
@@ -53,7 +64,8 @@ def start(data_dir: Path, *, http: bool = False, **env: str) -> tuple[int, str]:
         "QUERYBOT_WAREHOUSE": "demo",
         **env,
     }
-    args = [str(QUERYBOT), "run", *(["--http", "--port", str(free_port())] if http else [])]
+    port = free_port() if port is None else port
+    args = [*launcher, str(QUERYBOT), "run", *(["--http", "--port", str(port)] if http else [])]
     done = subprocess.run(
         args,
         env={**keep, **settings},
@@ -189,3 +201,74 @@ def test_http_mode_without_a_signing_secret_is_one_line(
         "from Slack app > Basic Information > App Credentials > Signing Secret."
     )
     assert slack.calls == [], "nothing is asked of Slack before the settings are complete"
+
+
+def http_start(
+    slack: SlackStandin, data_dir: Path, port: int, launcher: Sequence[str] = ()
+) -> tuple[int, str]:
+    """`querybot run --http --port PORT` with a Slack that accepts the bot token."""
+    return start(
+        data_dir,
+        http=True,
+        port=port,
+        launcher=launcher,
+        SLACK_BOT_TOKEN="xoxb-ok",
+        SLACK_SIGNING_SECRET="standin-secret",
+        SLACK_API_URL=slack.url,
+    )
+
+
+def test_an_http_port_in_use_is_one_line(slack: SlackStandin, data_dir: Path) -> None:
+    with socket.socket() as other:  # another process's server, on the port querybot is given
+        other.bind(("0.0.0.0", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        code, output = http_start(slack, data_dir, port)
+    assert code == 2, output
+    assert last_line(output) == (
+        f"querybot cannot start: port {port} is already in use by another process (another "
+        "querybot?): stop that process, or choose a free port with --port and point your Slack "
+        "app's Request URL at it."
+    )
+    assert "listening" not in output
+
+
+@pytest.mark.parametrize("port", [70000, -1])
+def test_an_http_port_out_of_range_is_one_line(
+    slack: SlackStandin, data_dir: Path, port: int
+) -> None:
+    code, output = http_start(slack, data_dir, port)
+    assert code == 2, output
+    assert last_line(output) == (
+        f"querybot cannot start: --port {port} is not a port number: use one from 1 to 65535."
+    )
+
+
+#: A port below 1024, which only a privileged process may listen on.
+LOW_PORT = 81
+
+
+def without_bind_privilege() -> list[str]:
+    """A launcher under which a port below 1024 cannot be taken: none for a user without the
+    privilege, setpriv dropping CAP_NET_BIND_SERVICE for root; skips where neither works."""
+    floor = Path("/proc/sys/net/ipv4/ip_unprivileged_port_start")
+    if not floor.exists() or int(floor.read_text()) <= LOW_PORT:
+        pytest.skip(f"anyone may listen on port {LOW_PORT} here")
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("root may listen on any port, and setpriv is not here to drop that")
+    return ["setpriv", "--bounding-set=-net_bind_service"]
+
+
+def test_a_low_http_port_without_the_privilege_is_one_line(
+    slack: SlackStandin, data_dir: Path
+) -> None:
+    code, output = http_start(slack, data_dir, LOW_PORT, launcher=without_bind_privilege())
+    assert code == 2, output
+    assert last_line(output) == (
+        f"querybot cannot start: this process may not listen on port {LOW_PORT} (ports below "
+        "1024 need root or the CAP_NET_BIND_SERVICE capability): choose --port 1024 or above "
+        f"(the default is 3000), behind a reverse proxy that listens on {LOW_PORT} if Slack must "
+        "reach that port."
+    )
