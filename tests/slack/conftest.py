@@ -1,7 +1,9 @@
 """Fixtures for the Slack tests: the Web API stand-in and the prebuilt demo warehouse.
 
 End-to-end modules define their own `bot` (a BotProcess with that module's script and
-settings) and mark themselves `pytestmark = pytest.mark.usefixtures("checked")`.
+settings), or a module-scoped `bots` (a SharedBot, see shared_bot.py) from which the `bot` here
+gives each test a process holding its own replies; they mark themselves
+`pytestmark = pytest.mark.usefixtures("checked")`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from botproc import BotProcess
+from shared_bot import SharedBot
 from standin import SlackStandin
 
 
@@ -27,6 +30,12 @@ def standin() -> Iterator[SlackStandin]:
     """One Web API stand-in per end-to-end module, shared with that module's bot process."""
     with SlackStandin() as slack:
         yield slack
+
+
+@pytest.fixture
+def bot(bots: SharedBot, request: pytest.FixtureRequest) -> BotProcess:
+    """The module's shared bot process, with this test's replies next in its script."""
+    return bots.for_test(request)
 
 
 @pytest.fixture

@@ -1,9 +1,8 @@
 """End to end over HTTP: the real `querybot run --http` process, the real agent on the demo
 warehouse, a scripted model, and the Web API stand-in in place of Slack.
 
-One bot process serves the whole module, so the tests run in file order and each consumes the
-model replies listed in SCRIPT for it, in that order. Tests that make no model call (refused
-requests, help, an over-long question) may sit anywhere.
+One bot process serves the module (shared_bot.py); each test's model replies are listed for it
+in REPLIES, so any test passes alone or in any order.
 """
 
 from __future__ import annotations
@@ -22,8 +21,8 @@ from botproc import (
     data_dir_with,
     expected_rows,
     sql_reply,
-    write_script,
 )
+from shared_bot import SharedBot
 from slack_flow import Thread, has_text
 from slack_payloads import ALICE, BOB, event_request, signed_headers
 from standin import TEAM_ID, Posted, SlackStandin
@@ -58,28 +57,38 @@ PRODUCT_COUNT = "SELECT COUNT(*) AS products FROM demo.main.products"
 FIRST_200_CUSTOMERS = """SELECT customer_id, customer_name, country
 FROM demo.main.customers ORDER BY customer_id LIMIT 200"""
 
-SCRIPT = [
-    sql_reply(REVENUE_OCTOBER, "Revenue by region for October 2026, largest first."),  # approve
-    sql_reply(ORDER_COUNT, "Counts all orders."),  # reject
-    sql_reply(REVENUE_OCTOBER, "Revenue by region for October 2026."),  # follow-up, first
-    sql_reply(REVENUE_BY_MONTH, "Revenue by month."),  # follow-up, second
-    sql_reply(CUSTOMER_COUNT, "Counts customers."),  # retried delivery
-    sql_reply(REGION_COUNT, "Counts regions."),  # double click
-    sql_reply(PRODUCT_COUNT, "Counts products."),  # rate limit
-    sql_reply(REVENUE_OCTOBER, "Revenue by region for October 2026."),  # no table block
-    sql_reply(FIRST_200_CUSTOMERS, "The first 200 customers."),  # many rows
-]
+REPLIES = {
+    "test_question_proposal_approval_and_result": [
+        sql_reply(REVENUE_OCTOBER, "Revenue by region for October 2026, largest first.")
+    ],
+    "test_reject_runs_nothing": [sql_reply(ORDER_COUNT, "Counts all orders.")],
+    "test_follow_up_in_the_thread_without_a_mention": [
+        sql_reply(REVENUE_OCTOBER, "Revenue by region for October 2026."),
+        sql_reply(REVENUE_BY_MONTH, "Revenue by month."),
+    ],
+    "test_the_same_event_delivered_twice_is_answered_once": [
+        sql_reply(CUSTOMER_COUNT, "Counts customers.")
+    ],
+    "test_approve_clicked_twice_runs_once": [sql_reply(REGION_COUNT, "Counts regions.")],
+    "test_rate_limited_slack_is_retried": [sql_reply(PRODUCT_COUNT, "Counts products.")],
+    "test_workspace_without_table_blocks_gets_monospaced_rows": [
+        sql_reply(REVENUE_OCTOBER, "Revenue by region for October 2026.")
+    ],
+    "test_many_rows_show_display_rows_and_the_total": [
+        sql_reply(FIRST_200_CUSTOMERS, "The first 200 customers.")
+    ],
+}
 
 
 @pytest.fixture(scope="module")
-def bot(
+def bots(
     standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[BotProcess]:
-    tmp = tmp_path_factory.mktemp("e2e-http")
-    script = write_script(tmp / "script.jsonl", SCRIPT)
-    data_dir = data_dir_with(tmp / "data", demo_db)
-    with BotProcess(slack=standin, data_dir=data_dir, script=script) as process:
-        yield process
+) -> Iterator[SharedBot]:
+    def start(script: Path, data_dir: Path) -> BotProcess:
+        return BotProcess(slack=standin, data_dir=data_dir_with(data_dir, demo_db), script=script)
+
+    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-http")) as shared:
+        yield shared
 
 
 def approve(bot: BotProcess, standin: SlackStandin, thread: Thread) -> tuple[Posted, Posted]:
