@@ -1,4 +1,8 @@
-"""Bolt listeners, one module per kind of request; `register` wires them all to an app."""
+"""Bolt listeners, grouped by kind of request as in Slack's Bolt starter template: `events`
+(mentions, messages, the Home tab), `actions` (button clicks), `views` (modal submissions).
+Each package's `register` wires its module-level callbacks; `register` here wires them all,
+with the bot's own objects reaching them through the request context (bot/listeners/querybot.py).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,8 @@ from slack_bolt import App
 
 from bot.approvals import ApproverRule, Approvers
 from bot.channels import ChannelRules
-from bot.listeners import actions, edits, home, mentions, messages
+from bot.listeners import actions, events, views
+from bot.listeners.querybot import Querybot
 from bot.store import Store
 from bot.threads import Conversations
 from bot.uploads import ThreadUploads
@@ -27,10 +32,15 @@ def register(
     channel that is not shared with another organisation is answered. `tables` lists the
     (name, description) of the tables the agent reads, for the Home tab. `uploads` loads files
     shared in a conversation (None: files are ignored)."""
-    approvers = approvers or Approvers(ApproverRule(), app.client)
-    channels = channels or ChannelRules(app.client)
-    mentions.register(app, conversations, store, channels, uploads)
-    messages.register(app, conversations, store, channels, uploads)
-    actions.register(app, conversations, store, approvers, channels)
-    edits.register(app, conversations, store, approvers, channels)
-    home.register(app, store, approvers, tables)
+    querybot = Querybot(
+        conversations=conversations,
+        store=store,
+        approvers=approvers or Approvers(ApproverRule(), app.client),
+        channels=channels or ChannelRules(app.client),
+        tables=tables,
+        uploads=uploads,
+    )
+    app.use(querybot.provide)
+    events.register(app)
+    actions.register(app)
+    views.register(app)

@@ -28,7 +28,7 @@ from standin import Posted, SlackStandin
 
 from agent.audit import sql_sha256
 from bot.blocks import APPROVE_ACTION, REJECT_ACTION, cell_text
-from bot.listeners.actions import OUT_OF_DATE
+from bot.listeners.actions.clicks import OUT_OF_DATE
 
 pytestmark = pytest.mark.usefixtures("checked")
 

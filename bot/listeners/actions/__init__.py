@@ -1,0 +1,22 @@
+"""Button clicks: on a proposal's card (Approve, Reject, Edit SQL), on a running query's card
+(Cancel), and on an answer ("How did you get this?", the follow-up questions)."""
+
+from __future__ import annotations
+
+import re
+
+from slack_bolt import App
+
+from bot import blocks
+from bot.listeners.actions.answers import on_explain, on_follow_up
+from bot.listeners.actions.decisions import on_approve, on_cancel, on_reject
+from bot.listeners.actions.edit import on_edit
+
+
+def register(app: App) -> None:
+    app.action(blocks.APPROVE_ACTION)(on_approve)
+    app.action(blocks.REJECT_ACTION)(on_reject)
+    app.action(blocks.CANCEL_ACTION)(on_cancel)
+    app.action(blocks.EDIT_ACTION)(on_edit)
+    app.action(blocks.EXPLAIN_ACTION)(on_explain)
+    app.action(re.compile(rf"^{re.escape(blocks.FOLLOW_UP_PREFIX)}\d+$"))(on_follow_up)

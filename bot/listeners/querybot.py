@@ -1,0 +1,41 @@
+"""The bot's own objects a listener acts through, handed to every listener by Bolt.
+
+A Bolt middleware (`Querybot.provide`) puts them in each request's context under "querybot", and
+Bolt passes a context value to the listener argument of the same name, as it passes `ack`,
+`body` or `client`: a listener is a plain module-level function that names what it needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from slack_bolt import BoltContext
+
+from bot.approvals import Approvers
+from bot.channels import ChannelRules
+from bot.store import Store
+from bot.threads import Conversations
+from bot.uploads import ThreadUploads
+
+#: The context key, and so the name of the listener argument that receives a `Querybot`.
+CONTEXT_KEY = "querybot"
+
+
+@dataclass(frozen=True)
+class Querybot:
+    """What the listeners need besides the request: the conversations they hand work to, the
+    store of proposals, who may decide, which channels are answered, the tables the Home tab
+    lists as (name, description), and the loader of shared files (None: files are ignored)."""
+
+    conversations: Conversations
+    store: Store
+    approvers: Approvers
+    channels: ChannelRules
+    tables: Callable[[], list[tuple[str, str]]]
+    uploads: ThreadUploads | None
+
+    def provide(self, context: BoltContext, next_: Callable[[], None]) -> None:
+        """Bolt middleware: this object in the request's context, for the listener."""
+        context[CONTEXT_KEY] = self
+        next_()
