@@ -25,6 +25,7 @@ from agent.gate import check_sql
 from agent.graph import build_graph
 from agent.outcome import Answer, Outcome, Proposal
 from agent.postgres import CHECKPOINT_POOL_SIZE, open_pool, setup_lock
+from connectors.base import TableInfo
 
 NOT_WAITING = (
     "That proposal is no longer waiting for approval (it was decided or replaced by a newer "
@@ -213,6 +214,17 @@ class Agent:
         if final["kind"] == "answer":
             answer = Answer(**{**final["answer"], "usage": usage})
         return Outcome(kind=final["kind"], message=final["message"], answer=answer, usage=usage)
+
+    def tables(self) -> list[TableInfo]:
+        """The tables people can ask about, as the catalog lists them. Raises ConnectorError
+        when the warehouse cannot list them."""
+        return self.deps.catalog.tables
+
+    def close(self) -> None:
+        """Close the warehouse connection once a background catalog refresh has ended (one
+        still running in DuckDB when the interpreter shuts down aborts the process)."""
+        self.deps.catalog.wait_idle(timeout_s=30)
+        self.deps.connector.close()
 
 
 def _proposal(snapshot: StateSnapshot) -> Proposal:

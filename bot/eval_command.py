@@ -148,9 +148,7 @@ def _run_on(
     try:
         return run_golden(golden, agent, database=database, progress=_progress)
     finally:
-        # a background catalog refresh (value profiling) must not outlive its connection
-        agent.deps.catalog.wait_idle(timeout_s=30)
-        connector.close()
+        agent.close()  # once a background catalog refresh (value profiling) has ended
 
 
 def _warehouse(warehouse: str | None, settings: Settings) -> tuple[str, str]:

@@ -171,9 +171,8 @@ class Deployment:
         """
         agents, self.agents = self.agents, {}
         for name, agent in agents.items():
-            agent.deps.catalog.wait_idle(timeout_s=30)
             try:
-                agent.deps.connector.close()
+                agent.close()
             except Exception:
                 log.exception("Closing warehouse %r failed", name)
 
