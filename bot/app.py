@@ -6,7 +6,6 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from types import FrameType
 from urllib.parse import urlsplit
@@ -22,7 +21,6 @@ from slack_sdk.http_retry.builtin_handlers import (
 
 from bot import listeners
 from bot.approvals import Approvers
-from bot.channels import ChannelRules
 from bot.files import SlackFiles
 from bot.http_server import SLACK_PATH, HttpLimits, SlackHTTPServer
 from bot.routing import RoutedChannelRules, Router
@@ -30,7 +28,7 @@ from bot.sandboxes import SandboxAgents
 from bot.settings import Settings
 from bot.slack_check import SlackUnusable, api_url, bot_identity, unusable
 from bot.store import Store
-from bot.threads import Conversations, ThreadAgent
+from bot.threads import Conversations
 from bot.uploads import ThreadUploads
 from bot.work import Work
 
@@ -74,7 +72,7 @@ class QuerybotApp(App):
 
 def build_app(
     settings: Settings,
-    agent: ThreadAgent,
+    router: Router,
     store: Store,
     *,
     sandboxes: SandboxAgents | None = None,
@@ -82,9 +80,9 @@ def build_app(
     """The Bolt app with every listener registered. Calls `auth.test` first: a token Slack
     refuses, or a Slack it cannot reach, raises SlackUnusable (one line) before anything starts.
 
-    `agent` is normally a `Router` (bot/routing.py): channels no warehouse answers are refused
-    politely, and the Home tab lists the tables of every warehouse. With `sandboxes` (the
-    Router's override), files shared in a conversation are loaded into its sandbox, and idle
+    `router` (bot/routing.py) says which Agent answers each thread: channels no warehouse answers
+    are refused politely, and the Home tab lists the tables of every warehouse. With `sandboxes`
+    (the Router's override), files shared in a conversation are loaded into its sandbox, and idle
     sandboxes are swept in the background.
 
     HTTP requests are verified with `settings.slack_signing_secret`; Socket Mode requests are
@@ -104,16 +102,10 @@ def build_app(
         ),
     )
     conversations = Conversations(
-        client, agent, store, Work(settings.workers), display_rows=settings.display_rows
+        client, router, store, Work(settings.workers), display_rows=settings.display_rows
     )
     approvers = Approvers(settings.approver_rule(), client)
-    tables: Callable[[], list[tuple[str, str]]]
-    if isinstance(agent, Router):
-        channels: ChannelRules = RoutedChannelRules(client, agent.config, settings.channels)
-        tables = agent.tables
-    else:
-        channels = ChannelRules(client, settings.channels)
-        tables = list
+    channels = RoutedChannelRules(client, router.config, settings.channels)
 
     uploads = None
     if sandboxes is not None:
@@ -121,10 +113,10 @@ def build_app(
         uploads = ThreadUploads(conversations, sandboxes, files)
         sandboxes.start(conversations.work.submit)
 
-    listeners.register(app, conversations, store, approvers, channels, tables, uploads)
+    listeners.register(app, conversations, store, approvers, channels, router.tables, uploads)
     # threads a crashed process (this one before a restart, or another replica) left mid-way
     # hear what happened
-    app.recovery = conversations.watch(RECOVER_EVERY_S)
+    app.recovery = conversations.recovery.watch(RECOVER_EVERY_S)
     return app
 
 

@@ -1,25 +1,26 @@
-"""Which warehouse answers a Slack thread: the one its channel is mapped to, else the default.
+"""Which Agent answers a Slack thread: the one of the warehouse its channel is mapped to, else
+the default warehouse's.
 
-`Router` is the `ThreadAgent` the Slack conversations drive; it hands each call to the Agent of
-the thread's warehouse. An `override` (e.g. a thread's own sandbox of dropped files) is asked
-first. `RoutedChannelRules` refuses, before any work, in channels no warehouse answers.
+`Router.route` resolves a thread to its `Route`, once for each piece of work the bot does there:
+the Agent, or why no Agent answers. An `override` (a thread's own sandbox of shared files,
+bot/sandboxes.py) is asked first. `RoutedChannelRules` refuses, before any work, in channels no
+warehouse answers.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from slack_sdk import WebClient
 
 from agent.conversation import Agent
-from agent.explain import Explanation
 from agent.outcome import Outcome
 from bot.blocks import escape
 from bot.channels import ChannelRules
 from bot.config import DeploymentConfig
 from bot.slack_thread import SlackThread
-from bot.threads import ThreadAgent
 from connectors.base import ConnectorError
 
 log = logging.getLogger(__name__)
@@ -47,15 +48,36 @@ def unmapped(config: DeploymentConfig, *, links: bool) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Route:
+    """What answers one thread: its Agent, or (`agent` None) why none does."""
+
+    thread_id: str
+    agent: Agent | None
+    #: Said in the thread, instead of an answer, when no Agent answers it.
+    refusal: str = ""
+    #: The thread has files of its own (bot/sandboxes.py), so it is a conversation from its
+    #: first file on: before its first question, and after its files were removed.
+    files: bool = False
+
+    def is_conversation(self) -> bool:
+        """Whether the thread is a conversation with the bot (replies there need no mention)."""
+        return self.files or (self.agent is not None and self.agent.has_thread(self.thread_id))
+
+    def refused(self) -> Outcome:
+        """What a question or decision comes to in a thread no Agent answers."""
+        return Outcome(kind="failed", message=self.refusal)
+
+
 class Router:
-    """Dispatches each thread's calls to its warehouse's Agent (see the module docstring)."""
+    """Resolves threads to the Agents that answer them (see the module docstring)."""
 
     def __init__(
         self,
         agents: Mapping[str, Agent],
         config: DeploymentConfig,
         *,
-        override: Callable[[str], ThreadAgent | None] | None = None,
+        override: Callable[[str], Route | None] | None = None,
     ) -> None:
         needed = set(config.channels.values()) | ({config.default} if config.default else set())
         if needed - set(agents):
@@ -64,89 +86,25 @@ class Router:
         self.config = config
         self.override = override
 
-    def warehouse_of(self, thread_id: str) -> str | None:
-        """The name of the warehouse the thread's channel asks (ignoring the override)."""
-        return self.config.warehouse_for(SlackThread.from_id(thread_id).channel)
-
-    def agent_for(self, thread_id: str) -> Agent | None:
-        """The Agent answering `thread_id`: the override's when it gives an Agent, else the
-        channel's warehouse's, else None (no warehouse for this channel)."""
-        if self.override is not None:
-            found = self.override(thread_id)
-            if found is not None:
-                return found if isinstance(found, Agent) else None
-        name = self.warehouse_of(thread_id)
-        return self.agents[name] if name else None
-
-    def _target(self, thread_id: str) -> ThreadAgent | None:
-        if self.override is not None:
-            found = self.override(thread_id)
-            if found is not None:
-                return found
-        name = self.warehouse_of(thread_id)
-        return self.agents[name] if name else None
-
-    def _nowhere(self) -> Outcome:
-        return Outcome(kind="failed", message=unmapped(self.config, links=False))
-
-    # -- ThreadAgent ---------------------------------------------------------------------------
-
-    def ask(self, thread_id: str, question: str, *, user: str) -> Outcome:
-        target = self._target(thread_id)
-        return target.ask(thread_id, question, user=user) if target else self._nowhere()
-
-    def decide(
-        self,
-        thread_id: str,
-        proposal_id: str,
-        *,
-        approved: bool,
-        user: str,
-        labels: Mapping[str, str] | None = None,
-        sql_sha256: str | None = None,
-    ) -> Outcome:
-        target = self._target(thread_id)
-        if target is None:
-            return self._nowhere()
-        return target.decide(
-            thread_id,
-            proposal_id,
-            approved=approved,
-            user=user,
-            labels=labels,
-            sql_sha256=sql_sha256,
-        )
-
-    def edit(self, thread_id: str, proposal_id: str, sql: str, *, user: str) -> Outcome:
-        target = self._target(thread_id)
-        return target.edit(thread_id, proposal_id, sql, user=user) if target else self._nowhere()
-
-    def cancel(self, thread_id: str, proposal_id: str, *, user: str) -> bool:
-        target = self._target(thread_id)
-        return target.cancel(thread_id, proposal_id, user=user) if target else False
-
-    def has_thread(self, thread_id: str) -> bool:
-        target = self._target(thread_id)
-        return target.has_thread(thread_id) if target else False
-
-    def explain(self, thread_id: str, proposal_id: str | None = None) -> Explanation | None:
-        target = self._target(thread_id)
-        return target.explain(thread_id, proposal_id) if target else None
-
-    def interrupted_decision(self, thread_id: str, proposal_id: str) -> Outcome | None:
-        target = self._target(thread_id)
-        return target.interrupted_decision(thread_id, proposal_id) if target else None
-
-    # -- the Home tab ----------------------------------------------------------------------------
+    def route(self, thread_id: str) -> Route:
+        """The override's route for `thread_id` when it has one, else that of the warehouse its
+        channel asks, else a refusal naming the channels that are answered."""
+        found = self.override(thread_id) if self.override is not None else None
+        if found is not None:
+            return found
+        name = self.config.warehouse_for(SlackThread.from_id(thread_id).channel)
+        if name is None:
+            return Route(thread_id, None, refusal=unmapped(self.config, links=False))
+        return Route(thread_id, self.agents[name])
 
     def tables(self) -> list[tuple[str, str]]:
-        """(name, description) of every table people can ask about. With several warehouses
-        each name says its warehouse ("finance: public.invoices")."""
+        """(name, description) of every table people can ask about, for the Home tab. With
+        several warehouses each name says its warehouse ("finance: public.invoices")."""
         several = len(self.agents) > 1
         listed: list[tuple[str, str]] = []
         for name, agent in self.agents.items():
             try:
-                tables = agent.deps.catalog.tables
+                tables = agent.tables()
             except ConnectorError:  # one warehouse down must not blank the whole tab
                 log.exception("Could not list the tables of warehouse %r", name)
                 continue

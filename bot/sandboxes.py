@@ -3,6 +3,8 @@
 `SandboxAgents.lookup` is the Router's override: a thread with a sandbox on disk is answered by
 an Agent over that sandbox (built on first use, also after a restart), a thread whose sandbox
 was swept is told its files are gone, and any other thread goes on to its channel's warehouse.
+A thread with files is a conversation from its first file on, so replies there need no mention
+even before its first question.
 
 Loading a file closes the thread's agent first (DuckDB keeps one database instance per file, and
 the catalog must be read again); the next lookup opens it anew. A background timer finds
@@ -17,12 +19,10 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from agent.conversation import Agent
-from agent.outcome import Outcome
+from bot.routing import Route
 from bot.settings import Settings
-from bot.threads import ThreadAgent
 from bot.wiring import Deployment
 from connectors.base import Connector
 from connectors.limits import Limits
@@ -38,60 +38,22 @@ AgentFactory = Callable[[Connector, str], Agent]
 Submit = Callable[[str, Callable[[], None]], None]
 
 
-class SandboxAgent:
-    """An Agent over a thread's sandbox. The thread is a conversation from its first file on
-    (`has_thread`), so replies there need no mention even before the first question; every
-    other call goes to the Agent as it is, whatever the ThreadAgent protocol grows to."""
-
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
-
-    def has_thread(self, thread_id: str) -> bool:
-        return True
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.agent, name)
-
-
-class FilesGone:
-    """Answers a thread whose sandbox was removed: its files are gone, upload them again."""
-
-    def __init__(self, info: SandboxInfo, idle_s: float) -> None:
-        names = info.file_names
-        files = (
-            f"The file {names[0]}"
-            if len(names) == 1
-            else f"The files {', '.join(names[:-1])} and {names[-1]}"
-            if names
-            else "The files"
-        )
-        verb, it = ("was", "it") if len(names) == 1 else ("were", "them")
-        self.message = (
-            f"{files} shared in this conversation {verb} deleted after {duration(idle_s)} "
-            f"without use, so I cannot answer from {it} any more. Upload {it} again in this "
-            f"thread to keep asking about {it}, or ask in a new conversation about the warehouse."
-        )
-
-    def ask(self, thread_id: str, question: str, *, user: str) -> Outcome:
-        return Outcome(kind="failed", message=self.message)
-
-    def decide(self, thread_id: str, proposal_id: str, **kwargs: Any) -> Outcome:
-        return Outcome(kind="failed", message=self.message)
-
-    def edit(self, thread_id: str, proposal_id: str, sql: str, *, user: str) -> Outcome:
-        return Outcome(kind="failed", message=self.message)
-
-    def cancel(self, thread_id: str, proposal_id: str, *, user: str) -> bool:
-        return False
-
-    def has_thread(self, thread_id: str) -> bool:
-        return True
-
-    def explain(self, thread_id: str, proposal_id: str | None = None) -> None:
-        return None
-
-    def interrupted_decision(self, thread_id: str, proposal_id: str) -> None:
-        return None
+def files_gone(info: SandboxInfo, idle_s: float) -> str:
+    """What a thread whose sandbox was removed is told: its files are gone, upload them again."""
+    names = info.file_names
+    files = (
+        f"The file {names[0]}"
+        if len(names) == 1
+        else f"The files {', '.join(names[:-1])} and {names[-1]}"
+        if names
+        else "The files"
+    )
+    verb, it = ("was", "it") if len(names) == 1 else ("were", "them")
+    return (
+        f"{files} shared in this conversation {verb} deleted after {duration(idle_s)} "
+        f"without use, so I cannot answer from {it} any more. Upload {it} again in this "
+        f"thread to keep asking about {it}, or ask in a new conversation about the warehouse."
+    )
 
 
 class SandboxAgents:
@@ -114,7 +76,7 @@ class SandboxAgents:
         #: its sandbox, so a long load holds up no other thread.
         self._guard = threading.Lock()
         self._locks: dict[str, threading.RLock] = {}
-        self._agents: dict[str, SandboxAgent] = {}
+        self._agents: dict[str, Agent] = {}
         #: Threads whose removal waits in their job queue.
         self._expiring: set[str] = set()
         self._stop = threading.Event()
@@ -122,8 +84,9 @@ class SandboxAgents:
 
     # -- the Router's override -----------------------------------------------------------------
 
-    def lookup(self, thread_id: str) -> ThreadAgent | None:
-        """The thread's sandbox agent, a FilesGone when its files were removed, else None."""
+    def lookup(self, thread_id: str) -> Route | None:
+        """The route of a thread with files: its sandbox's Agent, or none and why when its
+        files were removed; None for a thread without files."""
         found = self._agents.get(thread_id)
         if found is None and self.sandboxes.exists(thread_id):
             with self._thread_lock(thread_id):
@@ -132,10 +95,10 @@ class SandboxAgents:
                     found = self._open(thread_id)
         if found is not None:
             self.sandboxes.touch(thread_id)
-            return found
+            return Route(thread_id, found, files=True)
         info = self.sandboxes.info(thread_id)
         if info is not None and info.removed_at is not None:
-            return FilesGone(info, self.idle_s)
+            return Route(thread_id, None, refusal=files_gone(info, self.idle_s), files=True)
         return None
 
     # -- files ---------------------------------------------------------------------------------
@@ -213,10 +176,10 @@ class SandboxAgents:
         with self._guard:
             return self._locks.setdefault(thread_id, threading.RLock())
 
-    def _open(self, thread_id: str) -> SandboxAgent:
+    def _open(self, thread_id: str) -> Agent:
         connector = self.sandboxes.open(thread_id, limits=self.query_limits)
         try:
-            agent = SandboxAgent(self.build(connector, f"files of {thread_id}"))
+            agent = self.build(connector, f"files of {thread_id}")
         except BaseException:
             connector.close()
             raise
@@ -229,9 +192,8 @@ class SandboxAgents:
             found = self._agents.pop(thread_id, None)
         if found is None:
             return
-        found.agent.deps.catalog.wait_idle(timeout_s=30)
         try:
-            found.agent.deps.connector.close()
+            found.close()
         except Exception:
             log.exception("Closing the sandbox of %s failed", thread_id)
 

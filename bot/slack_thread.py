@@ -1,4 +1,4 @@
-"""Where a conversation lives in Slack, and the one way the bot posts there."""
+"""Where a conversation lives in Slack, and the calls the bot makes to write there."""
 
 from __future__ import annotations
 
@@ -40,3 +40,27 @@ def post(client: WebClient, thread: SlackThread, message: Message) -> str:
         unfurl_media=False,
     )
     return str(response["ts"])
+
+
+def update(client: WebClient, channel: str, ts: str, message: Message) -> None:
+    """Replace the message `ts` of `channel` with `message`."""
+    client.chat_update(channel=channel, ts=ts, text=message.text, blocks=message.blocks)
+
+
+def reply(
+    client: WebClient, thread: SlackThread, placeholder: str | None, message: Message
+) -> None:
+    """`message` in `thread`: in place of the `placeholder` message when there is one, else
+    posted below the rest."""
+    if placeholder:
+        update(client, thread.channel, placeholder, message)
+    else:
+        post(client, thread, message)
+
+
+def tell(client: WebClient, thread: SlackThread, user: str, message: Message | str) -> None:
+    """Post `message` (a Message, or plain text) in `thread` for `user`'s eyes only."""
+    text, blocks = (message, None) if isinstance(message, str) else (message.text, message.blocks)
+    client.chat_postEphemeral(
+        channel=thread.channel, user=user, thread_ts=thread.ts or None, text=text, blocks=blocks
+    )

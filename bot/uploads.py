@@ -79,7 +79,7 @@ class ThreadUploads:
         """
 
         def job() -> None:
-            if known_only and not self.conversations.agent.has_thread(thread.id):
+            if known_only and not self.conversations.router.route(thread.id).is_conversation():
                 return
             loaded = self._load_all(thread, files, bool(question))
             if loaded:

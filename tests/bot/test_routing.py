@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 from slack_sdk import WebClient
 
-from agent.conversation import Agent
 from agent.evaluation.golden import load_golden
 from bot.cli import main
 from bot.config import DeploymentConfig, load_config
-from bot.routing import RoutedChannelRules, Router, unmapped
+from bot.routing import Route, RoutedChannelRules, Router, unmapped
 from bot.settings import Settings
 from bot.wiring import Deployment
 from connectors.base import ConnectorError, TableInfo, WarehouseUnavailable
@@ -75,24 +74,28 @@ def deployment(tmp_path: Path, demo_file: Path) -> Iterator[Deployment]:
 def test_each_channel_asks_its_own_warehouse(deployment: Deployment) -> None:
     router = Router(deployment.open_warehouses(), deployment.config)
     survey_thread, shop_thread = "T1:C0SURVEY01:1.0", "T1:C0ELSEWHERE:2.0"
+    asks_survey = router.route(survey_thread).agent
+    assert asks_survey is deployment.agents["survey"]
 
-    outcome = router.ask(survey_thread, "answers?", user="U1")
+    outcome = asks_survey.ask(survey_thread, "answers?", user="U1")
     assert outcome.kind == "proposal" and outcome.proposal
     assert outcome.proposal.tables == ["main.surveys"]
-    answer = router.decide(survey_thread, outcome.proposal.proposal_id, approved=True, user="U2")
+    pid = outcome.proposal.proposal_id
+    answer = asks_survey.decide(survey_thread, pid, approved=True, user="U2")
     assert answer.kind == "answer" and answer.answer
     assert answer.answer.connector == "sqlite"
     assert answer.answer.rows == [["no", 1], ["yes", 2]]
     assert "LIMIT 2" in answer.answer.sql  # the survey warehouse's own row limit
 
     # an unmapped channel goes to the default (the shop)
-    outcome = router.ask(shop_thread, "how many regions?", user="U1")
+    asks_shop = router.route(shop_thread).agent
+    assert asks_shop is deployment.agents["shop"]
+    outcome = asks_shop.ask(shop_thread, "how many regions?", user="U1")
     assert outcome.kind == "proposal" and outcome.proposal
     assert outcome.proposal.tables == ["demo.main.regions"]
-    assert router.has_thread(shop_thread) and router.has_thread(survey_thread)
-    assert not router.has_thread("T1:C0SHOP0001:9.0")
-    assert router.agent_for(survey_thread) is deployment.agents["survey"]
-    assert router.agent_for(shop_thread) is deployment.agents["shop"]
+    assert router.route(shop_thread).is_conversation()
+    assert router.route(survey_thread).is_conversation()
+    assert not router.route("T1:C0SHOP0001:9.0").is_conversation()
 
     # one model, one audit log, one checkpointer; each warehouse its own examples and limits
     shop, survey = deployment.agents["shop"].deps, deployment.agents["survey"].deps
@@ -113,25 +116,24 @@ def test_the_override_is_asked_first(tmp_path: Path, demo_file: Path) -> None:
     assert special.deps.model is deployment.model and special.deps.audit is deployment.audit
     asked: list[str] = []
 
-    def override(thread_id: str) -> Agent | None:
+    def override(thread_id: str) -> Route | None:
         asked.append(thread_id)
-        return special if thread_id.endswith(":7.0") else None
+        return Route(thread_id, special) if thread_id.endswith(":7.0") else None
 
     try:
         router = Router(deployment.open_warehouses(), deployment.config, override=override)
         # the channel maps to the SQLite survey, but the override's DuckDB agent answers
-        outcome = router.ask("T1:C0SURVEY01:7.0", "how many regions?", user="U1")
+        route = router.route("T1:C0SURVEY01:7.0")
+        assert route.agent is special and asked == ["T1:C0SURVEY01:7.0"]
+        outcome = special.ask(route.thread_id, "how many regions?", user="U1")
         assert outcome.kind == "proposal" and outcome.proposal
         assert outcome.proposal.tables == ["demo.main.regions"]
-        assert asked == ["T1:C0SURVEY01:7.0"]
-        assert router.agent_for("T1:C0SURVEY01:7.0") is special
-        assert router.agent_for("T1:C0SURVEY01:8.0") is deployment.agents["survey"]
         proposal_id = outcome.proposal.proposal_id
-        answer = router.decide("T1:C0SURVEY01:7.0", proposal_id, approved=True, user="U2")
+        answer = special.decide(route.thread_id, proposal_id, approved=True, user="U2")
         assert answer.answer and answer.answer.connector == "duckdb"
+        assert router.route("T1:C0SURVEY01:8.0").agent is deployment.agents["survey"]
     finally:
-        special.deps.catalog.wait_idle(timeout_s=30)
-        connector.close()
+        special.close()
         deployment.close()
 
 
@@ -142,16 +144,13 @@ def test_without_a_default_an_unmapped_channel_gets_a_polite_note(
     deployment = Deployment(settings_for(tmp_path, [], config))
     try:
         router = Router(deployment.open_warehouses(), deployment.config)
-        thread = "T1:C0RANDOM01:1.0"
-        outcome = router.ask(thread, "revenue?", user="U1")
+        route = router.route("T1:C0RANDOM01:1.0")
+        assert route.agent is None and not route.is_conversation()
+        outcome = route.refused()
         assert outcome.kind == "failed"
         assert "not connected to a warehouse" in outcome.message
         assert "#C0SHOP0001 for shop (the demo shop)" in outcome.message
         assert "#C0SURVEY01 for survey" in outcome.message
-        assert router.decide(thread, "p1", approved=True, user="U1").kind == "failed"
-        assert router.edit(thread, "p1", "SELECT 1", user="U1").kind == "failed"
-        assert router.cancel(thread, "p1", user="U1") is False
-        assert router.has_thread(thread) is False and router.agent_for(thread) is None
 
         # the listeners refuse there (and in direct messages) before any work, with links
         rules = RoutedChannelRules(WebClient(token="xoxb-unused"), deployment.config)

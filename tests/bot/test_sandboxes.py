@@ -1,7 +1,7 @@
 """Sandbox agents (bot/sandboxes.py): the real Deployment and Router over the demo warehouse, real
 DuckDB sandboxes, a scripted model. A thread with files is answered from its sandbox, also by a
 new process; loading closes the thread's agent; the idle sweep goes through the thread's queue
-and leaves a FilesGone that tells the thread to upload again."""
+and leaves a route without an agent that tells the thread to upload again."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.routing import Router
-from bot.sandboxes import FilesGone, SandboxAgent, SandboxAgents, duration, for_deployment
+from bot.sandboxes import SandboxAgents, duration, for_deployment
 from bot.settings import Settings
 from bot.wiring import Deployment
 from connectors.demo import ensure_demo
@@ -73,17 +73,18 @@ def load_sales(agents: SandboxAgents, tmp_path: Path, thread: str = THREAD) -> N
 def test_a_thread_with_files_is_answered_from_its_sandbox(opened, tmp_path: Path) -> None:
     router, agents = opened([SALES_SQL])
     assert agents.lookup(THREAD) is None
-    assert router.has_thread(THREAD) is False
+    assert router.route(THREAD).is_conversation() is False
     load_sales(agents, tmp_path)
     found = agents.lookup(THREAD)
-    assert isinstance(found, SandboxAgent)
-    assert router.has_thread(THREAD) is True, "a thread with files is a conversation at once"
-    assert agents.lookup(OTHER) is None and router.has_thread(OTHER) is False
+    assert found is not None and found.agent is not None and found.files
+    assert router.route(THREAD) == found
+    assert found.is_conversation() is True, "a thread with files is a conversation at once"
+    assert agents.lookup(OTHER) is None and router.route(OTHER).is_conversation() is False
 
-    outcome = router.ask(THREAD, "units by region?", user="U1")
+    outcome = found.agent.ask(THREAD, "units by region?", user="U1")
     assert outcome.kind == "proposal" and outcome.proposal
     assert outcome.proposal.tables == ["files.main.sales"]
-    answer = router.decide(THREAD, outcome.proposal.proposal_id, approved=True, user="U2")
+    answer = found.agent.decide(THREAD, outcome.proposal.proposal_id, approved=True, user="U2")
     assert answer.kind == "answer" and answer.answer
     assert answer.answer.rows == [["East", 8], ["North", 6], ["South", 2], ["West", 4]]
     assert answer.answer.connector == "duckdb"
@@ -95,13 +96,14 @@ def test_loading_closes_the_threads_agent_and_the_next_lookup_sees_every_table(
     _, agents = opened([])
     load_sales(agents, tmp_path)
     first = agents.lookup(THREAD)
-    assert isinstance(first, SandboxAgent)
+    assert first is not None and first.agent is not None
     budget = tmp_path / "budget.json"
     budget.write_bytes((FILES / "budget.json").read_bytes())
     agents.load(THREAD, budget, "budget.json")
     second = agents.lookup(THREAD)
-    assert isinstance(second, SandboxAgent) and second is not first
-    names = {t.short_name for t in second.agent.deps.connector.list_tables()}
+    assert second is not None and second.agent is not None
+    assert second.agent is not first.agent
+    names = {t.short_name for t in second.agent.tables()}
     assert names == {"sales", "budget"}
 
 
@@ -109,11 +111,12 @@ def test_a_new_process_finds_the_sandbox_on_disk(opened, tmp_path: Path) -> None
     _, first = opened([])
     load_sales(first, tmp_path)
     first.close()  # the process ends; its files stay
-    router, agents = opened([SALES_SQL])
-    outcome = router.ask(THREAD, "units by region?", user="U1")
+    router, _ = opened([SALES_SQL])
+    found = router.route(THREAD).agent
+    assert found is not None
+    outcome = found.ask(THREAD, "units by region?", user="U1")
     assert outcome.kind == "proposal" and outcome.proposal
     assert outcome.proposal.tables == ["files.main.sales"]
-    assert isinstance(agents.lookup(THREAD), SandboxAgent)
 
 
 def test_the_sweep_goes_through_the_threads_queue(opened, tmp_path: Path) -> None:
@@ -134,19 +137,16 @@ def test_the_sweep_goes_through_the_threads_queue(opened, tmp_path: Path) -> Non
     assert not agents.sandboxes.exists(THREAD)
     assert agents.sandboxes.exists(OTHER)
 
-    gone = agents.lookup(THREAD)
-    assert isinstance(gone, FilesGone)
-    assert router.has_thread(THREAD) is True
-    outcome = router.ask(THREAD, "units by region?", user="U1")
-    assert outcome.kind == "failed"
-    assert outcome.message.startswith(
+    gone = router.route(THREAD)
+    assert gone == agents.lookup(THREAD)
+    assert gone.agent is None and gone.is_conversation() is True
+    assert gone.refusal.startswith(
         "The file sales.csv shared in this conversation was deleted after 1 minute without use"
     )
-    assert router.decide(THREAD, "p1", approved=True, user="U2").kind == "failed"
-    assert router.cancel(THREAD, "p1", user="U2") is False
 
     load_sales(agents, tmp_path)  # uploaded again: the thread has its sandbox back
-    assert isinstance(agents.lookup(THREAD), SandboxAgent)
+    back = agents.lookup(THREAD)
+    assert back is not None and back.agent is not None
 
 
 def test_a_sweep_job_leaves_a_sandbox_used_since_it_was_queued(opened, tmp_path: Path) -> None:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from agent.outcome import Answer, Outcome, Proposal
+from bot.config import SINGLE, DeploymentConfig, Warehouse
+from bot.routing import Route, Router
 
 Reply = Outcome | Exception
 
@@ -138,3 +140,10 @@ class FakeAgent:
         with self._lock:
             self.has_thread_calls.append(thread_id)
             return any(t == thread_id for t, _, _ in self.asks)
+
+
+def routed(agent: FakeAgent, override: Callable[[str], Route | None] | None = None) -> Router:
+    """A Router that sends every thread to `agent`, the one warehouse, answering every channel
+    (unless `override` routes the thread elsewhere)."""
+    config = DeploymentConfig({SINGLE: Warehouse(SINGLE, "demo", "demo")}, default=SINGLE)
+    return Router({SINGLE: agent}, config, override=override)  # type: ignore[dict-item]

@@ -18,7 +18,7 @@ from slack_flow import has_text
 from slack_payloads import BOB
 from standin import SlackStandin
 
-from bot.threads import REPAIRED
+from bot.outcomes import REPAIRED
 
 pytestmark = pytest.mark.usefixtures("checked")
 

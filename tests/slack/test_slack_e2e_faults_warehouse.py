@@ -24,7 +24,7 @@ from slack_flow import has_text
 from standin import Posted, SlackStandin
 
 from bot.blocks import cell_text
-from bot.threads import RUN_FAILED
+from bot.outcomes import RUN_FAILED
 
 COUNT = "SELECT COUNT(*) AS n FROM shop.sales"
 SECRET = "SELECT s.name, s.salary FROM shop.salaries AS s"

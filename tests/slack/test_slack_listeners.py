@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import slack_payloads as payloads
-from fake_agent import FakeAgent, answer_outcome, proposal_outcome
+from fake_agent import FakeAgent, answer_outcome, proposal_outcome, routed
 from slack_bolt import App, BoltRequest, BoltResponse
 from slack_payloads import ALICE, BOB, action_request, event_request, signed_headers
 from standin import BOT_USER_ID, TEAM_ID, Posted, SlackStandin
@@ -31,10 +31,13 @@ from bot.approvals import ApproverRule, Approvers
 from bot.blocks import APPROVE_ACTION, CANCEL_ACTION, EDIT_ACTION, REJECT_ACTION
 from bot.blocks.messages import card_of
 from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
+from bot.cancels import NOT_RUNNING
+from bot.outcomes import REPAIRED, RUN_FAILED
+from bot.routing import Route
 from bot.settings import Settings
 from bot.store import Status, Store
 from bot.store_sqlite import SqliteStore
-from bot.threads import EDIT_FAILED, NOT_RUNNING, REPAIRED, Conversations
+from bot.threads import EDIT_FAILED, Conversations
 from bot.work import Work
 
 SECRET = "listener-test-secret"
@@ -87,9 +90,13 @@ class Bot:
 
 @contextmanager
 def assembled(
-    slack: SlackStandin, tmp_path: Path, rule: ApproverRule | None = None
+    slack: SlackStandin,
+    tmp_path: Path,
+    rule: ApproverRule | None = None,
+    override: Callable[[str], Route | None] | None = None,
 ) -> Iterator[Bot]:
-    """The app as `build_app` assembles it (listeners inline), with `rule` for approvals."""
+    """The app as `build_app` assembles it (listeners inline), with `rule` for approvals and
+    `override` asked first for the route of each thread."""
     settings = Settings(
         slack_bot_token="xoxb-test", slack_signing_secret=SECRET, slack_api_url=slack.url
     )
@@ -103,7 +110,7 @@ def assembled(
     store = SqliteStore(tmp_path / "state.sqlite")
     work = Work(4)
     agent = FakeAgent()
-    conversations = Conversations(client, agent, store, work, display_rows=20)
+    conversations = Conversations(client, routed(agent, override), store, work, display_rows=20)
     approvers = Approvers(rule, client) if rule is not None else None
     listeners.register(app, conversations, store, approvers)
     try:
@@ -380,6 +387,39 @@ def test_click_naming_a_proposal_of_another_channel_is_refused(bot: Bot) -> None
     assert bot.store.proposal(pid_of(proposal)).status is Status.PENDING  # type: ignore[union-attr]
 
 
+def test_a_thread_no_agent_answers_any_more_hears_why_and_nothing_runs(
+    slack: SlackStandin, tmp_path: Path
+) -> None:
+    """A thread whose route has no Agent (its files were removed, say) after its proposals were
+    posted: an approval, an edit and a reply there each end with the route's refusal."""
+    gone: set[str] = set()
+
+    def override(thread_id: str) -> Route | None:
+        if thread_id not in gone:
+            return None
+        return Route(thread_id, None, refusal="Your files are gone.", files=True)
+
+    with assembled(slack, tmp_path, override=override) as bot:
+        approved, edited = bot.ask(), bot.ask()
+        approved_card, edited_card = bot.thread(*approved)[0], bot.thread(*edited)[0]
+        gone.update(f"{TEAM_ID}:{channel}:{ts}" for channel, ts in (approved, edited))
+        bot.click(approved_card, APPROVE_ACTION)
+        edit(bot, edited_card, "SELECT 2 AS two")
+        bot.event(payloads.message(approved[0], "and by month?", thread_ts=approved[1]))
+
+        assert (bot.agent.decisions, bot.agent.edits, len(bot.agent.asks)) == ([], [], 2)
+        assert bot.agent.has_thread_calls == [], "a thread with files is a conversation"
+        card, *notes = bot.thread(*approved)
+        assert RUN_FAILED in card.all_text() and buttons(card) == {}
+        assert len(notes) == 2  # the decision's outcome, then the reply's
+        assert all(":warning: Your files are gone." in n.all_text() for n in notes)
+        card, note = bot.thread(*edited)
+        assert "Replaced" in card.all_text() and buttons(card) == {}
+        assert ":warning: Your files are gone." in note.all_text()
+        for message in (approved_card, edited_card):
+            assert bot.store.proposal(pid_of(message)).status is Status.DONE  # type: ignore[union-attr]
+
+
 # -- edits -------------------------------------------------------------------------------------
 
 
@@ -546,7 +586,7 @@ def test_build_app_checks_the_token_and_verifies_signatures(
         slack_bot_token="xoxb-test", slack_signing_secret=SECRET, slack_api_url=slack.url[:-1]
     )
     agent = FakeAgent()
-    app = build_app(settings, agent, SqliteStore(tmp_path / "s.sqlite"))  # type: ignore[arg-type]
+    app = build_app(settings, routed(agent), SqliteStore(tmp_path / "s.sqlite"))
     assert [c.method for c in slack.calls] == ["auth.test"]
     assert app.client.base_url == slack.url
     text, content_type = event_request(payloads.mention(payloads.new_channel(), "hi"))

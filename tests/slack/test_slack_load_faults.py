@@ -34,7 +34,7 @@ from slack_flow import Thread
 from standin import Posted, SlackStandin
 
 from bot.blocks import APPROVE_ACTION, CANCEL_ACTION
-from bot.threads import RUN_FAILED
+from bot.outcomes import RUN_FAILED
 
 THREADS = 50
 #: Seconds per model call (the benchmark's 2 s, shortened to keep CI short).

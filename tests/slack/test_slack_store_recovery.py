@@ -190,13 +190,14 @@ time.sleep(600)
 
 
 def test_a_living_replica_reports_the_work_of_one_that_died(backend: tuple[str, str]) -> None:
-    from fake_agent import FakeAgent
+    from fake_agent import FakeAgent, routed
     from slack_sdk import WebClient
     from standin import SlackStandin
 
     from agent.outcome import Proposal
     from bot import blocks
-    from bot.threads import INTERRUPTED, RESTARTED_ASKING, RESTARTED_RUNNING, Conversations
+    from bot.recovery import INTERRUPTED, RESTARTED_ASKING, RESTARTED_RUNNING
+    from bot.threads import Conversations
     from bot.work import Work
 
     with SlackStandin() as slack:
@@ -229,8 +230,8 @@ def test_a_living_replica_reports_the_work_of_one_that_died(backend: tuple[str, 
         work = Work(2)
         try:
             assert replica.stdout is not None and replica.stdout.readline().strip() == "ready"
-            conversations = Conversations(client, FakeAgent(), store, work, display_rows=20)
-            stop = conversations.watch(0.2)
+            conversations = Conversations(client, routed(FakeAgent()), store, work, display_rows=20)
+            stop = conversations.recovery.watch(0.2)
             time.sleep(1)
             assert work.wait_idle(5) and not slack.calls_to("chat.update")  # it still lives
 
