@@ -30,14 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.settings import Settings, SettingsError
+from bot.settings import CHANNEL_ID, Settings, SettingsError
 from connectors.base import ConnectorError
 
 #: The warehouse's name when there is no config file (one warehouse, from QUERYBOT_WAREHOUSE).
 SINGLE = "main"
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
-_CHANNEL = re.compile(r"^[CGD][A-Z0-9]{2,}$")
 _VARIABLE = re.compile(r"\$\{([^}]*)\}")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _TOP_KEYS = {"default", "warehouses", "channels"}
@@ -162,7 +161,7 @@ def parse_config(raw: dict[str, Any], env: Mapping[str, str], *, path: Path) -> 
     channels: dict[str, str] = {}
     for channel, name in channels_raw.items():
         key = f"channels.{channel}"
-        if not _CHANNEL.match(channel):
+        if not CHANNEL_ID.match(channel):
             raise fail(
                 key,
                 "not a Slack channel id; use the id (like C0123456789, from the channel's "
@@ -196,18 +195,15 @@ def _warehouse(name: str, value: Any, env: Mapping[str, str], fail: Any) -> Ware
     description = value.get("description", "")
     if not isinstance(description, str):
         raise fail(f"{key}.description", "should be text in quotes.")
+    # the bounds of QUERYBOT_ROW_LIMIT and QUERYBOT_QUERY_TIMEOUT_S, which these override
+    for setting in ("row_limit", "query_timeout_s"):
+        number = value.get(setting)
+        if number is not None and not Settings.valid(setting, number):
+            raise fail(
+                f"{key}.{setting}", f"should be {Settings.expected(setting)}, not {number!r}."
+            )
     row_limit = value.get("row_limit")
-    if row_limit is not None and (
-        not isinstance(row_limit, int) or isinstance(row_limit, bool) or row_limit < 1
-    ):
-        raise fail(
-            f"{key}.row_limit", f"should be a whole number of rows above 0, not {row_limit!r}."
-        )
     timeout = value.get("query_timeout_s")
-    if timeout is not None and (
-        not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0
-    ):
-        raise fail(f"{key}.query_timeout_s", f"should be seconds above 0, not {timeout!r}.")
     return Warehouse(
         name=name,
         spec=_expand(spec.strip(), env, lambda p: fail(f"{key}.spec", p)),

@@ -215,7 +215,7 @@ def _sample(
 
 def check_model(settings: Settings) -> Section:
     section = Section(f"model ({settings.model})")
-    missing = [n for n in settings.model_secrets() if not settings.extra.get(n)]
+    missing = [n for n in settings.model_secrets() if not settings.secret(n)]
     if missing:
         unset = "; ".join(settings.unset(n) for n in missing)
         section.fail(f"{unset}: set it in .env or the environment.")

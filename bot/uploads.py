@@ -35,16 +35,17 @@ LOAD_FAILED = (
 NOT_ASKED = "I did not look at your question, since no file was loaded; share a file I can read."
 #: The setting behind each bound an upload can hit (connectors/sandbox_bounds.py), and its
 #: default, named in the refusal so a person can ask for it to be raised.
+_DEFAULTS = Settings()
 BOUND_SETTINGS = {
-    "size": ("QUERYBOT_FILE_MAX_MB", f"{Settings.file_max_mb:g} MB"),
-    "rows": ("QUERYBOT_FILE_MAX_ROWS", f"{Settings.file_max_rows:,}"),
-    "tables": ("QUERYBOT_FILE_MAX_TABLES", f"{Settings.file_max_tables:,}"),
-    "columns": ("QUERYBOT_FILE_MAX_COLUMNS", f"{Settings.file_max_columns:,}"),
-    "cells": ("QUERYBOT_FILE_MAX_CELLS", f"{Settings.file_max_cells:,}"),
-    "expanded": ("QUERYBOT_FILE_MAX_EXPANDED_MB", f"{Settings.file_max_expanded_mb:g} MB"),
-    "memory": ("QUERYBOT_FILE_MEMORY_MB", f"{Settings.file_memory_mb:g} MB"),
-    "time": ("QUERYBOT_FILE_TIMEOUT_S", f"{Settings.file_timeout_s:g} s"),
-    "disk": ("QUERYBOT_FILE_DISK_MB", f"{Settings.file_disk_mb:g} MB"),
+    "size": ("QUERYBOT_FILE_MAX_MB", f"{_DEFAULTS.file_max_mb:g} MB"),
+    "rows": ("QUERYBOT_FILE_MAX_ROWS", f"{_DEFAULTS.file_max_rows:,}"),
+    "tables": ("QUERYBOT_FILE_MAX_TABLES", f"{_DEFAULTS.file_max_tables:,}"),
+    "columns": ("QUERYBOT_FILE_MAX_COLUMNS", f"{_DEFAULTS.file_max_columns:,}"),
+    "cells": ("QUERYBOT_FILE_MAX_CELLS", f"{_DEFAULTS.file_max_cells:,}"),
+    "expanded": ("QUERYBOT_FILE_MAX_EXPANDED_MB", f"{_DEFAULTS.file_max_expanded_mb:g} MB"),
+    "memory": ("QUERYBOT_FILE_MEMORY_MB", f"{_DEFAULTS.file_memory_mb:g} MB"),
+    "time": ("QUERYBOT_FILE_TIMEOUT_S", f"{_DEFAULTS.file_timeout_s:g} s"),
+    "disk": ("QUERYBOT_FILE_DISK_MB", f"{_DEFAULTS.file_disk_mb:g} MB"),
 }
 RETIRED = (
     ":arrow_heading_down: Replaced: a file was loaded into this thread, which is now answered "

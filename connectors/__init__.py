@@ -6,18 +6,21 @@ importing this package stays cheap and needs no optional driver.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 from connectors.base import Connector
 from connectors.limits import Limits
+from connectors.settings import BigQuerySettings, ConnectorSettings, LookerSettings
 
-#: An opener: the text after "kind:", the data directory, and what one query may cost.
-Opener = Callable[[str, Path, Limits], Connector]
+#: An opener: the text after "kind:", the data directory, what one query may cost, and the
+#: connectors' settings (None: a connector that needs some reads them from the environment).
+Opener = Callable[[str, Path, Limits, ConnectorSettings | None], Connector]
 
 
-def _open_demo(arg: str, data_dir: Path, limits: Limits) -> Connector:
+def _open_demo(
+    arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
+) -> Connector:
     from connectors.demo import ensure_demo
     from connectors.duckdb import DuckDBConnector
 
@@ -26,7 +29,9 @@ def _open_demo(arg: str, data_dir: Path, limits: Limits) -> Connector:
     return DuckDBConnector(ensure_demo(data_dir), limits=limits)
 
 
-def _open_duckdb(arg: str, data_dir: Path, limits: Limits) -> Connector:
+def _open_duckdb(
+    arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
+) -> Connector:
     from connectors.duckdb import DuckDBConnector
 
     if not arg:
@@ -37,7 +42,9 @@ def _open_duckdb(arg: str, data_dir: Path, limits: Limits) -> Connector:
 def _open_sql(kind: str) -> Opener:
     """An opener for URL specs (`postgresql://...`): `open_connector` split the spec at `:`."""
 
-    def opener(arg: str, data_dir: Path, limits: Limits) -> Connector:
+    def opener(
+        arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
+    ) -> Connector:
         from connectors.sql import SqlConnector
 
         if not arg.startswith("//"):
@@ -48,13 +55,17 @@ def _open_sql(kind: str) -> Opener:
     return opener
 
 
-def _open_bigquery(arg: str, data_dir: Path, limits: Limits) -> Connector:
+def _open_bigquery(
+    arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
+) -> Connector:
     from connectors.bigquery import from_spec
 
-    return from_spec(arg, os.environ, limits=limits)
+    return from_spec(arg, settings or BigQuerySettings.from_env(), limits=limits)
 
 
-def _open_looker(arg: str, data_dir: Path, limits: Limits) -> Connector:
+def _open_looker(
+    arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
+) -> Connector:
     try:
         from connectors.looker import from_spec
     except ImportError as exc:
@@ -62,7 +73,7 @@ def _open_looker(arg: str, data_dir: Path, limits: Limits) -> Connector:
             "The Looker warehouse needs the optional Java bridge: install it with "
             "`uv sync --extra looker` (jaydebeapi and JPype1), and a Java runtime."
         ) from exc
-    return from_spec(arg, os.environ, limits=limits)
+    return from_spec(arg, settings or LookerSettings.from_env(), limits=limits)
 
 
 #: Spec kind -> (opener taking the text after "kind:" and the data directory, form for people).
@@ -97,9 +108,16 @@ _OPENERS: dict[str, tuple[Opener, str]] = {
 }
 
 
-def open_connector(spec: str, *, data_dir: Path, limits: Limits | None = None) -> Connector:
+def open_connector(
+    spec: str,
+    *,
+    data_dir: Path,
+    limits: Limits | None = None,
+    settings: ConnectorSettings | None = None,
+) -> Connector:
     """The connector a spec names: `demo` or `duckdb:PATH`; `limits` bound what one query may
-    cost (the defaults when None).
+    cost (the defaults when None); `settings` are what BigQuery and Looker read besides their
+    spec (from the environment when None; SettingsError names a bad one).
 
     Raises ValueError for an unknown or malformed spec, and the connector's own errors (such as
     WarehouseUnavailable) when the warehouse cannot be opened.
@@ -110,7 +128,7 @@ def open_connector(spec: str, *, data_dir: Path, limits: Limits | None = None) -
         forms = "; ".join(form for _, form in _OPENERS.values())
         raise ValueError(f"Unknown warehouse {spec!r}. Supported forms: {forms}.")
     opener, _ = entry
-    return opener(arg.strip(), data_dir, limits or Limits())
+    return opener(arg.strip(), data_dir, limits or Limits(), settings)
 
 
 __all__ = ["open_connector"]

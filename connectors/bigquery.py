@@ -43,6 +43,7 @@ from connectors.bigquery_sql import Layout, Names, check_datasets, parse, reads_
 from connectors.bigquery_sql import unfiltered_partitions as unfiltered
 from connectors.limits import Limits, Meter
 from connectors.runs import Runs
+from connectors.settings import BQ_MAX_BYTES_BILLED, BQ_PRICE_PER_TIB_USD, BigQuerySettings
 
 _PROJECT = re.compile(r"[a-z][a-z0-9.:-]{1,126}[a-z0-9]")
 _DATASET = re.compile(r"[A-Za-z0-9_]{1,1024}")
@@ -75,8 +76,8 @@ class BigQueryConnector:
         datasets: list[str],
         location: str | None = None,
         credentials_path: str | None = None,
-        maximum_bytes_billed: int = 10 * 1024**3,
-        price_per_tib_usd: float = 6.25,
+        maximum_bytes_billed: int = BQ_MAX_BYTES_BILLED,
+        price_per_tib_usd: float = BQ_PRICE_PER_TIB_USD,
         job_timeout_s: float = 300,
         metadata_ttl_s: float = 600,
         client: bigquery.Client | None = None,
@@ -315,9 +316,10 @@ class BigQueryConnector:
         return translate(exc, timeout_s=timeout_s, cap_bytes=self.maximum_bytes_billed)
 
 
-def from_spec(arg: str, env: Mapping[str, str], limits: Limits | None = None) -> BigQueryConnector:
-    """The connector for `bigquery:PROJECT/DATASET[,DATASET...]` and its environment.
-
+def from_spec(
+    arg: str, settings: BigQuerySettings, limits: Limits | None = None
+) -> BigQueryConnector:
+    """The connector for `bigquery:PROJECT/DATASET[,DATASET...]` with its settings:
     `BIGQUERY_LOCATION`, `GOOGLE_APPLICATION_CREDENTIALS`, `QUERYBOT_BQ_MAX_BYTES_BILLED`,
     `QUERYBOT_BQ_PRICE_PER_TIB`, and `BIGQUERY_API_ENDPOINT` (a local emulator, no credentials).
     """
@@ -329,21 +331,17 @@ def from_spec(arg: str, env: Mapping[str, str], limits: Limits | None = None) ->
             "bigquery:PROJECT/DATASET[,DATASET...]."
         )
     project = project.strip()
-    location = env.get("BIGQUERY_LOCATION") or None
-    endpoint = env.get("BIGQUERY_API_ENDPOINT")
-    options: dict[str, Any] = {}
-    if cap := env.get("QUERYBOT_BQ_MAX_BYTES_BILLED"):
-        options["maximum_bytes_billed"] = _number(cap, "QUERYBOT_BQ_MAX_BYTES_BILLED", int)
-    if price := env.get("QUERYBOT_BQ_PRICE_PER_TIB"):
-        options["price_per_tib_usd"] = _number(price, "QUERYBOT_BQ_PRICE_PER_TIB", float)
+    location = settings.bigquery_location
+    endpoint = settings.bigquery_api_endpoint
     return BigQueryConnector(
         project,
         datasets=datasets,
         location=location,
-        credentials_path=None if endpoint else env.get("GOOGLE_APPLICATION_CREDENTIALS"),
+        credentials_path=None if endpoint else settings.google_application_credentials,
         client=endpoint_client(project, endpoint, location) if endpoint else None,
         limits=limits,
-        **options,
+        maximum_bytes_billed=settings.bq_max_bytes_billed,
+        price_per_tib_usd=settings.bq_price_per_tib,
     )
 
 
@@ -365,10 +363,3 @@ def _dataset_ref(project: str, dataset: str) -> tuple[str, str]:
 def _type_name(field: bigquery.SchemaField) -> str:
     name = _LEGACY_TYPES.get(field.field_type, field.field_type)
     return f"ARRAY<{name}>" if field.mode == "REPEATED" else name
-
-
-def _number(text: str, variable: str, kind: type[int] | type[float]) -> Any:
-    try:
-        return kind(text)
-    except ValueError:
-        raise ValueError(f"{variable} must be a number, not {text!r}.") from None

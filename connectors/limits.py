@@ -39,7 +39,7 @@ _ADVICE = "Select fewer or shorter columns, filter to fewer rows, or aggregate."
 @dataclass(frozen=True)
 class Limits:
     """What one run may use. The defaults are what the bot runs with unless settings say
-    otherwise (bot/settings.py reads the QUERYBOT_* variables in `SETTINGS`)."""
+    otherwise (connectors/settings.py reads the QUERYBOT_* variables in `SETTINGS`)."""
 
     #: One value (a cell) of the result, in bytes (UTF-8 for text).
     max_cell_bytes: int = MIB
@@ -56,20 +56,6 @@ class Limits:
         for name, setting in SETTINGS.items():
             if getattr(self, name) < 1:
                 raise ValueError(f"{setting} must be at least 1 (got {getattr(self, name)}).")
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> Limits:
-        """The limits the QUERYBOT_* variables set (defaults where unset); ValueError names a
-        setting that is not a positive whole number."""
-        values: dict[str, int] = {}
-        for name, setting in SETTINGS.items():
-            text = env.get(setting, "").strip()
-            if not text:
-                continue
-            if not text.isdigit():
-                raise ValueError(f"{setting} must be a whole number above 0, not {text!r}.")
-            values[name] = int(text) * (MIB if name == "max_result_bytes" else 1)
-        return cls(**values)
 
     @property
     def built_value_bytes(self) -> int:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from connectors.base import (
     ConnectorError,
@@ -31,6 +31,7 @@ from connectors.base import (
 from connectors.jdbc import JdbcRunner
 from connectors.limits import Limits
 from connectors.looker_metadata import assemble, is_measure
+from connectors.settings import LOOKER_SAMPLE_ROWS, LookerSettings
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ class LookerConnector:
         runner: JdbcRunner,
         *,
         models: Sequence[str] = (),
-        sample_rows: int = 3,
+        sample_rows: int = LOOKER_SAMPLE_ROWS,
         sample_fields: int = 3,
         metadata_ttl_s: float = 3600.0,
     ) -> None:
@@ -139,8 +140,10 @@ def _value(value: object) -> str:
     return repr(text) if isinstance(value, str) else text
 
 
-def from_spec(arg: str, env: Mapping[str, str], *, limits: Limits | None = None) -> LookerConnector:
-    """The connector for `looker://HOST[:PORT][/MODEL[,MODEL...]]` and its environment.
+def from_spec(
+    arg: str, settings: LookerSettings, *, limits: Limits | None = None
+) -> LookerConnector:
+    """The connector for `looker://HOST[:PORT][/MODEL[,MODEL...]]` with its settings.
 
     Needs `LOOKER_CLIENT_ID` and `LOOKER_CLIENT_SECRET` (a Looker API key of a user allowed to
     explore the models) and `LOOKER_JDBC_JAR` (the driver jar). `LOOKER_SAMPLE_ROWS` sets the
@@ -152,23 +155,24 @@ def from_spec(arg: str, env: Mapping[str, str], *, limits: Limits | None = None)
         raise ValueError(f"The warehouse 'looker:{arg}' needs a host: {SPEC_FORM}.")
     host, _, listed = arg[2:].partition("/")
     models = [m.strip() for m in listed.split(",") if m.strip()]
-    required = ("LOOKER_CLIENT_ID", "LOOKER_CLIENT_SECRET", "LOOKER_JDBC_JAR")
-    missing = [name for name in required if not env.get(name)]
+    required = {
+        "LOOKER_CLIENT_ID": settings.looker_client_id,
+        "LOOKER_CLIENT_SECRET": settings.looker_client_secret,
+        "LOOKER_JDBC_JAR": settings.looker_jdbc_jar,
+    }
+    missing = [name for name, value in required.items() if not value]
     if missing:
         raise ValueError(
             f"The Looker warehouse needs {', '.join(missing)}: LOOKER_CLIENT_ID and "
             "LOOKER_CLIENT_SECRET are a Looker API key (Admin > Users > Edit Keys), "
             "LOOKER_JDBC_JAR the path of Looker's avatica-<release>-looker.jar."
         )
-    sample_rows = env.get("LOOKER_SAMPLE_ROWS", "3")
-    if not sample_rows.isdigit():
-        raise ValueError(f"LOOKER_SAMPLE_ROWS must be a whole number, not {sample_rows!r}.")
     runner = JdbcRunner(
         name="Looker",
-        driver=env.get("LOOKER_JDBC_DRIVER") or DRIVER,
-        url=env.get("LOOKER_JDBC_URL") or f"jdbc:looker:url=https://{host}",
-        jars=[env["LOOKER_JDBC_JAR"]],
-        properties={"user": env["LOOKER_CLIENT_ID"], "password": env["LOOKER_CLIENT_SECRET"]},
+        driver=settings.looker_jdbc_driver or DRIVER,
+        url=settings.looker_jdbc_url or f"jdbc:looker:url=https://{host}",
+        jars=[settings.looker_jdbc_jar],
+        properties={"user": settings.looker_client_id, "password": settings.looker_client_secret},
         # Looker's interface accepts SELECT only; whether its driver takes the read-only flag
         # is not documented, so a refusal is logged rather than fatal.
         read_only="try",
@@ -178,4 +182,4 @@ def from_spec(arg: str, env: Mapping[str, str], *, limits: Limits | None = None)
         "with the explore permission on the models).",
         limits=limits,
     )
-    return LookerConnector(runner, models=models, sample_rows=int(sample_rows))
+    return LookerConnector(runner, models=models, sample_rows=settings.looker_sample_rows)

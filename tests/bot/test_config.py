@@ -125,7 +125,7 @@ def test_settings_read_the_config_path(tmp_path: Path) -> None:
         pytest.param(
             '[warehouses.a]\nspec = "demo"\nrow_limit = 0\n',
             {},
-            r"warehouses\.a\.row_limit: should be a whole number of rows above 0",
+            r"warehouses\.a\.row_limit: should be a whole number from 1 to 100000, not 0\.",
             id="row-limit",
         ),
         pytest.param(
@@ -137,8 +137,26 @@ def test_settings_read_the_config_path(tmp_path: Path) -> None:
         pytest.param(
             '[warehouses.a]\nspec = "demo"\nquery_timeout_s = -1\n',
             {},
-            r"warehouses\.a\.query_timeout_s: should be seconds above 0",
+            r"warehouses\.a\.query_timeout_s: should be a number above 0, at most 86400, not -1\.",
             id="timeout",
+        ),
+        pytest.param(
+            '[warehouses.a]\nspec = "demo"\nrow_limit = 100001\n',
+            {},
+            r"warehouses\.a\.row_limit: should be a whole number from 1 to 100000, not 100001\.",
+            id="row-limit-over",
+        ),
+        pytest.param(
+            '[warehouses.a]\nspec = "demo"\nrow_limit = true\n',
+            {},
+            r"warehouses\.a\.row_limit: should be a whole number from 1 to 100000, not True\.",
+            id="row-limit-bool",
+        ),
+        pytest.param(
+            '[warehouses.a]\nspec = "demo"\nquery_timeout_s = 1e9\n',
+            {},
+            r"warehouses\.a\.query_timeout_s: should be a number above 0, at most 86400",
+            id="timeout-over",
         ),
         pytest.param(
             '[warehouses.a]\nspec = "demo"\ndescription = 3\n',

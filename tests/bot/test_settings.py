@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,11 @@ def test_scripted_models_need_no_key() -> None:
 
 
 def test_bad_numbers_are_reported() -> None:
-    with pytest.raises(SettingsError, match="not a number"):
+    with pytest.raises(SettingsError) as caught:
         Settings.from_env({"QUERYBOT_ROW_LIMIT": "lots"})
+    assert str(caught.value) == (
+        "QUERYBOT_ROW_LIMIT must be a whole number from 1 to 100000 (default 1000), got 'lots'."
+    )
 
 
 def test_dotenv_comes_from_the_working_directory(
@@ -34,6 +38,8 @@ def test_dotenv_comes_from_the_working_directory(
 ) -> None:
     (tmp_path / ".env").write_text("QUERYBOT_WAREHOUSE=duckdb:/x.duckdb\nQUERYBOT_ROW_LIMIT=7\n")
     monkeypatch.chdir(tmp_path)
+    # .env is loaded into the environment: a copy, so that nothing of it outlives the test
+    monkeypatch.setattr(os, "environ", os.environ.copy())
     monkeypatch.delenv("QUERYBOT_WAREHOUSE", raising=False)
     monkeypatch.setenv("QUERYBOT_ROW_LIMIT", "9")
     settings = Settings.from_env()
@@ -80,19 +86,21 @@ def test_cli_reports_a_broken_glossary(
 def test_workers_default_and_bad_values() -> None:
     assert Settings.from_env({}).workers == DEFAULT_WORKERS
     assert Settings.from_env({"QUERYBOT_WORKERS": " 12 "}).workers == 12
-    for bad in ("0", "-3"):
-        with pytest.raises(SettingsError, match=r"QUERYBOT_WORKERS.*at least 1"):
+    for bad in ("0", "-3", "many", "2.5", "1025"):
+        with pytest.raises(SettingsError) as caught:
             Settings.from_env({"QUERYBOT_WORKERS": bad})
-    with pytest.raises(SettingsError, match="not a number"):
-        Settings.from_env({"QUERYBOT_WORKERS": "many"})
+        assert str(caught.value) == (
+            f"QUERYBOT_WORKERS must be a whole number from 1 to 1024 (default 64), got '{bad}'."
+        )
 
 
 def test_time_limits_default_and_bad_values() -> None:
     settings = Settings.from_env({"QUERYBOT_MODEL_TIMEOUT_S": "2.5"})
     assert (settings.model_timeout_s, settings.query_timeout_s) == (2.5, 60)
-    for name in ("QUERYBOT_MODEL_TIMEOUT_S", "QUERYBOT_QUERY_TIMEOUT_S"):
-        for bad in ("0", "-1", "nan"):
-            with pytest.raises(SettingsError, match=rf"{name}={bad}: a time limit in seconds"):
+    for name, most in (("QUERYBOT_MODEL_TIMEOUT_S", 3600), ("QUERYBOT_QUERY_TIMEOUT_S", 86400)):
+        for bad in ("0", "-1", "nan", "inf", "soon", str(most + 1)):
+            with pytest.raises(SettingsError) as caught:
                 Settings.from_env({name: bad})
-        with pytest.raises(SettingsError, match="not a number"):
-            Settings.from_env({name: "soon"})
+            assert str(caught.value) == (
+                f"{name} must be a number above 0, at most {most} (default 60), got '{bad}'."
+            )

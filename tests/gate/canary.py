@@ -659,8 +659,10 @@ class BigQueryCanary:
         """The connector a deployment configures as `bigquery:PROJECT/canary` with
         BIGQUERY_API_ENDPOINT pointing at the endpoint."""
         from connectors.bigquery import from_spec
+        from connectors.settings import BigQuerySettings
 
-        return from_spec(f"{self.project}/{self.dataset}", {"BIGQUERY_API_ENDPOINT": self.endpoint})
+        settings = BigQuerySettings(bigquery_api_endpoint=self.endpoint)
+        return from_spec(f"{self.project}/{self.dataset}", settings)
 
     def snapshot(self) -> dict[str, object]:
         """The project's datasets; the canary dataset's tables (kind, schema, rows), routines

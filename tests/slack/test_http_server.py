@@ -105,5 +105,5 @@ def test_the_bounds_are_settings_of_at_least_one() -> None:
     assert (settings.http_max_body_kb, settings.http_max_connections) == (512, 16)
     defaults = Settings.from_env({}, dotenv=False)
     assert (defaults.http_max_body_kb, defaults.http_max_connections) == (1024, 64)
-    with pytest.raises(SettingsError, match="QUERYBOT_HTTP_MAX_CONNECTIONS=0"):
+    with pytest.raises(SettingsError, match="QUERYBOT_HTTP_MAX_CONNECTIONS must be a whole number"):
         Settings.from_env({"QUERYBOT_HTTP_MAX_CONNECTIONS": "0"}, dotenv=False)
