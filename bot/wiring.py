@@ -53,10 +53,6 @@ class Deployment:
         env: Mapping[str, str] | None = None,
     ) -> None:
         settings.require(*settings.model_secrets())
-        if settings.profile_values not in {"auto", "on", "off"}:
-            raise SettingsError(
-                f"QUERYBOT_PROFILE_VALUES={settings.profile_values!r}: use auto, on or off."
-            )
         self.settings = settings
         self.config = config or deployment_config(settings, os.environ if env is None else env)
         try:
@@ -195,7 +191,9 @@ def open_configured(
         else f"QUERYBOT_WAREHOUSE={warehouse.shown_spec!r}"
     )
     try:
-        return open_connector(warehouse.spec, data_dir=settings.data_dir, limits=settings.limits)
+        return open_connector(
+            warehouse.spec, data_dir=settings.data_dir, limits=settings.limits, settings=settings
+        )
     except ConnectorError as exc:
         raise WarehouseError(
             f"{where} cannot be used: {exc.message}",
