@@ -125,6 +125,11 @@ class BotProcess:
         with socket.socket() as sock:
             return sock.connect_ex(("127.0.0.1", self.port)) == 0
 
+    @property
+    def running(self) -> bool:
+        """Started, and not exited (nor stopped or killed by a test)."""
+        return self._proc is not None and self._proc.poll() is None
+
     def stop(self) -> int:
         """SIGTERM, as `docker stop` sends; returns the exit code."""
         assert self._proc is not None

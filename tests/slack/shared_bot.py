@@ -9,9 +9,10 @@ does that when the module defines a `bots` fixture).
 
 The process starts with the replies of every test from the current one on, in file order. While
 the tests run in file order and pass, each finds its own replies next in that script, and the
-module costs one start. A test that finds other replies next (it runs alone, under -k, shuffled,
-or after a failure that may have left replies unread) gets a fresh process, in a fresh data
-directory, whose script starts with its own replies.
+module costs one start. A test that would find other replies next (it runs alone, under -k,
+shuffled, or after a failure that may have left replies unread) gets a fresh process, in a fresh
+data directory, whose script starts with its own replies; so does any test after one that
+stopped the process.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ class SharedBot:
             self._failures = request.session.testsfailed
             self._pending = []
         wanted = bool(self.replies.get(name))
-        if self._process is None or (wanted and self._pending[:1] != [name]):
+        stale = self._process is None or not self._process.running  # a test may stop it
+        if stale or (wanted and self._pending[:1] != [name]):
             self._restart(name)
         if wanted:
             self._pending.pop(0)

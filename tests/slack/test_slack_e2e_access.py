@@ -2,7 +2,7 @@
 
 The bot runs with `QUERYBOT_APPROVERS=U0BOB0001,S0DATA` (Bob and the members of a user group the
 stand-in serves), `QUERYBOT_NO_SELF_APPROVAL=true` and `QUERYBOT_CHANNELS` naming two channels.
-One bot serves the module; each test consumes the model replies listed in SCRIPT for it.
+One bot serves the module (shared_bot.py); each test's model replies are in REPLIES.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import slack_flow as flow
 import slack_payloads as payloads
-from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply, write_script
+from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply
+from shared_bot import SharedBot
 from slack_flow import Thread, has_text
 from slack_payloads import BOB
 from standin import TEAM_ID, SlackStandin
@@ -30,10 +31,12 @@ DATA, SALES = "C0DATA001", "C0SALES01"
 ORDER_COUNT = "SELECT COUNT(*) AS orders FROM demo.main.orders"
 REGION_COUNT = "SELECT COUNT(*) AS regions FROM demo.main.regions"
 
-SCRIPT = [
-    sql_reply(ORDER_COUNT, "Counts all orders."),  # a non-approver, then a group member
-    sql_reply(REGION_COUNT, "Counts regions."),  # self-approval refused, own reject allowed
-]
+REPLIES = {
+    "test_a_click_by_someone_not_allowed_runs_nothing": [
+        sql_reply(ORDER_COUNT, "Counts all orders.")
+    ],
+    "test_no_self_approval_but_the_asker_may_reject": [sql_reply(REGION_COUNT, "Counts regions.")],
+}
 
 
 @pytest.fixture(scope="module")
@@ -44,24 +47,27 @@ def standin() -> Iterator[SlackStandin]:
 
 
 @pytest.fixture(scope="module")
-def bot(
+def bots(
     standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[BotProcess]:
-    tmp = tmp_path_factory.mktemp("e2e-access")
+) -> Iterator[SharedBot]:
     env = {
         "QUERYBOT_APPROVERS": f"{BOB},{GROUP}",
         "QUERYBOT_NO_SELF_APPROVAL": "true",
         "QUERYBOT_CHANNELS": f"{DATA}, {SALES}",
     }
-    script = write_script(tmp / "script.jsonl", SCRIPT)
-    data_dir = data_dir_with(tmp / "data", demo_db)
-    with BotProcess(slack=standin, data_dir=data_dir, script=script, env=env) as process:
-        yield process
+
+    def start(script: Path, data_dir: Path) -> BotProcess:
+        data_dir = data_dir_with(data_dir, demo_db)
+        return BotProcess(slack=standin, data_dir=data_dir, script=script, env=env)
+
+    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-access")) as shared:
+        yield shared
 
 
 def test_a_click_by_someone_not_allowed_runs_nothing(
     bot: BotProcess, standin: SlackStandin, demo_db: Path
 ) -> None:
+    lookups = len(standin.calls_to("usergroups.users.list"))
     thread = flow.ask(bot, "how many orders?", channel=DATA)
     proposal = flow.proposal(standin, thread)
     pid = flow.proposal_id(proposal)
@@ -78,7 +84,8 @@ def test_a_click_by_someone_not_allowed_runs_nothing(
     flow.click(bot, proposal, approve=True, user=DAVE)
     result = flow.result(standin, thread)
     assert flow.values(result) == {"Orders": cell_text(expected_rows(demo_db, ORDER_COUNT)[0][0])}
-    assert [c.params["usergroup"] for c in standin.calls_to("usergroups.users.list")] == [GROUP]
+    looked_up = standin.calls_to("usergroups.users.list")[lookups:]
+    assert [c.params["usergroup"] for c in looked_up] == [GROUP]
     assert [e["actor"] for e in audit_events(bot, proposal_id=pid, event="approved")] == [DAVE]
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 import slack_flow as flow
-from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply, write_script
+from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply
+from shared_bot import SharedBot
 from slack_flow import Thread
 from standin import Posted, SlackStandin
 
@@ -24,19 +25,25 @@ pytestmark = pytest.mark.usefixtures("checked")
 
 COUNT = "SELECT COUNT(*) FROM demo.main.orders"
 BY_STATUS = "SELECT status, COUNT(*) FROM demo.main.orders GROUP BY status ORDER BY status"
-SCRIPT = [sql_reply(COUNT, "Counts all orders."), sql_reply(BY_STATUS, "Orders by status.")]
+REPLIES = {
+    "test_a_single_value_is_a_sentence_under_the_card_it_ran": [
+        sql_reply(COUNT, "Counts all orders.")
+    ],
+    "test_a_breakdown_is_a_table_headed_in_words_with_its_rows_counted": [
+        sql_reply(BY_STATUS, "Orders by status.")
+    ],
+}
 
 
 @pytest.fixture(scope="module")
-def bot(
+def bots(
     standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[BotProcess]:
-    tmp = tmp_path_factory.mktemp("e2e-answers")
-    script = write_script(tmp / "script.jsonl", SCRIPT)
-    with BotProcess(
-        slack=standin, data_dir=data_dir_with(tmp / "data", demo_db), script=script
-    ) as b:
-        yield b
+) -> Iterator[SharedBot]:
+    def start(script: Path, data_dir: Path) -> BotProcess:
+        return BotProcess(slack=standin, data_dir=data_dir_with(data_dir, demo_db), script=script)
+
+    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-answers")) as shared:
+        yield shared
 
 
 def approved(bot: BotProcess, standin: SlackStandin, question: str) -> tuple[Thread, str]:

@@ -8,11 +8,13 @@ BigQuery tables; then a rejected proposal runs no job.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import slack_flow as flow
-from botproc import BotProcess, audit_events, sql_reply, write_script
+from botproc import BotProcess, audit_events, sql_reply
 from google.cloud import bigquery
+from shared_bot import SharedBot
 from slack_payloads import BOB
 from standin import SlackStandin
 
@@ -58,23 +60,27 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
     running.stop()
 
 
+REPLIES = {
+    "test_question_approval_and_result_on_bigquery": [sql_reply(BY_REGION, "Sales by region.")],
+    "test_rejected_proposal_runs_no_job": [sql_reply(COUNT, "Counts sales.")],
+}
+
+
 @pytest.fixture(scope="module")
-def bot(
+def bots(
     standin: SlackStandin, emulator: Emulator, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[BotProcess]:
-    tmp = tmp_path_factory.mktemp("e2e-bigquery")
-    script = write_script(
-        tmp / "script.jsonl",
-        [sql_reply(BY_REGION, "Sales by region."), sql_reply(COUNT, "Counts sales.")],
-    )
-    data_dir = tmp / "data"
-    data_dir.mkdir()
+) -> Iterator[SharedBot]:
     env = {
         "QUERYBOT_WAREHOUSE": f"bigquery:{PROJECT}/{DATASET}",
         "BIGQUERY_API_ENDPOINT": emulator.url,
     }
-    with BotProcess(slack=standin, data_dir=data_dir, script=script, env=env) as process:
-        yield process
+
+    def start(script: Path, data_dir: Path) -> BotProcess:
+        data_dir.mkdir()
+        return BotProcess(slack=standin, data_dir=data_dir, script=script, env=env)
+
+    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-bigquery")) as shared:
+        yield shared
 
 
 def test_question_approval_and_result_on_bigquery(bot: BotProcess, standin: SlackStandin) -> None:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 import slack_flow as flow
-from botproc import BotProcess, data_dir_with, expected_rows, sql_reply, write_script
+from botproc import BotProcess, data_dir_with, expected_rows, sql_reply
+from shared_bot import SharedBot
 from standin import SlackStandin
 
 from tests.container_image import Image, build_image, compose
@@ -59,14 +60,20 @@ def image(tmp_path_factory: pytest.TempPathFactory) -> Image:
     return build_image(tmp_path_factory.mktemp("container"))
 
 
+REPLIES = {"test_a_question_is_answered_by_the_http_service_from_the_image": [sql_reply(REGIONS)]}
+
+
 @pytest.fixture(scope="module")
-def bot(
+def bots(
     standin: SlackStandin, demo_db: Path, image: Image, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[BotProcess]:
-    script = write_script(tmp_path_factory.mktemp("model") / "script.jsonl", [sql_reply(REGIONS)])
-    data_dir = data_dir_with(image.data, demo_db)
-    with ImageBot(image, "querybot-http", slack=standin, data_dir=data_dir, script=script) as bot:
-        yield bot
+) -> Iterator[SharedBot]:
+    def start(script: Path, _: Path) -> BotProcess:
+        """The image's bot: its data directory is the image's, whatever the restart."""
+        data_dir = data_dir_with(image.data, demo_db)
+        return ImageBot(image, "querybot-http", slack=standin, data_dir=data_dir, script=script)
+
+    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("model")) as shared:
+        yield shared
 
 
 def test_a_question_is_answered_by_the_http_service_from_the_image(

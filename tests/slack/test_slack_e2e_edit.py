@@ -2,7 +2,7 @@
 the gate and comes back as a new proposal, and only an approval runs it. A refused edit changes
 nothing: the reasons go in the thread and the original proposal can still be approved.
 
-One bot serves the module; each test consumes the model replies listed in SCRIPT for it.
+One bot serves the module (shared_bot.py); each test's model replies are in REPLIES.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 import slack_flow as flow
-from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply, write_script
+from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply
+from shared_bot import SharedBot
 from slack_flow import has_text
 from slack_payloads import ALICE, BOB
 from standin import SlackStandin
@@ -30,22 +31,25 @@ ORDER_COUNT_SHOWN = "SELECT\n  COUNT(*) AS orders\nFROM demo.main.orders"
 CANCELLED = "SELECT COUNT(*) AS orders FROM demo.main.orders WHERE status = 'cancelled'"
 CUSTOMER_COUNT = "SELECT COUNT(*) AS customers FROM demo.main.customers"
 
-SCRIPT = [
-    sql_reply(ORDER_COUNT, "Counts all orders."),  # edit, then approve the edit
-    sql_reply(CUSTOMER_COUNT, "Counts customers."),  # a broken edit
-]
+REPLIES = {
+    "test_edit_is_checked_proposed_again_and_runs_when_approved": [
+        sql_reply(ORDER_COUNT, "Counts all orders.")
+    ],
+    "test_a_refused_edit_leaves_the_original_approvable": [
+        sql_reply(CUSTOMER_COUNT, "Counts customers.")
+    ],
+}
 
 
 @pytest.fixture(scope="module")
-def bot(
+def bots(
     standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[BotProcess]:
-    tmp = tmp_path_factory.mktemp("e2e-edit")
-    script = write_script(tmp / "script.jsonl", SCRIPT)
-    with BotProcess(
-        slack=standin, data_dir=data_dir_with(tmp / "data", demo_db), script=script
-    ) as b:
-        yield b
+) -> Iterator[SharedBot]:
+    def start(script: Path, data_dir: Path) -> BotProcess:
+        return BotProcess(slack=standin, data_dir=data_dir_with(data_dir, demo_db), script=script)
+
+    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-edit")) as shared:
+        yield shared
 
 
 def test_edit_is_checked_proposed_again_and_runs_when_approved(

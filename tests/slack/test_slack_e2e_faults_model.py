@@ -3,8 +3,8 @@ backoff, the question is answered), a quota exhausted for good (a clear message 
 retries), a bad key (a clear message at once, no retry), and a model that does not answer in
 time (a clear message after the bounded retries). Each thread goes on afterwards.
 
-One bot process serves the module; the tests run in file order, each using the scripted model
-lines listed for it in SCRIPT (an error line carries the HTTP status a provider would answer).
+One bot process serves the module (shared_bot.py); each test uses the scripted model lines
+listed for it in REPLIES (an error line carries the HTTP status a provider would answer).
 The last test runs a bot of its own on the real Gemini client (langchain-google-genai), pointed
 at a local stand-in of Gemini's API that holds the first request past the client's timeout.
 """
@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import slack_flow as flow
 from botproc import BotProcess, audit_events, data_dir_with, sql_reply, write_script
+from shared_bot import Reply, SharedBot
 from slack_flow import has_text
 from standin import SlackStandin
 
@@ -33,37 +34,28 @@ TIMED_OUT = {"__error__": "Deadline exceeded.", "status": "timeout", "__delay__"
 #: QUERYBOT_MODEL_TIMEOUT_S for the real Gemini client (its default is a minute).
 TIMEOUT_S = 3
 
-SCRIPT: list[dict | str] = [
+ANSWER = sql_reply(COUNT, "Counts customers.")
+REPLIES: dict[str, list[Reply]] = {
     # a rate limit that passes after two retries
-    QUOTA,
-    QUOTA,
-    sql_reply(COUNT, "Counts customers."),
+    "test_a_passing_rate_limit_is_retried": [QUOTA, QUOTA, ANSWER],
     # a quota exhausted for good, then a later question
-    QUOTA,
-    QUOTA,
-    QUOTA,
-    sql_reply(COUNT, "Counts customers."),
+    "test_a_quota_exhausted_for_good": [QUOTA, QUOTA, QUOTA, ANSWER],
     # a bad key, then a later question (the key was fixed)
-    BAD_KEY,
-    sql_reply(COUNT, "Counts customers."),
+    "test_a_bad_key_is_told_at_once": [BAD_KEY, ANSWER],
     # no answer in time, three times, then a later question
-    TIMED_OUT,
-    TIMED_OUT,
-    TIMED_OUT,
-    sql_reply(COUNT, "Counts customers."),
-]
+    "test_a_model_that_never_answers_in_time": [TIMED_OUT, TIMED_OUT, TIMED_OUT, ANSWER],
+}
 
 
 @pytest.fixture(scope="module")
-def bot(
+def bots(
     standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[BotProcess]:
-    tmp = tmp_path_factory.mktemp("e2e-model-faults")
-    script = write_script(tmp / "script.jsonl", SCRIPT)
-    with BotProcess(
-        slack=standin, data_dir=data_dir_with(tmp / "data", demo_db), script=script
-    ) as p:
-        yield p
+) -> Iterator[SharedBot]:
+    def start(script: Path, data_dir: Path) -> BotProcess:
+        return BotProcess(slack=standin, data_dir=data_dir_with(data_dir, demo_db), script=script)
+
+    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-model-faults")) as shared:
+        yield shared
 
 
 def test_a_passing_rate_limit_is_retried(bot: BotProcess, standin: SlackStandin) -> None:

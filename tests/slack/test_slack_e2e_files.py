@@ -6,8 +6,9 @@ sandbox and answered from it through the usual proposal and approval; an unreada
 clear message; the sandbox answers again after a restart; an idle sweep removes it, and a later
 question in the thread is told to upload the file again.
 
-The tests run in file order and share one data directory; each bot process has its own script
-(one scripted reply per question, listed with the process).
+One bot process with a 10 KB file limit serves the module (shared_bot.py), each test's model
+replies listed for it in REPLIES; the restart and the sweep start processes of their own on its
+data directory. Each test has threads of its own, so any test passes alone or in any order.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import pytest
 import slack_flow as flow
 import slack_payloads as payloads
 from botproc import BotProcess, audit_events, data_dir_with, sql_reply, write_script
+from shared_bot import SharedBot
 from slack_flow import Thread, has_text
 from slack_payloads import ALICE, BOB
 from standin import BOT_USER_ID, TEAM_ID, Posted, SlackStandin
@@ -43,44 +45,68 @@ FROM budget AS b
 ORDER BY b.team"""
 
 
+REPLIES = {
+    "test_a_csv_in_a_mention_is_loaded_and_answered": [
+        sql_reply(BY_REGION, "Revenue by region in the uploaded file."),
+        sql_reply(BY_PRODUCT, "Units by product."),
+        sql_reply(BY_DAY, "Revenue by day."),
+        sql_reply(BUDGET_VS_SALES, "Budgets next to the number of sales rows."),
+    ],
+    "test_after_a_restart_the_threads_sandbox_still_answers": [
+        sql_reply(BY_PRODUCT, "Units by product.")
+    ],
+}
+
+
 @dataclass
 class World:
-    """What the tests of this module share: the stand-in, the data directory, the thread."""
+    """What the tests of this module share: the stand-in and the shared bot."""
 
     slack: SlackStandin
-    data_dir: Path
     tmp: Path
     stack: ExitStack
-    thread: Thread | None = None
+    shared: SharedBot
     processes: list[BotProcess] = field(default_factory=list)
 
-    def bot(self, name: str, replies: list[Any], **env: str) -> BotProcess:
-        """Start a bot process on the shared data directory with its own script (stopped at
-        the end of the module if a test has not stopped it)."""
+    def bot(self, name: str, replies: list[Any], data_dir: Path, **env: str) -> BotProcess:
+        """Start a bot process on `data_dir` with its own script (stopped at the end of the
+        module if a test has not stopped it)."""
         script = write_script(self.tmp / f"{name}.jsonl", replies)
-        process = BotProcess(slack=self.slack, data_dir=self.data_dir, script=script, env=env)
+        process = BotProcess(slack=self.slack, data_dir=data_dir, script=script, env=env)
         self.processes.append(self.stack.enter_context(process))
         return process
-
-    @property
-    def thread_id(self) -> str:
-        assert self.thread is not None
-        return f"{TEAM_ID}:{self.thread.channel}:{self.thread.ts}"
 
 
 @pytest.fixture(scope="module")
 def world(demo_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     tmp = tmp_path_factory.mktemp("e2e-files")
     with SlackStandin() as slack, ExitStack() as stack:
-        yield World(slack, data_dir_with(tmp / "data", demo_db), tmp, stack)
+
+        def start(script: Path, data_dir: Path) -> BotProcess:
+            data_dir = data_dir_with(data_dir, demo_db)
+            env = {"QUERYBOT_FILE_MAX_MB": "0.01"}
+            return BotProcess(slack=slack, data_dir=data_dir, script=script, env=env)
+
+        shared = stack.enter_context(SharedBot(REPLIES, start, tmp / "shared"))
+        yield World(slack, tmp, stack, shared)
+
+
+@pytest.fixture
+def bot(world: World, request: pytest.FixtureRequest) -> BotProcess:
+    return world.shared.for_test(request)
 
 
 @pytest.fixture(autouse=True)
-def clean(world: World) -> Iterator[None]:
+def clean(world: World, bot: BotProcess) -> Iterator[None]:
+    started = len(world.processes)
     yield
-    if world.processes:
-        print(world.processes[-1].log()[-6000:])  # shown when the test failed
+    for process in [bot, *world.processes[started:]]:
+        print(process.log()[-6000:])  # shown when the test failed
     world.slack.assert_clean()
+
+
+def thread_id(thread: Thread) -> str:
+    return f"{TEAM_ID}:{thread.channel}:{thread.ts}"
 
 
 def share(slack: SlackStandin, name: str, content: bytes | None = None) -> dict[str, Any]:
@@ -146,20 +172,12 @@ def sandbox_files(data_dir: Path) -> list[Path]:
 # -- a file in a mention -----------------------------------------------------------------------
 
 
-def test_a_csv_in_a_mention_is_loaded_and_answered(world: World) -> None:
+def test_a_csv_in_a_mention_is_loaded_and_answered(world: World, bot: BotProcess) -> None:
     slack = world.slack
-    bot = world.bot(
-        "first",
-        [
-            sql_reply(BY_REGION, "Revenue by region in the uploaded file."),
-            sql_reply(BY_PRODUCT, "Units by product."),
-            sql_reply(BY_DAY, "Revenue by day."),
-            sql_reply(BUDGET_VS_SALES, "Budgets next to the number of sales rows."),
-        ],
-        QUERYBOT_FILE_MAX_MB="0.01",
-    )
+    sandboxes = len(sandbox_files(bot.data_dir))
+    infos, downloads = len(slack.calls_to("files.info")), len(slack.downloads)
     sales = share(slack, "sales.csv")
-    thread = world.thread = mention_with_files(bot, "which region sold the most?", [sales])
+    thread = mention_with_files(bot, "which region sold the most?", [sales])
 
     loaded = flow.wait_message(slack, thread, has_text("Loaded sales.csv"), "the load")
     assert loaded.text == (
@@ -167,8 +185,8 @@ def test_a_csv_in_a_mention_is_loaded_and_answered(world: World) -> None:
     )
     assert "Loading sales.csv" in loaded.history[0][0]
     # the mention's files were bare ids: files.info completed them; the bot token fetched it
-    assert [c.params["file"] for c in slack.calls_to("files.info")] == [sales["id"]]
-    assert slack.downloads == [(sales["id"], "xoxb-standin", 200)]
+    assert [c.params["file"] for c in slack.calls_to("files.info")[infos:]] == [sales["id"]]
+    assert slack.downloads[downloads:] == [(sales["id"], "xoxb-standin", 200)]
 
     proposal = flow.proposal(slack, thread)
     assert "`files.main.sales`" in proposal.all_text()
@@ -184,7 +202,7 @@ def test_a_csv_in_a_mention_is_loaded_and_answered(world: World) -> None:
     assert f"approved by <@{BOB}>" in result.all_text()
     loads = [m for m in slack.thread(thread.channel, thread.ts) if "Loaded" in m.text]
     assert len(loads) == 1, "the file_share echo of the mention is not loaded twice"
-    events = [e["event"] for e in audit_events(bot, thread_id=world.thread_id)]
+    events = [e["event"] for e in audit_events(bot, thread_id=thread_id(thread))]
     assert events == ["proposed", "approved", "executed"]
 
     # a follow-up without a mention goes to the same sandbox (here with the short table name)
@@ -222,7 +240,7 @@ def test_a_csv_in_a_mention_is_loaded_and_answered(world: World) -> None:
         ["Data", cell_text(120000.5), "8"],
         ["Sales", cell_text(300000.0), "8"],
     ]
-    assert len(sandbox_files(world.data_dir)) == 1
+    assert len(sandbox_files(bot.data_dir)) == sandboxes + 1
 
     # the bot's own uploads in the thread (result.csv, chart.png) are never loaded, even when
     # their event names only the bot's user (Bolt's self-event filter)
@@ -240,8 +258,9 @@ def test_a_csv_in_a_mention_is_loaded_and_answered(world: World) -> None:
     assert all(d[0] != result_csv["id"] for d in slack.downloads)
 
 
-def test_a_file_in_a_direct_message(world: World) -> None:
-    slack, bot = world.slack, world.processes[-1]
+def test_a_file_in_a_direct_message(world: World, bot: BotProcess) -> None:
+    slack = world.slack
+    sandboxes = len(sandbox_files(bot.data_dir))
     channel = "D" + payloads.new_channel()[1:]
     cities = share(slack, "cities.tsv")
     body = payloads.message(channel, "", thread_ts=None, channel_type="im", subtype="file_share")
@@ -258,11 +277,14 @@ def test_a_file_in_a_direct_message(world: World) -> None:
     assert loaded[0].text == (
         "Loaded cities.tsv as table `cities` (2 rows, 3 columns). Ask me about it."
     )
-    assert len(sandbox_files(world.data_dir)) == 2
+    assert len(sandbox_files(bot.data_dir)) == sandboxes + 1
 
 
-def test_a_file_shared_in_a_thread_the_bot_is_not_in_is_left_alone(world: World) -> None:
-    slack, bot = world.slack, world.processes[-1]
+def test_a_file_shared_in_a_thread_the_bot_is_not_in_is_left_alone(
+    world: World, bot: BotProcess
+) -> None:
+    slack = world.slack
+    sandboxes = len(sandbox_files(bot.data_dir))
     thread = Thread(payloads.new_channel(), payloads.new_ts())
     ignored = share(slack, "sales.csv")
     share_in_thread(bot, thread, [ignored], "look at this")
@@ -273,11 +295,12 @@ def test_a_file_shared_in_a_thread_the_bot_is_not_in_is_left_alone(world: World)
     flow.wait_message(slack, thread, has_text("notes.xlsx is not a CSV"), "the refusal")
     assert len(slack.thread(thread.channel, thread.ts)) == 1
     assert all(d[0] != ignored["id"] for d in slack.downloads)
-    assert len(sandbox_files(world.data_dir)) == 2
+    assert len(sandbox_files(bot.data_dir)) == sandboxes
 
 
-def test_unreadable_files_get_a_clear_message(world: World) -> None:
-    slack, bot = world.slack, world.processes[-1]
+def test_unreadable_files_get_a_clear_message(world: World, bot: BotProcess) -> None:
+    slack = world.slack
+    sandboxes = len(sandbox_files(bot.data_dir))
     broken = share(slack, "broken.csv")
     thread = mention_with_files(bot, "what is the total?", [broken])
     message = flow.wait_message(slack, thread, has_text("Could not read"), "the refusal")
@@ -300,35 +323,55 @@ def test_unreadable_files_get_a_clear_message(world: World) -> None:
     assert all(d[0] != big["id"] for d in slack.downloads), "refused by its size, not fetched"
     for t in (thread, thread2):
         assert not any(APPROVE_ACTION in m.action_values() for m in slack.thread(t.channel, t.ts))
-    assert len(sandbox_files(world.data_dir)) == 2, "no sandbox for files that were refused"
+    assert len(sandbox_files(bot.data_dir)) == sandboxes, "no sandbox for refused files"
 
 
 # -- restart and idle sweep --------------------------------------------------------------------
 
 
-def test_after_a_restart_the_threads_sandbox_still_answers(world: World) -> None:
+def loaded(slack: SlackStandin, bot: BotProcess, *names: str) -> Thread:
+    """A thread in which a mention with no question, then replies, shared the fixture files
+    `names` one by one; returns once the bot has loaded them all."""
+    thread = mention_with_files(bot, "", [share(slack, names[0])])
+    flow.wait_message(slack, thread, has_text(f"Loaded {names[0]}"), "the load")
+    for name in names[1:]:
+        share_in_thread(bot, thread, [share(slack, name)])
+        flow.wait_message(slack, thread, has_text(f"Loaded {name}"), "the load")
+    return thread
+
+
+def test_after_a_restart_the_threads_sandbox_still_answers(world: World, bot: BotProcess) -> None:
     slack = world.slack
-    assert world.thread is not None
-    assert world.processes[-1].stop() == 0
-    bot = world.bot("restarted", [sql_reply(BY_PRODUCT, "Units by product, again.")])
-    flow.reply(bot, world.thread, "units by product once more?")
-    result = approve(bot, slack, world.thread)
+    thread = loaded(slack, bot, "sales.csv")
+    flow.reply(bot, thread, "units by product?")
     units = csv_rows("SELECT Product, SUM(Quantity) FROM s GROUP BY 1 ORDER BY 1", s="sales.csv")
-    assert result.table() == [["product", "units"], *[[p, cell_text(n)] for p, n in units]]
+    table = [["product", "units"], *[[p, cell_text(n)] for p, n in units]]
+    assert approve(bot, slack, thread).table() == table
+    assert bot.stop() == 0
+    again = world.bot(
+        "restarted", [sql_reply(BY_PRODUCT, "Units by product, again.")], bot.data_dir
+    )
+    flow.reply(again, thread, "units by product once more?")
+    result = approve(again, slack, thread)
+    assert "Units by product, again." in result.text
+    assert result.table() == table
+    assert again.stop() == 0
 
 
-def test_an_idle_sandbox_is_swept_and_the_thread_told_to_upload_again(world: World) -> None:
+def test_an_idle_sandbox_is_swept_and_the_thread_told_to_upload_again(
+    world: World, bot: BotProcess
+) -> None:
     slack = world.slack
-    assert world.thread is not None
-    assert world.processes[-1].stop() == 0
-    bot = world.bot("swept", [], QUERYBOT_FILE_IDLE_S="1")
-    bot.wait_log(f"Removed the sandbox of {world.thread_id}")
-    assert not Sandboxes(world.data_dir / "sandboxes").exists(world.thread_id)
-    before = len(slack.thread(world.thread.channel, world.thread.ts))
-    flow.reply(bot, world.thread, "and by region?", user=ALICE)
+    thread = loaded(slack, bot, "sales.csv", "budget.json")
+    assert bot.stop() == 0
+    swept = world.bot("swept", [], bot.data_dir, QUERYBOT_FILE_IDLE_S="1")
+    swept.wait_log(f"Removed the sandbox of {thread_id(thread)}")
+    assert not Sandboxes(bot.data_dir / "sandboxes").exists(thread_id(thread))
+    before = len(slack.thread(thread.channel, thread.ts))
+    flow.reply(swept, thread, "and by region?", user=ALICE)
     gone = flow.wait_message(
         slack,
-        world.thread,
+        thread,
         has_text("deleted after"),
         "the note that the files are gone",
     )
@@ -337,5 +380,5 @@ def test_an_idle_sandbox_is_swept_and_the_thread_told_to_upload_again(world: Wor
         "1 second without use" in gone.all_text()
     )
     assert "Upload them again in this thread to keep asking about them" in gone.all_text()
-    assert len(slack.thread(world.thread.channel, world.thread.ts)) == before + 1
-    assert world.processes[-1].stop() == 0
+    assert len(slack.thread(thread.channel, thread.ts)) == before + 1
+    assert swept.stop() == 0

@@ -2,7 +2,8 @@
 "How did you get this?" account; a follow-up button asked in the thread. The real bot process,
 the real agent on the demo warehouse, a scripted model, the Web API stand-in.
 
-One bot serves the module; the tests run in file order and share one thread, consuming SCRIPT.
+One bot serves the module (shared_bot.py); each test asks the question of the module in a thread
+of its own, with the model replies REPLIES lists for it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from pathlib import Path
 import pytest
 import slack_flow as flow
 import slack_payloads as payloads
-from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply, write_script
+from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply
+from shared_bot import SharedBot
 from slack_flow import Thread, has_text
 from slack_payloads import ALICE, BOB
 from standin import TEAM_ID, Posted, SlackStandin
@@ -40,22 +42,27 @@ FOLLOW_UP = """SELECT c.segment, COUNT(*) AS orders
 FROM demo.main.orders AS o JOIN demo.main.customers AS c ON c.customer_id = o.customer_id
 GROUP BY c.segment"""
 
-SCRIPT = [
-    sql_reply(ORDERS_OCTOBER_2020, "Orders by region in October 2020."),
-    sql_reply(FOLLOW_UP, "Orders by customer segment."),
-]
+#: The question of the module (the loosened proposal makes no model call).
+ASKED = [sql_reply(ORDERS_OCTOBER_2020, "Orders by region in October 2020.")]
+REPLIES = {
+    "test_empty_result_then_a_loosened_proposal_that_runs_after_approval": ASKED,
+    "test_how_did_you_get_this_is_told_to_whoever_clicks": ASKED,
+    "test_a_follow_up_button_asks_in_the_thread_as_the_person_who_clicked": [
+        *ASKED,
+        sql_reply(FOLLOW_UP, "Orders by customer segment."),
+    ],
+}
 
 
 @pytest.fixture(scope="module")
-def bot(
+def bots(
     standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[BotProcess]:
-    tmp = tmp_path_factory.mktemp("e2e-followups")
-    script = write_script(tmp / "script.jsonl", SCRIPT)
-    with BotProcess(
-        slack=standin, data_dir=data_dir_with(tmp / "data", demo_db), script=script
-    ) as p:
-        yield p
+) -> Iterator[SharedBot]:
+    def start(script: Path, data_dir: Path) -> BotProcess:
+        return BotProcess(slack=standin, data_dir=data_dir_with(data_dir, demo_db), script=script)
+
+    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-followups")) as shared:
+        yield shared
 
 
 def results(standin: SlackStandin, thread: Thread, count: int) -> list[Posted]:
@@ -67,7 +74,7 @@ def results(standin: SlackStandin, thread: Thread, count: int) -> list[Posted]:
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def asked(bot: BotProcess, standin: SlackStandin) -> Thread:
     """The question of the module: asked, approved, empty, loosened, approved again."""
     thread = flow.ask(bot, "how many orders per region in October 2020?")
@@ -76,6 +83,8 @@ def asked(bot: BotProcess, standin: SlackStandin) -> Thread:
     loosened = flow.wait_message(standin, thread, has_text("I loosened it"), "the loosened one")
     flow.click(bot, loosened, approve=True, user=CAROL)
     results(standin, thread, 2)
+    # the answer's job is done: nothing more comes in the thread
+    bot.wait_log(f"Decision on proposal {flow.proposal_id(loosened)} done: answer")
     return thread
 
 

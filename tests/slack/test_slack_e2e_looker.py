@@ -11,10 +11,12 @@ shown and run.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import slack_flow as flow
-from botproc import BotProcess, audit_events, sql_reply, write_script
+from botproc import BotProcess, audit_events, sql_reply
+from shared_bot import SharedBot
 from slack_payloads import BOB
 from standin import SlackStandin
 
@@ -38,26 +40,30 @@ REPAIRED = (
 )
 
 
+REPLIES = {
+    "test_mention_proposal_approval_and_answer": [sql_reply(REVENUE, "Revenue by order status.")],
+    "test_a_broken_looker_rule_is_repaired_before_anyone_sees_it": [
+        sql_reply(BROKEN, "Orders by country."),
+        sql_reply(REPAIRED, "Orders by country, the measure in AGGREGATE."),
+    ],
+}
+
+
 @pytest.fixture(scope="module")
-def bot(standin: SlackStandin, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BotProcess]:
+def bots(standin: SlackStandin, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedBot]:
     tmp = tmp_path_factory.mktemp("e2e-looker")
     url = looker_standin.build_file(tmp / "standin" / "shop")
-    script = write_script(
-        tmp / "script.jsonl",
-        [
-            sql_reply(REVENUE, "Revenue by order status."),
-            sql_reply(BROKEN, "Orders by country."),
-            sql_reply(REPAIRED, "Orders by country, the measure in AGGREGATE."),
-        ],
-    )
-    data_dir = tmp / "data"
-    data_dir.mkdir()
     env = {
         "QUERYBOT_WAREHOUSE": "looker://looker.example.com/shop",
         **looker_standin.env(url),
     }
-    with BotProcess(slack=standin, data_dir=data_dir, script=script, env=env) as process:
-        yield process
+
+    def start(script: Path, data_dir: Path) -> BotProcess:
+        data_dir.mkdir()
+        return BotProcess(slack=standin, data_dir=data_dir, script=script, env=env)
+
+    with SharedBot(REPLIES, start, tmp) as shared:
+        yield shared
 
 
 def test_mention_proposal_approval_and_answer(bot: BotProcess, standin: SlackStandin) -> None:

@@ -4,7 +4,8 @@ account says it was pasted; the model is never asked in its place. The real bot 
 real agent on the demo warehouse, the Web API stand-in.
 
 The script holds one reply, which only the question in words at the end may use: had a pasted
-statement reached the model, its thread would show that reply instead of the refusal.
+statement reached the model, its thread would show that reply (or the script's end) instead of
+the refusal.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import Path
 import pytest
 import slack_flow as flow
 import slack_payloads as payloads
-from botproc import BotProcess, audit_events, data_dir_with, sql_reply, write_script
+from botproc import BotProcess, audit_events, data_dir_with, sql_reply
+from shared_bot import SharedBot
 from slack_flow import Thread, has_text
 from slack_payloads import BOB
 from standin import TEAM_ID, Posted, SlackStandin
@@ -26,20 +28,24 @@ from bot.blocks import EXPLAIN_ACTION
 pytestmark = pytest.mark.usefixtures("checked")
 
 SWAPPED = "Counts every order (the model's query)."
-SCRIPT = [sql_reply("SELECT COUNT(*) AS orders FROM demo.main.orders", SWAPPED)]
+REPLIES = {
+    "test_a_question_in_words_after_a_refusal_goes_to_the_model": [
+        sql_reply("SELECT COUNT(*) AS orders FROM demo.main.orders", SWAPPED)
+    ]
+}
 REFUSED = "I did not propose the SQL you sent: the checks refused it."
 NEXT = "Fix the SQL and send it again, or ask your question in words"
 
 
 @pytest.fixture(scope="module")
-def bot(
+def bots(
     standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[BotProcess]:
-    tmp = tmp_path_factory.mktemp("e2e-pasted")
-    script = write_script(tmp / "script.jsonl", SCRIPT)
-    data_dir = data_dir_with(tmp / "data", demo_db)
-    with BotProcess(slack=standin, data_dir=data_dir, script=script) as process:
-        yield process
+) -> Iterator[SharedBot]:
+    def start(script: Path, data_dir: Path) -> BotProcess:
+        return BotProcess(slack=standin, data_dir=data_dir_with(data_dir, demo_db), script=script)
+
+    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-pasted")) as shared:
+        yield shared
 
 
 def refusal(standin: SlackStandin, thread: Thread) -> Posted:
@@ -60,7 +66,7 @@ def events(bot: BotProcess, thread: Thread) -> list[str]:
     return [e["event"] for e in audit_events(bot, thread_id=thread_id)]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def misspelt(bot: BotProcess, standin: SlackStandin) -> Thread:
     thread = flow.ask(bot, "SELECT * FROM ordrs")
     refusal(standin, thread)

@@ -3,7 +3,7 @@ kept, as a CSV file in the thread; a time series or a short breakdown: Slack's n
 a PNG where the data does not fit the chart block or the workspace refuses it), direct messages,
 and the App Home tab.
 
-One bot serves the module; each test consumes the model replies listed in SCRIPT for it.
+One bot serves the module (shared_bot.py); each test's model replies are in REPLIES.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 import slack_flow as flow
 import slack_payloads as payloads
-from botproc import BotProcess, data_dir_with, expected_rows, sql_reply, write_script
+from botproc import BotProcess, data_dir_with, expected_rows, sql_reply
+from shared_bot import SharedBot
 from slack_flow import Thread
 from slack_payloads import ALICE
 from standin import SlackStandin, Upload
@@ -42,28 +43,41 @@ ORDER_COUNT = "SELECT COUNT(*) AS orders FROM demo.main.orders"
 REGION_COUNT = "SELECT COUNT(*) AS regions FROM demo.main.regions"
 DM = "D0CAROL01"
 
-SCRIPT = [
-    sql_reply(FIRST_200_CUSTOMERS, "The first 200 customers."),
-    sql_reply(ORDERS_BY_MONTH, "Orders by month."),
-    sql_reply(ORDERS_BY_MONTH_2025, "Orders by month in 2025."),
-    sql_reply(ORDERS_BY_STATUS, "Orders by status."),
-    sql_reply(ORDERS_BY_CHANNEL, "Orders by channel."),  # the workspace refuses native charts
-    sql_reply(ORDERS_BY_PAYMENT, "Orders by payment."),  # ... so this one goes straight to a PNG
-    sql_reply(ORDER_COUNT, "Counts all orders."),
-    sql_reply(REGION_COUNT, "Counts regions."),  # a direct message
-]
+REPLIES = {
+    "test_more_rows_than_shown_come_as_a_csv": [
+        sql_reply(FIRST_200_CUSTOMERS, "The first 200 customers.")
+    ],
+    "test_a_time_series_longer_than_the_chart_block_comes_as_a_png": [
+        sql_reply(ORDERS_BY_MONTH, "Orders by month.")
+    ],
+    "test_a_time_series_comes_with_a_native_chart": [
+        sql_reply(ORDERS_BY_MONTH_2025, "Orders by month in 2025.")
+    ],
+    "test_a_breakdown_of_the_whole_comes_as_a_native_pie": [
+        sql_reply(ORDERS_BY_STATUS, "Orders by status.")
+    ],
+    "test_a_workspace_without_the_chart_block_gets_pngs_and_is_asked_once": [
+        sql_reply(ORDERS_BY_CHANNEL, "Orders by channel."),  # the workspace refuses native charts
+        sql_reply(ORDERS_BY_PAYMENT, "Orders by payment."),  # ... so this one goes to a PNG
+    ],
+    "test_a_single_number_comes_alone": [sql_reply(ORDER_COUNT, "Counts all orders.")],
+    "test_a_direct_message_is_a_conversation": [sql_reply(REGION_COUNT, "Counts regions.")],
+    "test_app_home_lists_tables_and_the_users_questions": [
+        sql_reply(ORDERS_BY_PAYMENT, "Orders by payment."),
+        sql_reply(ORDER_COUNT, "Counts all orders."),
+    ],
+}
 
 
 @pytest.fixture(scope="module")
-def bot(
+def bots(
     standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[BotProcess]:
-    tmp = tmp_path_factory.mktemp("e2e-results")
-    script = write_script(tmp / "script.jsonl", SCRIPT)
-    with BotProcess(
-        slack=standin, data_dir=data_dir_with(tmp / "data", demo_db), script=script
-    ) as b:
-        yield b
+) -> Iterator[SharedBot]:
+    def start(script: Path, data_dir: Path) -> BotProcess:
+        return BotProcess(slack=standin, data_dir=data_dir_with(data_dir, demo_db), script=script)
+
+    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-results")) as shared:
+        yield shared
 
 
 def approved_result(bot: BotProcess, standin: SlackStandin, question: str) -> Thread:
@@ -214,6 +228,8 @@ def test_a_direct_message_is_a_conversation(
 def test_app_home_lists_tables_and_the_users_questions(
     bot: BotProcess, standin: SlackStandin
 ) -> None:
+    for question in ("orders by payment?", "how many orders?"):
+        flow.proposal(standin, flow.ask(bot, question, user=ALICE))
     bot.send_event(payloads.home_opened(ALICE))
     bot.send_event(payloads.home_opened(ALICE, tab="messages"))
     [published] = standin.wait_for(lambda: standin.published_views, what="the Home tab")

@@ -7,9 +7,9 @@ question"), three drafts of which two agree (the note the approver sees), a self
 passes, approval, and an answer whose sources line counts the model calls. The second: a
 self-check that finds a problem, so the SQL is rewritten before anything is posted.
 
-One bot serves the module; the tests run in file order, consuming SCRIPT. The three drafts of a
-question are asked at once, so which draft gets which of their script lines varies: the scripts
-below hold for any order.
+One bot serves the module (shared_bot.py); each test's model replies are in REPLIES. The three
+drafts of a question are asked at once, so which draft gets which of their script lines varies:
+the scripts below hold for any order.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 import slack_flow as flow
 import slack_payloads as payloads
-from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply, write_script
+from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply
+from shared_bot import Reply, SharedBot
 from slack_flow import Thread
 from slack_payloads import BOB
 from standin import TEAM_ID, SlackStandin
@@ -53,36 +54,43 @@ def plan(value: str, explanation: str) -> dict[str, object]:
     }
 
 
-SCRIPT: list[dict[str, object] | str] = [
-    # first question: plan (a value that does not occur as written), 3 drafts, self-check
+#: The first question: plan (a value that does not occur as written), 3 drafts, self-check.
+FIRST: list[Reply] = [
     plan("Business", "The number of orders placed by business customers."),
     sql_reply(BUSINESS_ORDERS, "Orders placed by business customers."),
     sql_reply(BUSINESS_ORDERS, "Orders placed by business customers."),
     sql_reply(CONSUMER_ORDERS, "Orders placed by consumers."),
     {"valid": True, "feedback": ""},
-    # second question: plan, 3 agreeing drafts the self-check finds wrong, the repair, a pass
-    plan("business", "The number of business customers."),
-    *[sql_reply(CONSUMER_CUSTOMERS, "Customers in the consumer segment.")] * 3,
-    {"valid": False, "feedback": DOUBT},
-    sql_reply(BUSINESS_CUSTOMERS, "Customers in the business segment."),
-    {"valid": True, "feedback": ""},
 ]
+REPLIES = {
+    "test_the_proposal_shows_the_plan_and_the_drafts_agreement": FIRST,
+    "test_approval_runs_it_and_the_sources_line_counts_the_model_calls": FIRST,
+    # plan, 3 agreeing drafts the self-check finds wrong, the repair, a pass
+    "test_a_self_check_failure_is_repaired_before_the_proposal_is_posted": [
+        plan("business", "The number of business customers."),
+        *[sql_reply(CONSUMER_CUSTOMERS, "Customers in the consumer segment.")] * 3,
+        {"valid": False, "feedback": DOUBT},
+        sql_reply(BUSINESS_CUSTOMERS, "Customers in the business segment."),
+        {"valid": True, "feedback": ""},
+    ],
+}
 
 
 @pytest.fixture(scope="module")
-def bot(
+def bots(
     standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[BotProcess]:
-    tmp = tmp_path_factory.mktemp("e2e-strategies")
-    script = write_script(tmp / "script.jsonl", SCRIPT)
+) -> Iterator[SharedBot]:
     env = {"QUERYBOT_STRATEGIES": "plan,self_check,candidates:3"}
-    with BotProcess(
-        slack=standin, data_dir=data_dir_with(tmp / "data", demo_db), script=script, env=env
-    ) as p:
-        yield p
+
+    def start(script: Path, data_dir: Path) -> BotProcess:
+        data_dir = data_dir_with(data_dir, demo_db)
+        return BotProcess(slack=standin, data_dir=data_dir, script=script, env=env)
+
+    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-strategies")) as shared:
+        yield shared
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def first(bot: BotProcess, standin: SlackStandin) -> Thread:
     """The first question, asked; its proposal is posted."""
     thread = flow.ask(bot, "how many orders did Business customers place?")

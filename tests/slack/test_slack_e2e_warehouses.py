@@ -8,10 +8,12 @@ which the sample's generator computed in Python; then a rejected proposal runs n
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import slack_flow as flow
-from botproc import BotProcess, audit_events, sql_reply, write_script
+from botproc import BotProcess, audit_events, sql_reply
+from shared_bot import SharedBot
 from slack_payloads import BOB
 from standin import SlackStandin
 
@@ -50,22 +52,25 @@ def qualified(warehouse: Loaded, sql: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def bot(
+def bots(
     standin: SlackStandin, warehouse: Loaded, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[BotProcess]:
-    tmp = tmp_path_factory.mktemp(f"e2e-{warehouse.dialect}")
-    script = write_script(
-        tmp / "script.jsonl",
-        [
-            sql_reply(qualified(warehouse, HEADCOUNT.sql(warehouse.dialect)), "Headcount."),
-            sql_reply(qualified(warehouse, TOP_PAID.sql(warehouse.dialect)), "Top earners."),
+) -> Iterator[SharedBot]:
+    replies = {
+        "test_mention_proposal_approval_and_answer": [
+            sql_reply(qualified(warehouse, HEADCOUNT.sql(warehouse.dialect)), "Headcount.")
         ],
-    )
-    data_dir = tmp / "data"
-    data_dir.mkdir()
+        "test_rejected_proposal_runs_nothing": [
+            sql_reply(qualified(warehouse, TOP_PAID.sql(warehouse.dialect)), "Top earners.")
+        ],
+    }
     env = {"QUERYBOT_WAREHOUSE": warehouse.url}
-    with BotProcess(slack=standin, data_dir=data_dir, script=script, env=env) as process:
-        yield process
+
+    def start(script: Path, data_dir: Path) -> BotProcess:
+        data_dir.mkdir()
+        return BotProcess(slack=standin, data_dir=data_dir, script=script, env=env)
+
+    with SharedBot(replies, start, tmp_path_factory.mktemp(f"e2e-{warehouse.dialect}")) as shared:
+        yield shared
 
 
 def test_mention_proposal_approval_and_answer(
