@@ -15,7 +15,7 @@ characters / 4 as its usage (agent.models), so offline runs have figures too.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypedDict
 from uuid import UUID
 
@@ -130,14 +130,15 @@ def traced(config: RunnableConfig, node: str, meter: Meter) -> RunnableConfig:
     )
 
 
-Node = Callable[..., dict[str, Any]]
+#: A node: `fn(state, config, deps)` returning its update (a TypedDict, agent.state.Update).
+Node = Callable[..., Mapping[str, Any]]
 
 
 def metered(node: str, fn: Node) -> Node:
     """Wrap a node `fn(state, config, deps)` so its model calls are traced and counted in
     the state's `usage` (only when it made any)."""
 
-    def run(state: Any, config: RunnableConfig, deps: Any) -> dict[str, Any]:
+    def run(state: Any, config: RunnableConfig, deps: Any) -> Mapping[str, Any]:
         meter = Meter()
         update = fn(state, traced(config, node, meter), deps)
         if meter.calls:

@@ -21,10 +21,10 @@ from langgraph.types import Command, StateSnapshot
 
 from agent.context import AgentDeps
 from agent.explain import Explanation, explain
-from agent.gate import check_sql
 from agent.graph import build_graph
 from agent.outcome import Answer, Outcome, Proposal
 from agent.postgres import CHECKPOINT_POOL_SIZE, open_pool, setup_lock
+from agent.state import Decision, Edit
 from connectors.base import TableInfo
 
 NOT_WAITING = (
@@ -104,7 +104,8 @@ class Agent:
             return Outcome(kind="failed", message=NOT_WAITING)
         if sql_sha256 is not None and sql_sha256 != pending.sql_sha256:
             return Outcome(kind="failed", message=OTHER_SQL)
-        decision = {
+        decision: Decision = {
+            "kind": "decision",
             "proposal_id": proposal_id,
             "approved": approved,
             "by": user,
@@ -117,24 +118,16 @@ class Agent:
     def edit(self, thread_id: str, proposal_id: str, sql: str, *, user: str) -> Outcome:
         """Replace the pending proposal's SQL with a person's edit.
 
-        The edit passes the same gate (and cost estimate) and comes back as a new proposal to
-        approve; it never runs directly. An edit the gate refuses changes nothing: the outcome is
-        `failed` with the reasons, and `proposal` is the original, still waiting.
+        The graph checks the edit as any draft (agent/nodes/edit.py): it comes back as a new
+        proposal to approve, and never runs directly. An edit the gate refuses changes nothing:
+        the outcome is `failed` with the reasons, and `proposal` is the original, still waiting.
         """
         pending = self.pending_proposal(thread_id)
+        # Resuming a thread that waits on nothing would run the graph from START: check first.
         if pending is None or pending.proposal_id != proposal_id:
             return Outcome(kind="failed", message=NOT_WAITING)
-        limit = self.deps.limits.row_limit
-        verdict = check_sql(sql, self.deps.catalog.gate_schema, row_limit=limit)
-        if not verdict.ok:
-            reasons = "\n".join(f"• {reason}" for reason in verdict.reasons)
-            message = (
-                f"The edited SQL was not accepted, so nothing changed:\n{reasons}\n"
-                "Fix it and edit again, or approve the original proposal."
-            )
-            return Outcome(kind="failed", message=message, proposal=pending)
-        resume = {"proposal_id": proposal_id, "edited_sql": sql, "by": user}
-        self.graph.invoke(Command(resume=resume), self._config(thread_id))
+        edit: Edit = {"kind": "edit", "proposal_id": proposal_id, "sql": sql, "by": user}
+        self.graph.invoke(Command(resume=edit), self._config(thread_id))
         return self._outcome(self._config(thread_id))
 
     def cancel(self, thread_id: str, proposal_id: str, *, user: str) -> bool:
@@ -191,10 +184,16 @@ class Agent:
         usage = snapshot.values.get("usage")
         if snapshot.interrupts:
             proposal = _proposal(snapshot)
+            edit = snapshot.values.get("edit")
+            if edit and "refused" in edit and edit["proposal_id"] == proposal.proposal_id:
+                # the edit changed nothing: the proposal waits on
+                return Outcome(
+                    kind="failed", message=edit["refused"], proposal=proposal, usage=usage
+                )
             relax = snapshot.values.get("relax")
             if relax and relax["proposal_id"] == proposal.proposal_id:
                 # an empty result, shown above the loosened proposal that follows it
-                empty = Answer(**{**relax["answer"], "usage": usage})
+                empty = Answer.from_dict({**relax["answer"], "usage": usage})
                 return Outcome(
                     kind="proposal",
                     message=relax["message"],
@@ -212,7 +211,7 @@ class Agent:
             )
         answer = None
         if final["kind"] == "answer":
-            answer = Answer(**{**final["answer"], "usage": usage})
+            answer = Answer.from_dict({**final["answer"], "usage": usage})
         return Outcome(kind=final["kind"], message=final["message"], answer=answer, usage=usage)
 
     def tables(self) -> list[TableInfo]:
@@ -230,5 +229,5 @@ class Agent:
 def _proposal(snapshot: StateSnapshot) -> Proposal:
     """The proposal a thread waits on, with the question's usage and plan as they are now."""
     values = snapshot.values
-    fields = {**snapshot.interrupts[0].value, "usage": values.get("usage")}
-    return Proposal(**{"plan": values.get("plan"), **fields})
+    shown = snapshot.interrupts[0].value  # the proposal as the state keeps it
+    return Proposal.from_dict({**shown, "usage": values.get("usage"), "plan": values.get("plan")})

@@ -2,7 +2,9 @@
 and after an answer: relax (an empty result: a loosened proposal, back to approve) or suggest
 (follow-up questions), each when its strategy is on. SQL a person pasted goes start -> paste
 (the same checks; refused SQL ends the question with the reasons) -> approve -> execute, and
-never to the model: no repair of it, nor of its warehouse errors.
+never to the model: no repair of it, nor of its warehouse errors. A person's edit of the waiting
+proposal goes approve -> edit, which checks it as validate (or paste) checks a draft and routes
+as they do, except that an edit the gate refuses goes back to approve and changes nothing.
 
 Before the first draft, when their strategies are on: vary (paraphrases for the table search),
 plan (a grounded plan), candidates (N drafts ranked by checks, then agreement, instead of
@@ -25,6 +27,7 @@ from agent.context import AgentDeps, Strategies
 from agent.nodes.approve import approve
 from agent.nodes.candidates import candidates
 from agent.nodes.check import check
+from agent.nodes.edit import edit
 from agent.nodes.execute import execute
 from agent.nodes.finish import finish
 from agent.nodes.generate import generate
@@ -35,6 +38,7 @@ from agent.nodes.start import start
 from agent.nodes.suggest import suggest
 from agent.nodes.validate import validate
 from agent.nodes.vary import vary
+from agent.outcome import Answer
 from agent.relax import is_empty
 from agent.state import ThreadState
 
@@ -75,17 +79,21 @@ def after_check(state: ThreadState) -> Literal["approve", "generate"]:
     return "approve" if state.get("proposal") else "generate"
 
 
-def after_approve(
-    state: ThreadState,
-) -> Literal["finish", "execute", "validate", "paste", "approve"]:
+def after_approve(state: ThreadState) -> Literal["finish", "execute", "edit", "approve"]:
     if state.get("final"):
         return "finish"
     if state.get("decision"):
         return "execute"
-    # an edit replaced the proposal with a draft; a stale resume leaves the proposal waiting
-    if state.get("proposal"):
-        return "approve"
-    return "paste" if state.get("pasted") else "validate"
+    if state.get("edit"):
+        return "edit"
+    return "approve"  # a stale resume: the proposal waits on
+
+
+def after_edit(state: ThreadState) -> Literal["finish", "approve", "generate", "check"]:
+    edited = state.get("edit")
+    if edited and "refused" in edited:
+        return "approve"  # nothing changed: the proposal waits on
+    return after_validate(state)
 
 
 def after_execute(
@@ -94,10 +102,10 @@ def after_execute(
     final = state.get("final")
     if not final:
         return "generate"
-    answer = final.get("answer")
-    if final["kind"] != "answer" or not answer:
+    if final["kind"] != "answer" or not final.get("answer"):
         return "finish"
-    if is_empty(answer["columns"], answer["rows"], answer["total_rows"]):
+    answer = Answer.from_dict(final["answer"])
+    if is_empty(answer.columns, answer.rows, answer.total_rows):
         return "relax" if strategies.relax_empty and not state.get("relaxed") else "finish"
     return "suggest" if strategies.follow_ups else "finish"
 
@@ -120,6 +128,7 @@ def build_graph(
     graph.add_node("validate", partial(validate, deps=deps))
     graph.add_node("paste", partial(paste, deps=deps))
     graph.add_node("approve", partial(approve, deps=deps))
+    graph.add_node("edit", partial(edit, deps=deps))
     graph.add_node("execute", partial(execute, deps=deps))
     graph.add_node("relax", partial(relax, deps=deps))
     graph.add_node("suggest", partial(suggest, deps=deps))
@@ -132,6 +141,7 @@ def build_graph(
         graph.add_conditional_edges(node, after_validate)
     graph.add_conditional_edges("check", after_check)
     graph.add_conditional_edges("approve", after_approve)
+    graph.add_conditional_edges("edit", after_edit)
     graph.add_conditional_edges("execute", partial(after_execute, strategies=deps.strategies))
     graph.add_conditional_edges("relax", after_relax)
     graph.add_edge("suggest", "finish")

@@ -1,21 +1,48 @@
 """What the agent hands back to whoever drives it (the Slack bot, the terminal).
 
 Plain frozen dataclasses of JSON-friendly values: the bot renders them, the CLI prints them, and
-neither needs to know how the graph reached them.
+neither needs to know how the graph reached them. `Proposal` and `Answer` are the one definition
+of each: the thread's checkpoints (agent/state.py) and the bot's store keep them as plain dicts
+(`to_dict`, `to_state`), read back with `from_dict`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal, Self
 
 from agent.accounting import QuestionUsage
 
 OutcomeKind = Literal["proposal", "answer", "clarify", "failed", "rejected", "cancelled"]
 
+#: A `Proposal` or an `Answer` as a plain dict (`to_state`, `to_dict`).
+Plain = dict[str, Any]
+
+
+class _Plain:
+    """To and from plain dicts, for the frozen dataclasses below.
+
+    `to_state` leaves out `usage` and `plan`: they belong to the question, which the thread's
+    state keeps once (ThreadState.usage, .plan), and are attached when a proposal or answer is
+    handed out. A dict written by an older version still loads: fields it lacks take their
+    defaults, and fields this version does not know are dropped.
+    """
+
+    def to_dict(self) -> Plain:
+        return asdict(self)  # type: ignore[call-overload]
+
+    def to_state(self) -> Plain:
+        return {k: v for k, v in self.to_dict().items() if k not in ("usage", "plan")}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        return cls(**{k: v for k, v in data.items() if k in names})
+
 
 @dataclass(frozen=True)
-class Proposal:
+class Proposal(_Plain):
     """SQL waiting for a person's approval. `sql_sha256` is the hash an approval must name."""
 
     proposal_id: str
@@ -37,7 +64,7 @@ class Proposal:
 
 
 @dataclass(frozen=True)
-class Answer:
+class Answer(_Plain):
     """An executed, approved query and the evidence for it."""
 
     question: str

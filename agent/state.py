@@ -11,6 +11,8 @@ import operator
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from agent.accounting import QuestionUsage, empty_usage
+from agent.outcome import Plain
+from connectors.base import ConnectorError
 
 
 class Step(TypedDict):
@@ -66,29 +68,16 @@ class Draft(TypedDict):
     notes: NotRequired[list[str]]
 
 
-class ProposalState(TypedDict):
-    """Gated SQL awaiting approval (mirrors agent.outcome.Proposal)."""
-
-    proposal_id: str
-    question: str
-    sql: str
-    explanation: str
-    tables: list[str]
-    #: `table.column` pairs the gate found read (stored with a verified example); absent in
-    #: proposals checkpointed before it was recorded.
-    columns: NotRequired[list[str]]
-    sql_sha256: str
-    warnings: list[str]
-    estimated_bytes: int | None
-    estimated_cost_usd: float | None
-
-
 class Decision(TypedDict):
-    """A person's decision on one proposal, as passed to `Command(resume=...)`.
+    """A person's decision on one proposal: the resume `Agent.decide` sends, and, once approve
+    has checked it, the state's `decision`.
 
     `labels` are the caller's key/values for the warehouse's job record (the bot names the Slack
     team and channel there; the agent passes them through without reading them)."""
 
+    #: Absent in decisions checkpointed, or resumes sent by other drivers of the graph, before
+    #: resumes were typed: a resume without a kind is a decision.
+    kind: NotRequired[Literal["decision"]]
     proposal_id: str
     approved: bool
     by: str
@@ -97,49 +86,94 @@ class Decision(TypedDict):
     sql_sha256: NotRequired[str]
 
 
+class Edit(TypedDict):
+    """A person's edit of the waiting proposal's SQL: the resume `Agent.edit` sends. The edit
+    node checks it; `refused` says why the checks refused it (then nothing changed)."""
+
+    kind: Literal["edit"]
+    proposal_id: str
+    sql: str
+    by: str
+    refused: NotRequired[str]
+
+
 class Final(TypedDict):
-    """How the current question ended; `answer` holds the Answer fields when kind == "answer"."""
+    """How the current question ended; `answer` holds the `Answer` (agent.outcome, `to_state`)
+    when kind == "answer"."""
 
     kind: Literal["answer", "rejected", "failed", "clarify", "cancelled"]
     message: str
-    answer: NotRequired[dict[str, Any]]
+    answer: NotRequired[Plain]
 
 
-class ThreadState(TypedDict):
+class Relaxed(TypedDict):
+    """An empty answer and the loosened proposal that followed it (agent/nodes/relax.py)."""
+
+    #: The empty `Answer` (`to_state`), shown above the loosened proposal.
+    answer: Plain
+    proposal_id: str
+    message: str
+
+
+class ThreadState(TypedDict, total=False):
+    """The thread's state, and (every key being optional) a node's partial update of it: the
+    graph's input holds only `question` and `user`, and a node returns the keys it changes."""
+
     # input
     question: str
-    user: NotRequired[str]
+    user: str
     # history
     turns: Annotated[list[Turn], operator.add]
     # current question
-    draft: NotRequired[Draft | None]
-    feedback: NotRequired[list[str]]
-    attempts: NotRequired[int]
-    exec_failures: NotRequired[int]
-    proposal: NotRequired[ProposalState | None]
-    decision: NotRequired[Decision | None]
-    final: NotRequired[Final | None]
+    draft: Draft | None
+    feedback: list[str]
+    attempts: int
+    exec_failures: int
+    #: The gated SQL awaiting approval: a `Proposal` (agent.outcome, `to_state`).
+    proposal: Plain | None
+    decision: Decision | None
+    #: The latest resume's edit, while the edit node checks it or after it refused it.
+    edit: Edit | None
+    final: Final | None
     #: What happened so far for the current question (see `Step`).
     trace: Annotated[list[Step], add_steps]
     #: The current question's empty result was looked at for loosening (once a question).
-    relaxed: NotRequired[bool]
-    #: The empty answer and the loosened proposal that followed it (agent/nodes/relax.py).
-    relax: NotRequired[dict[str, Any] | None]
+    relaxed: bool
+    relax: Relaxed | None
     #: Model calls and tokens of the current question, per node (agent.accounting).
-    usage: NotRequired[QuestionUsage]
+    usage: QuestionUsage
     # answer-quality strategies (agent/context.py Strategies)
     #: Paraphrases of the question that widen table retrieval; None: not asked yet.
-    variations: NotRequired[list[str] | None]
+    variations: list[str] | None
     #: The plan (fields, filters with grounded values, grouping, ordering); None: none made.
-    plan: NotRequired[dict[str, Any] | None]
+    plan: dict[str, Any] | None
     #: The accepted SQL waits for the self-check before approval.
-    needs_check: NotRequired[bool]
+    needs_check: bool
     #: The question was SQL a person pasted (agent/pasted.py): the gate judges it as written,
     #: and neither it nor a warehouse error it meets goes to the model for repair.
-    pasted: NotRequired[bool]
+    pasted: bool
 
 
-def reset_for_question() -> dict[str, Any]:
+#: What a node returns: the state's keys it changes.
+Update = ThreadState
+
+
+def failed(message: str, *, step: Step | None = None) -> Update:
+    """The one way a node ends a question that failed: `message` (what happened and what to do
+    next) ends it, and the trace records it (`step` when the node has its own, else a `failed`
+    step of the same text), so the account and the restart recovery read the same history."""
+    return {
+        "final": {"kind": "failed", "message": message},
+        "trace": [step or {"kind": "failed", "text": message}],
+    }
+
+
+def unreadable_tables(exc: ConnectorError) -> str:
+    """What happened when the warehouse's tables could not be read."""
+    return f"I could not read the warehouse's tables: {exc.message} {exc.hint}"
+
+
+def reset_for_question() -> Update:
     """The per-question fields as they are before the first step."""
     return {
         "draft": None,
@@ -148,6 +182,7 @@ def reset_for_question() -> dict[str, Any]:
         "exec_failures": 0,
         "proposal": None,
         "decision": None,
+        "edit": None,
         "final": None,
         "relaxed": False,
         "relax": None,

@@ -31,7 +31,7 @@ from agent.model_errors import is_retryable, user_message
 from agent.nodes.generate import build_messages, model_context
 from agent.nodes.validate import Screened, judge, screen
 from agent.reply import SqlReply
-from agent.state import ThreadState
+from agent.state import Draft, Step, ThreadState, Update, failed, unreadable_tables
 from connectors.base import ConnectorError
 
 log = logging.getLogger(__name__)
@@ -94,14 +94,13 @@ def _ask_all(
         return list(pool.map(ask, prompts_))
 
 
-def candidates(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
+def candidates(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
     attempts = state.get("attempts", 0) + 1
     total = deps.strategies.candidates
     try:
         snapshot = deps.catalog.snapshot()
     except ConnectorError as exc:
-        message = f"I could not read the warehouse's tables: {exc.message} {exc.hint}"
-        return {"attempts": attempts, "final": {"kind": "failed", "message": message}}
+        return {"attempts": attempts, **failed(unreadable_tables(exc))}
     base = build_messages(state, deps, model_context(state, deps, snapshot), config)
     prompts_ = [base] + [
         [*base, HumanMessage(prompts.CANDIDATE.format(number=i, total=total))]
@@ -138,13 +137,7 @@ def candidates(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> d
         if len(errors) == len(outs):
             exc = errors[0]
             calls = deps.limits.model_attempts if is_retryable(exc) else 1
-            message = user_message(exc, attempts=calls)
-            step = {"kind": "failed", "text": message}
-            return {
-                "attempts": attempts,
-                "final": {"kind": "failed", "message": message},
-                "trace": [step],
-            }
+            return {"attempts": attempts, **failed(user_message(exc, attempts=calls))}
         text = f"None of the {total} drafts could be used{lost_text}, so the model was asked again."
         return {
             "attempts": attempts,
@@ -156,16 +149,16 @@ def candidates(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> d
     read = len(drafts)
     if not best.key:
         text = f"{agreeing} of {read} drafts asked a clarifying question instead of writing SQL"
-        step = {"kind": "candidates", "text": text + lost_text + ".", "brief": text.lower()}
+        step: Step = {"kind": "candidates", "text": text + lost_text + ".", "brief": text.lower()}
         message = best.reply.explanation.strip() or "Could you rephrase?"
         return {
             "attempts": attempts,
             "final": {"kind": "clarify", "message": message},
             "trace": [step],
         }
-    failed = sum(1 for d in drafts if d.key and not d.passed)
+    failing = sum(1 for d in drafts if d.key and not d.passed)
     asking = sum(1 for d in drafts if not d.key)
-    others = [f"{failed} failed the checks"] if failed else []
+    others = [f"{failing} failed the checks"] if failing else []
     others += [f"{asking} asked a clarifying question instead"] if asking else []
     vote = f"{agreeing} of {read} drafts agreed on the one kept"
     text = f"{total} drafts were written at once{lost_text}; " + "; ".join([vote, *others])
@@ -175,7 +168,7 @@ def candidates(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> d
         notes.append(
             "; ".join([f"{agreeing} of {read} drafts agreed on this query", *others]) + "."
         )
-    draft = {
+    draft: Draft = {
         "kind": "sql",
         "explanation": best.reply.explanation.strip(),
         "sql": best.reply.sql,

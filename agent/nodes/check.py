@@ -10,8 +10,8 @@ verdict could not be read), with a warning that it was not double-checked. Nothi
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from textwrap import shorten
-from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
@@ -20,9 +20,10 @@ from pydantic import BaseModel, Field
 from agent import prompts
 from agent.catalog import table_key
 from agent.context import AgentDeps, thread_of
+from agent.outcome import Plain, Proposal
 from agent.planning import plan_text
 from agent.question_context import table_text
-from agent.state import ProposalState, ThreadState
+from agent.state import Step, ThreadState, Update
 
 log = logging.getLogger(__name__)
 
@@ -32,20 +33,21 @@ class CheckReply(BaseModel):
     feedback: str = Field(default="", description="When not valid: what to change, briefly.")
 
 
-def check(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
-    proposal = state["proposal"]
-    assert proposal is not None
+def check(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
+    stored = state["proposal"]
+    assert stored is not None
+    proposal = Proposal.from_dict(stored)
     plan = state.get("plan")
     try:
         snapshot = deps.catalog.snapshot()
-        read = {table_key(t) for t in proposal["tables"]}
+        read = {table_key(t) for t in proposal.tables}
         tables = [t for key, t in snapshot.by_key.items() if key in read]
         schema = "\n\n".join(table_text(t, snapshot, deps.context.limits) for t in tables)
         human = prompts.CHECK.format(
             plan_note=" and the plan" if plan else "",
             question=state["question"],
             plan=plan_text(plan) + "\n" if plan else "",
-            sql=proposal["sql"],
+            sql=proposal.sql,
         )
         messages = [SystemMessage(f"Tables the SQL reads:\n{schema}"), HumanMessage(human)]
         out = deps.structured(CheckReply, deps.check_model).invoke(messages, config)
@@ -62,16 +64,15 @@ def check(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[s
     deps.audit.record(
         thread_of(config),
         "self_check_failed",
-        proposal_id=proposal["proposal_id"],
+        proposal_id=proposal.proposal_id,
         actor=state.get("user", ""),
-        sql=proposal["sql"],
+        sql=proposal.sql,
         detail={"feedback": doubt},
     )
     if state.get("attempts", 0) >= deps.limits.max_attempts:
         warning = f"A second check doubted this query: {doubt}"
-        kept = {**proposal, "warnings": [*proposal["warnings"], warning]}
         step = _step(warning, "a second check doubted it (no attempts left to rewrite it)")
-        return {"needs_check": False, "proposal": kept, "trace": [step]}
+        return {"needs_check": False, "proposal": _warned(proposal, warning), "trace": [step]}
     text = f"A second check found a problem, so the SQL was rewritten: {doubt}"
     brief = f"a second check had it rewritten ({shorten(doubt, 120, placeholder='…')})"
     return {
@@ -82,13 +83,17 @@ def check(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[s
     }
 
 
-def _unchecked(proposal: ProposalState, why: str) -> dict[str, Any]:
+def _unchecked(proposal: Proposal, why: str) -> Update:
     """The proposal goes on, telling the person approving that it was not double-checked."""
     warning = f"Not double-checked: {why}. Only the safety and schema checks passed it."
-    kept = {**proposal, "warnings": [*proposal["warnings"], warning]}
     step = _step(f"The self-check could not run: {why}.", "it was not double-checked")
-    return {"needs_check": False, "proposal": kept, "trace": [step]}
+    return {"needs_check": False, "proposal": _warned(proposal, warning), "trace": [step]}
 
 
-def _step(text: str, brief: str) -> dict[str, str]:
+def _warned(proposal: Proposal, warning: str) -> Plain:
+    """`proposal` (as the state keeps it) with `warning` added to its warnings."""
+    return replace(proposal, warnings=[*proposal.warnings, warning]).to_state()
+
+
+def _step(text: str, brief: str) -> Step:
     return {"kind": "self_check", "text": text, "brief": brief}

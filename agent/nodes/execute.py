@@ -17,7 +17,8 @@ from langchain_core.runnables import RunnableConfig
 from agent.audit import sql_sha256
 from agent.context import AgentDeps, thread_of
 from agent.nodes.paste import NEXT_STEP
-from agent.state import ThreadState
+from agent.outcome import Answer, Proposal
+from agent.state import Decision, Draft, Step, ThreadState, Update, failed
 from connectors.base import ConnectorError, QueryCancelled, QueryResult, RunContext
 
 log = logging.getLogger(__name__)
@@ -38,25 +39,25 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
-def answer_of(state: ThreadState, deps: AgentDeps, result: QueryResult) -> dict[str, Any]:
-    proposal, decision = state["proposal"], state["decision"]
-    assert proposal is not None and decision is not None
-    return {
-        "proposal_id": proposal["proposal_id"],
-        "question": proposal["question"],
-        "sql": proposal["sql"],
-        "explanation": proposal["explanation"],
-        "tables": proposal["tables"],
-        "columns": result.columns,
-        "rows": [[plain(v) for v in row] for row in result.rows],
-        "total_rows": result.total_rows,
-        "capped": result.total_rows >= deps.limits.row_limit,
-        "elapsed_s": round(result.elapsed_s, 3),
-        "connector": deps.connector.name,
-        "approved_by": decision["by"],
-        "bytes_processed": result.bytes_processed,
-        "job_url": result.job_url,
-    }
+def answer_of(
+    proposal: Proposal, decision: Decision, deps: AgentDeps, result: QueryResult
+) -> Answer:
+    return Answer(
+        proposal_id=proposal.proposal_id,
+        question=proposal.question,
+        sql=proposal.sql,
+        explanation=proposal.explanation,
+        tables=proposal.tables,
+        columns=result.columns,
+        rows=[[plain(v) for v in row] for row in result.rows],
+        total_rows=result.total_rows,
+        capped=result.total_rows >= deps.limits.row_limit,
+        elapsed_s=round(result.elapsed_s, 3),
+        connector=deps.connector.name,
+        approved_by=decision["by"],
+        bytes_processed=result.bytes_processed,
+        job_url=result.job_url,
+    )
 
 
 def learn(state: ThreadState, deps: AgentDeps) -> None:
@@ -80,23 +81,20 @@ def learn(state: ThreadState, deps: AgentDeps) -> None:
         log.warning("could not store the verified example: %s", exc)
 
 
-def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
-    proposal, decision = state["proposal"], state["decision"]
-    assert proposal is not None and decision is not None
-    to_run = sql_sha256(proposal["sql"])
-    approved = deps.audit.approved_sha256(proposal["proposal_id"])
+def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
+    stored, decision = state["proposal"], state["decision"]
+    assert stored is not None and decision is not None
+    proposal = Proposal.from_dict(stored)
+    to_run = sql_sha256(proposal.sql)
+    approved = deps.audit.approved_sha256(proposal.proposal_id)
     if not decision["approved"] or decision.get("sql_sha256") != to_run or approved != to_run:
-        message = "This SQL does not match what was approved, so it was not run. Ask again."
-        return {
-            "final": {"kind": "failed", "message": message},
-            "trace": [{"kind": "failed", "text": message}],
-        }
+        return failed("This SQL does not match what was approved, so it was not run. Ask again.")
     record = partial(
         deps.audit.record,
         thread_of(config),
-        proposal_id=proposal["proposal_id"],
+        proposal_id=proposal.proposal_id,
         actor=decision["by"],
-        sql=proposal["sql"],
+        sql=proposal.sql,
     )
     labels = {
         **decision.get("labels", {}),
@@ -105,16 +103,16 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
     }
     try:
         result = deps.connector.run(
-            proposal["sql"],
+            proposal.sql,
             max_rows=deps.limits.answer_rows,
             timeout_s=deps.limits.query_timeout_s,
-            context=RunContext(job_key=proposal["proposal_id"], labels=labels),
+            context=RunContext(job_key=proposal.proposal_id, labels=labels),
         )
     except QueryCancelled:
-        by = deps.audit.cancelled_by(proposal["proposal_id"]) or "someone"
+        by = deps.audit.cancelled_by(proposal.proposal_id) or "someone"
         record("execution_cancelled", detail={"cancelled_by": by})
         message = f"Cancelled by {by}; the query was stopped and returned nothing."
-        step = {"kind": "cancelled", "text": message, "by": by}
+        step: Step = {"kind": "cancelled", "text": message, "by": by}
         return {"final": {"kind": "cancelled", "message": message}, "trace": [step]}
     except ConnectorError as exc:
         detail = {"error": exc.message, "type": type(exc).__name__}
@@ -123,12 +121,12 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
         if deps.strategies.remember_failures and exc.retryable_by_repair and not pasted:
             problem = f"The warehouse refused: {exc.engine_message[:300]}"
             deps.failures.record(
-                deps.connector.name, thread_of(config), "engine", [problem], proposal["sql"]
+                deps.connector.name, thread_of(config), "engine", [problem], proposal.sql
             )
         failures = state.get("exec_failures", 0) + 1
         error = f"The warehouse returned an error: {exc.message[:300]}"
         if exc.retryable_by_repair and failures < deps.limits.max_attempts and not pasted:
-            draft = {"kind": "sql", "explanation": proposal["explanation"], "sql": proposal["sql"]}
+            draft: Draft = {"kind": "sql", "explanation": proposal.explanation, "sql": proposal.sql}
             return {
                 "exec_failures": failures,
                 "attempts": 0,
@@ -142,19 +140,16 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict
         if pasted and exc.retryable_by_repair:
             message += f"\n{NEXT_STEP}"
         ended = "the SQL was pasted, so it was not sent to the model" if pasted else "gave up"
-        return {
-            "exec_failures": failures,
-            "final": {"kind": "failed", "message": message},
-            "trace": [{"kind": "execution_failed", "text": f"{error}; {ended}."}],
-        }
+        step = {"kind": "execution_failed", "text": f"{error}; {ended}."}
+        return {"exec_failures": failures, **failed(message, step=step)}
     detail = {"rows": result.total_rows, "bytes": result.bytes_processed}
     detail["elapsed_s"] = result.elapsed_s
     record("executed", detail=detail)
     if result.total_rows > 0:
         learn(state, deps)
-    answer = answer_of(state, deps, result)
+    answer = answer_of(proposal, decision, deps, result).to_state()
     summary = f"{result.total_rows} rows"
     rows = f"{result.total_rows:,} row{'' if result.total_rows == 1 else 's'}"
     ran = f"Ran in {result.elapsed_s:.2f} s on {deps.connector.name}: {rows}."
-    step = {"kind": "executed", "text": ran, "proposal_id": proposal["proposal_id"]}
+    step = {"kind": "executed", "text": ran, "proposal_id": proposal.proposal_id}
     return {"final": {"kind": "answer", "message": summary, "answer": answer}, "trace": [step]}

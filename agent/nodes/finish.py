@@ -2,26 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from agent.state import ThreadState, Turn
+from agent.outcome import Answer
+from agent.state import ThreadState, Turn, Update
 
 #: Characters of a question kept in the history (a refused 20,000-character one included).
 QUESTION_KEPT = 2000
 
 
-def finish(state: ThreadState) -> dict[str, Any]:
+def finish(state: ThreadState) -> Update:
     final = state["final"]
     assert final is not None
-    answer = final.get("answer") or {}
-    draft = state.get("draft") or {}
+    draft = state.get("draft")
+    sql, explanation = (draft["sql"], draft["explanation"]) if draft else ("", "")
+    columns: list[str] = []
+    total_rows = 0
+    if final.get("answer"):
+        answer = Answer.from_dict(final["answer"])
+        sql, explanation = answer.sql or sql, answer.explanation or explanation
+        columns, total_rows = answer.columns, answer.total_rows
     turn: Turn = {
         "question": state["question"][:QUESTION_KEPT],
         "outcome": final["kind"],
-        "sql": answer.get("sql") or draft.get("sql", ""),
-        "explanation": answer.get("explanation") or draft.get("explanation", ""),
-        "columns": answer.get("columns", []),
-        "total_rows": answer.get("total_rows", 0),
+        "sql": sql,
+        "explanation": explanation,
+        "columns": columns,
+        "total_rows": total_rows,
         "steps": list(state.get("trace") or []),
     }
     return {"turns": [turn]}

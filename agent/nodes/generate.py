@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
@@ -17,7 +16,7 @@ from agent.model_errors import is_retryable, user_message
 from agent.planning import plan_text
 from agent.question_context import ModelContext
 from agent.reply import SqlRepair, SqlReply
-from agent.state import ThreadState, Turn
+from agent.state import Draft, Step, ThreadState, Turn, Update, failed, unreadable_tables
 from connectors.base import Connector, ConnectorError
 
 log = logging.getLogger(__name__)
@@ -101,14 +100,12 @@ def build_messages(
     return messages
 
 
-def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
+def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
     attempts = state.get("attempts", 0) + 1
     try:
         snapshot = deps.catalog.snapshot()
     except ConnectorError as exc:
-        return _failed(
-            attempts, f"I could not read the warehouse's tables: {exc.message} {exc.hint}"
-        )
+        return {"attempts": attempts, **failed(unreadable_tables(exc))}
     context = model_context(state, deps, snapshot)
     # a draft under repair gets SQL back, never a question (agent.reply.SqlRepair)
     repair = bool(state.get("feedback")) and state.get("draft") is not None
@@ -120,7 +117,10 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
         calls = deps.limits.model_attempts if is_retryable(exc) else 1
         log.warning("The model failed after %d call(s): %r", calls, exc)
         problems = state.get("feedback") or [] if repair else []
-        return _failed(attempts, user_message(exc, attempts=calls, problems=problems))
+        return {
+            "attempts": attempts,
+            **failed(user_message(exc, attempts=calls, problems=problems)),
+        }
     reply: SqlReply | SqlRepair | None = out.get("parsed")
     if reply is None or (repair and not reply.sql.strip()):
         problem = (
@@ -129,11 +129,11 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
             else "Your reply held no SQL: write the corrected query."
         )
         if attempts >= deps.limits.max_attempts:
-            return _failed(
-                attempts,
+            message = (
                 "The language model kept answering in a form I cannot read, so I have no SQL to "
-                "propose. Try again, or rephrase the question more simply.",
+                "propose. Try again, or rephrase the question more simply."
             )
+            return {"attempts": attempts, **failed(message)}
         unreadable = "The model's reply could not be read, so it was asked again."
         return {
             "attempts": attempts,
@@ -151,22 +151,15 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dic
             },
             "trace": [{"kind": "clarify", "text": asked}],
         }
-    draft = {
+    draft: Draft = {
         "kind": "sql",
         "explanation": reply.explanation.strip(),
         "sql": reply.sql,
         "by_model": True,
     }
+    step: Step
     if repair:
         step = {"kind": "repair", "text": f"The model corrected the SQL (attempt {attempts})."}
     else:
         step = {"kind": "model", "text": f"The model wrote the SQL (attempt {attempts})."}
     return {"attempts": attempts, "draft": draft, "feedback": [], "trace": [step]}
-
-
-def _failed(attempts: int, message: str) -> dict[str, Any]:
-    return {
-        "attempts": attempts,
-        "final": {"kind": "failed", "message": message},
-        "trace": [{"kind": "failed", "text": message}],
-    }

@@ -9,13 +9,15 @@ writes another query in its place, which the person would take for theirs.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
 
 from langchain_core.runnables import RunnableConfig
 
+from agent.catalog import CatalogSnapshot
 from agent.context import AgentDeps
-from agent.nodes.validate import MISSING_NAMES, Screened, judge, screen, unreadable_catalog
-from agent.state import ThreadState
+from agent.nodes.validate import MISSING_NAMES, Screened, judge, screen
+from agent.outcome import Proposal
+from agent.state import Draft, ThreadState, Update, failed, unreadable_tables
 from connectors.base import ConnectorError
 
 #: What to do after pasted SQL was refused or failed in the warehouse.
@@ -25,14 +27,26 @@ NEXT_STEP = (
 )
 
 
-def paste(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
+def paste(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
     draft = state["draft"]
     assert draft is not None
     try:
         snapshot = deps.catalog.snapshot()
     except ConnectorError as exc:
-        return unreadable_catalog(exc)
-    screened = screen(draft["sql"], snapshot, deps)
+        return failed(unreadable_tables(exc))
+    return judge_pasted(state, draft, screen(draft["sql"], snapshot, deps), snapshot, config, deps)
+
+
+def judge_pasted(
+    state: ThreadState,
+    draft: Draft,
+    screened: Screened,
+    snapshot: CatalogSnapshot,
+    config: RunnableConfig,
+    deps: AgentDeps,
+) -> Update:
+    """The update for a person's `draft` once `screened`: a proposal naming what the checks
+    changed, or the end of the question with the reasons (agent.nodes.validate.judge otherwise)."""
     # judge records the proposal or the refusal in the audit log and the trace; a pasted draft
     # is not the model's, so its refusal is not remembered as the model's mistake
     update = judge(state, draft, screened, config, deps)
@@ -40,11 +54,14 @@ def paste(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[s
         proposal = update.get("proposal")
         changes = changed(screened, deps)
         if proposal and changes:
-            proposal["explanation"] = f"{proposal['explanation']} The checks changed it: {changes}."
+            told = Proposal.from_dict(proposal)
+            explanation = f"{told.explanation} The checks changed it: {changes}."
+            update["proposal"] = replace(told, explanation=explanation).to_state()
         return update
     names = [t.short_name for t in snapshot.tables]
-    update["final"] = {"kind": "failed", "message": refusal(screened, names)}
-    return update
+    # judge's one step says why the checks refused it: the question ends with it
+    (refused,) = update["trace"]
+    return {**update, **failed(refusal(screened, names), step=refused)}
 
 
 def changed(screened: Screened, deps: AgentDeps) -> str:

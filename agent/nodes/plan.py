@@ -5,7 +5,6 @@ step, or a clarifying question ends the question when a value has nothing close.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
@@ -14,12 +13,12 @@ from agent import prompts
 from agent.context import AgentDeps
 from agent.nodes.generate import build_messages, model_context
 from agent.planning import PlanReply, ground_plan
-from agent.state import ThreadState
+from agent.state import Step, ThreadState, Update
 
 log = logging.getLogger(__name__)
 
 
-def plan(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
+def plan(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
     """A plan for the SQL step; any failure here only means no plan (generate goes on, and
     reports a model or warehouse fault that stops it too)."""
     try:
@@ -62,11 +61,14 @@ def plan(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[st
     return {"plan": grounded.plan, "trace": [_step(text, brief)]}
 
 
-def _skipped(why: str, detail: str = "") -> dict[str, Any]:
+def _skipped(why: str, detail: str = "") -> Update:
     """No plan (the SQL step goes on without one), and the trace says why."""
     text = f"No plan was made: {why}{detail}. The SQL was written without one."
     return {"plan": {}, "trace": [_step(text, f"no plan was made ({why})")]}
 
 
-def _step(text: str, brief: str = "") -> dict[str, str]:
-    return {"kind": "plan", "text": text, **({"brief": brief} if brief else {})}
+def _step(text: str, brief: str = "") -> Step:
+    step: Step = {"kind": "plan", "text": text}
+    if brief:
+        step["brief"] = brief
+    return step

@@ -8,25 +8,26 @@ The empty answer is kept in `relax` so the bot can show it above the new proposa
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.runnables import RunnableConfig
 
 from agent.context import AgentDeps
+from agent.nodes.finish import QUESTION_KEPT
 from agent.nodes.validate import validate
+from agent.outcome import Answer, Proposal
 from agent.relax import relax as loosen
-from agent.state import ThreadState
+from agent.state import Draft, Step, ThreadState, Turn, Update
 from connectors.base import ConnectorError
 
 
-def relax(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
+def relax(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
     final, proposal = state["final"], state["proposal"]
     assert final is not None and proposal is not None
-    answer = final["answer"]
-    why = "returned no rows" if answer["total_rows"] == 0 else "returned only empty (NULL) values"
-    steps: list[dict[str, Any]] = [{"kind": "empty", "text": f"The query {why}."}]
+    answer = Answer.from_dict(final["answer"])
+    was = Proposal.from_dict(proposal).explanation.strip()
+    why = "returned no rows" if answer.total_rows == 0 else "returned only empty (NULL) values"
+    steps: list[Step] = [{"kind": "empty", "text": f"The query {why}."}]
     try:
-        loosened = loosen(answer["sql"], deps.catalog.snapshot(), answer["tables"])
+        loosened = loosen(answer.sql, deps.catalog.snapshot(), answer.tables)
     except ConnectorError:
         loosened = None
     if loosened is None:
@@ -34,13 +35,14 @@ def relax(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[s
         steps.append({"kind": "not_relaxed", "text": text})
         return {"relaxed": True, "trace": steps}
     changes = loosened.describe()
-    draft = {
+    draft: Draft = {
         "kind": "sql",
-        "explanation": f"Loosened: {changes}. (Was: {proposal['explanation'].strip()})",
+        "explanation": f"Loosened: {changes}. (Was: {was})",
         "sql": loosened.sql,
     }
     checked = validate({**state, "draft": draft, "attempts": 0}, config, deps)
-    if not checked.get("proposal"):
+    loosened_proposal = checked.get("proposal")
+    if not loosened_proposal:
         text = (
             f"The loosened query ({changes}) did not pass the checks, so the empty result stands."
         )
@@ -51,23 +53,23 @@ def relax(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[s
         f"The query {why}, so I loosened it: {changes}. "
         "The loosened version below needs its own approval."
     )
-    empty_turn = {
-        "question": state["question"][:2000],
+    empty_turn: Turn = {
+        "question": state["question"][:QUESTION_KEPT],
         "outcome": "answer",
-        "sql": answer["sql"],
-        "explanation": answer["explanation"],
-        "columns": answer["columns"],
-        "total_rows": answer["total_rows"],
+        "sql": answer.sql,
+        "explanation": answer.explanation,
+        "columns": answer.columns,
+        "total_rows": answer.total_rows,
     }
     return {
         "relaxed": True,
         "relax": {
-            "answer": answer,
-            "proposal_id": checked["proposal"]["proposal_id"],
+            "answer": final["answer"],
+            "proposal_id": loosened_proposal["proposal_id"],
             "message": message,
         },
         "draft": draft,
-        "proposal": checked["proposal"],
+        "proposal": loosened_proposal,
         "decision": None,
         "final": None,
         "turns": [empty_turn],

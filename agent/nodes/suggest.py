@@ -4,16 +4,15 @@ model call). A failure here costs the suggestions, never the answer."""
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from agent.context import AgentDeps
 from agent.followups import suggest as follow_ups
-from agent.state import ThreadState
+from agent.state import ThreadState, Update
 
 log = logging.getLogger(__name__)
 
 
-def suggest(state: ThreadState, deps: AgentDeps) -> dict[str, Any]:
+def suggest(state: ThreadState, deps: AgentDeps) -> Update:
     final = state["final"]
     assert final is not None
     try:

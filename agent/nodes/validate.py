@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
@@ -19,7 +18,8 @@ from agent.catalog import CatalogSnapshot
 from agent.context import AgentDeps, thread_of
 from agent.gate import Verdict, check_sql
 from agent.grounding import check_values
-from agent.state import Draft, ThreadState
+from agent.outcome import Proposal
+from agent.state import Draft, Final, Step, ThreadState, Update, failed, unreadable_tables
 from connectors.base import ConnectorError, CostEstimate
 
 
@@ -69,7 +69,7 @@ def _tables_it_has(deps: AgentDeps) -> str:
     return f" It has these tables: {', '.join(names[:20])}." if names else ""
 
 
-def _missing(listed: str, deps: AgentDeps) -> dict[str, str]:
+def _missing(listed: str, deps: AgentDeps) -> Final:
     """The tries are spent and the last one still named tables or columns the warehouse lacks:
     the question may need data it does not hold, or say it in other words; so ask, naming what
     the warehouse has."""
@@ -84,7 +84,7 @@ def _missing(listed: str, deps: AgentDeps) -> dict[str, str]:
     return {"kind": "clarify", "message": message}
 
 
-def _reads_no_table(deps: AgentDeps) -> dict[str, str]:
+def _reads_no_table(deps: AgentDeps) -> Final:
     """The model answered with a query that reads none of the warehouse's tables (`SELECT 'last
     quarter'`, `SELECT NULL AS visitors`): that is no answer from the data, so ask, naming what
     the warehouse has, rather than propose it."""
@@ -97,19 +97,13 @@ def _reads_no_table(deps: AgentDeps) -> dict[str, str]:
     return {"kind": "clarify", "message": message}
 
 
-def unreadable_catalog(exc: ConnectorError) -> dict[str, Any]:
-    """The update that ends a question when the warehouse's tables cannot be read."""
-    message = f"I could not read the warehouse's tables: {exc.message} {exc.hint}"
-    return {"final": {"kind": "failed", "message": message}}
-
-
-def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
+def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
     draft = state["draft"]
     assert draft is not None
     try:
         snapshot = deps.catalog.snapshot()
     except ConnectorError as exc:
-        return unreadable_catalog(exc)
+        return failed(unreadable_tables(exc))
     return judge(state, draft, screen(draft["sql"], snapshot, deps), config, deps)
 
 
@@ -119,7 +113,7 @@ def judge(
     screened: Screened,
     config: RunnableConfig,
     deps: AgentDeps,
-) -> dict[str, Any]:
+) -> Update:
     """The update for `draft` once `screened`: a proposal (its warnings include the draft's own
     notes), or feedback for repair (failed when the question's attempts are spent)."""
     verdict, estimate = screened.verdict, screened.estimate
@@ -127,41 +121,46 @@ def judge(
         text = "The model's query reads no table, so it was not proposed."
         return {"final": _reads_no_table(deps), "trace": [{"kind": "clarify", "text": text}]}
     if screened.ok:
-        proposal = {
-            "proposal_id": uuid.uuid4().hex,
-            "question": state["question"],
-            "sql": verdict.sql,
-            "explanation": draft["explanation"],
-            "tables": list(verdict.tables),
-            "columns": list(verdict.columns),
-            "sql_sha256": sql_sha256(verdict.sql),
-            "warnings": [
+        proposal = Proposal(
+            proposal_id=uuid.uuid4().hex,
+            question=state["question"],
+            sql=verdict.sql,
+            explanation=draft["explanation"],
+            tables=list(verdict.tables),
+            columns=list(verdict.columns),
+            sql_sha256=sql_sha256(verdict.sql),
+            warnings=[
                 *draft.get("notes", []),
                 *verdict.warnings,
                 *(estimate.warnings if estimate else ()),
             ],
-            "estimated_bytes": estimate.bytes_processed if estimate else None,
-            "estimated_cost_usd": estimate.cost_usd if estimate else None,
-        }
+            estimated_bytes=estimate.bytes_processed if estimate else None,
+            estimated_cost_usd=estimate.cost_usd if estimate else None,
+        )
         deps.audit.record(
             thread_of(config),
             "proposed",
-            proposal_id=proposal["proposal_id"],
+            proposal_id=proposal.proposal_id,
             actor=state.get("user", ""),
             sql=verdict.sql,
-            detail={"question": state["question"][:2000], "tables": proposal["tables"]},
+            detail={"question": state["question"][:2000], "tables": proposal.tables},
         )
-        steps = []
+        steps: list[Step] = []
         fixes = [*verdict.fixes]
         if verdict.row_cap_applied:
             fixes.append(f"row cap added (LIMIT {deps.limits.row_limit})")
         if fixes:
             steps.append({"kind": "gate_fix", "text": f"The gate changed it: {'; '.join(fixes)}."})
-        proposed = f"Proposed for approval (reads {', '.join(proposal['tables'])})."
-        steps.append({"kind": "proposed", "text": proposed, "proposal_id": proposal["proposal_id"]})
+        proposed = f"Proposed for approval (reads {', '.join(proposal.tables)})."
+        steps.append({"kind": "proposed", "text": proposed, "proposal_id": proposal.proposal_id})
         # the self-check strategy judges the model's SQL, not a person's
         check = deps.strategies.self_check and bool(draft.get("by_model"))
-        return {"proposal": proposal, "feedback": [], "trace": steps, "needs_check": check}
+        return {
+            "proposal": proposal.to_state(),
+            "feedback": [],
+            "trace": steps,
+            "needs_check": check,
+        }
     problems = list(screened.problems)
     deps.audit.record(
         thread_of(config),
@@ -176,7 +175,10 @@ def judge(
         deps.failures.record(
             deps.connector.name, thread_of(config), "rejected", problems, draft["sql"]
         )
-    refused = {"kind": "checks_failed", "text": "The checks refused it: " + "; ".join(problems)}
+    refused: Step = {
+        "kind": "checks_failed",
+        "text": f"The checks refused it: {'; '.join(problems)}",
+    }
     if state.get("attempts", 0) >= deps.limits.max_attempts:
         listed = "\n".join(f"• {p}" for p in problems)
         if screened.codes and set(screened.codes) <= MISSING_NAMES:
@@ -186,9 +188,5 @@ def judge(
             f"{deps.limits.max_attempts} tries. The last problems:\n{listed}\n"
             "Try rephrasing: name the measure and the period, or the tables you mean."
         )
-        return {
-            "feedback": problems,
-            "final": {"kind": "failed", "message": message},
-            "trace": [refused],
-        }
+        return {"feedback": problems, **failed(message, step=refused)}
     return {"feedback": problems, "trace": [refused]}

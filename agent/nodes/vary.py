@@ -6,7 +6,6 @@ shown whole needs no search, so it costs no call. Never blocks: a failure means 
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
@@ -14,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from agent import prompts
 from agent.context import AgentDeps
-from agent.state import ThreadState
+from agent.state import ThreadState, Update
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +22,7 @@ class Variations(BaseModel):
     questions: list[str] = Field(description="The question rephrased, one per item.")
 
 
-def vary(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> dict[str, Any]:
+def vary(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
     count = deps.strategies.variations
     try:
         index, _ = deps.context.warm(deps.catalog.snapshot())

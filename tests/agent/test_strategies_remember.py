@@ -4,7 +4,9 @@ a person pasted or edited, nor the loosened query)."""
 
 from __future__ import annotations
 
+from agent.audit import sql_sha256
 from agent.nodes.relax import relax
+from agent.outcome import Answer, Proposal
 from tests.agent.conftest import NORTH, SOUTH, Make, prompt_of, reply
 
 REJECTED = "A person rejected this SQL, so do not propose it again"
@@ -54,19 +56,17 @@ def test_an_edit_that_fails_the_checks_is_not_the_models_mistake(make: Make) -> 
 def test_a_loosened_query_that_fails_the_checks_is_not_the_models_mistake(make: Make) -> None:
     agent, _, _ = make([], "none,remember_failures")
     empty = "SELECT regoin FROM sales WHERE sold_on > DATE '2030-01-01'"
-    answer = {
-        "sql": empty,
-        "explanation": "Nothing after 2030.",
-        "tables": ["shop.main.sales"],
-        "columns": ["regoin"],
-        "rows": [],
-        "total_rows": 0,
-    }
+    question, tables = "regions after 2030?", ["shop.main.sales"]
+    proposal = Proposal("p1", question, empty, "Nothing after 2030.", tables, sql_sha256(empty))
+    answer = Answer(
+        question, empty, proposal.explanation, tables, ["regoin"], [], 0, False, 0.01, "duckdb",
+        "U2", proposal_id="p1",
+    )  # fmt: skip
     state = {
-        "question": "regions after 2030?",
+        "question": question,
         "user": "U1",
-        "final": {"kind": "answer", "message": "0 rows", "answer": answer},
-        "proposal": {"explanation": "Nothing after 2030."},
+        "final": {"kind": "answer", "message": "0 rows", "answer": answer.to_state()},
+        "proposal": proposal.to_state(),
     }
     update = relax(state, {"configurable": {"thread_id": "t1"}}, agent.deps)  # type: ignore[arg-type]
     assert update["trace"][-1]["kind"] == "not_relaxed"
