@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import time
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -57,13 +57,13 @@ class Status(StrEnum):
 
 @dataclass(frozen=True)
 class ProposalRecord:
-    """A proposal as the bot posted it: where its message is and who decided what."""
+    """A proposal as the bot posted it: where its message is and who decided what. The proposal
+    is the agent's (`proposal`); its id and SQL hash are also columns of the row, for the
+    statements that find and claim it."""
 
-    proposal_id: str
     thread_id: str
     channel: str
     message_ts: str
-    sql_sha256: str
     requested_by: str
     status: Status
     #: None until claimed; then whether the click was Approve (None again for an edit's claim).
@@ -74,6 +74,15 @@ class ProposalRecord:
     edited_by: str | None
     #: The proposal itself, to redraw its message when it is decided or superseded.
     proposal: Proposal
+
+    @property
+    def proposal_id(self) -> str:
+        return self.proposal.proposal_id
+
+    @property
+    def sql_sha256(self) -> str:
+        """The hash of the proposal's SQL: a click must name it to claim the proposal."""
+        return self.proposal.sql_sha256
 
 
 @dataclass(frozen=True)
@@ -158,7 +167,7 @@ class Store(ABC):
                 requested_by,
                 Status.PENDING,
                 edited_by,
-                json.dumps(asdict(proposal)),
+                json.dumps(proposal.to_dict()),
                 now,
                 now,
             ),
@@ -348,29 +357,16 @@ def open_store(settings: Settings) -> Store:
 
 
 def _record(row: tuple[Any, ...]) -> ProposalRecord:
-    (
-        pid,
-        thread_id,
-        channel,
-        ts,
-        sha,
-        requested_by,
-        status,
-        approved,
-        decided_by,
-        edited_by,
-        body,
-    ) = row
+    # the id and hash columns repeat the proposal's own (add_proposal writes both from it)
+    _, thread_id, channel, ts, _, requested_by, status, approved, decided_by, edited_by, body = row
     return ProposalRecord(
-        proposal_id=pid,
         thread_id=thread_id,
         channel=channel,
         message_ts=ts,
-        sql_sha256=sha,
         requested_by=requested_by,
         status=Status(status),
         approved=None if approved is None else bool(approved),
         decided_by=decided_by,
         edited_by=edited_by,
-        proposal=Proposal(**json.loads(body)),
+        proposal=Proposal.from_dict(json.loads(body)),
     )

@@ -21,9 +21,8 @@ def record(requested_by: str = ALICE, edited_by: str | None = None) -> ProposalR
     prop = proposal_outcome().proposal
     assert prop is not None
     return ProposalRecord(
-        prop.proposal_id, "T:C1:1.0", "C1", "2.0", "0" * 64, requested_by,
-        Status.PENDING, None, None, edited_by, prop,
-    )  # fmt: skip
+        "T:C1:1.0", "C1", "2.0", requested_by, Status.PENDING, None, None, edited_by, prop
+    )
 
 
 def client(slack: SlackStandin) -> WebClient:
