@@ -26,12 +26,13 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from agent.catalog import CatalogSnapshot, ProfileLimits, profile_tables
+from agent.catalog import CatalogSnapshot
 from agent.evaluation import defog
 from agent.evaluation.compare import Table, best_match
 from agent.evaluation.runner import gold_sql
 from agent.gate import check_sql
 from agent.grounding import check_values
+from agent.profiling import ProfileLimits, profile_tables
 from connectors.base import ConnectorError
 from connectors.duckdb import DuckDBConnector
 

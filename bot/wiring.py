@@ -17,13 +17,14 @@ from pathlib import Path
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from agent.audit import AuditLog, PostgresAuditLog
+from agent.audit import AuditLog
 from agent.context import AgentDeps, Limits
 from agent.conversation import Agent, postgres_checkpointer, sqlite_checkpointer
 from agent.examples import ExampleStore
 from agent.failures import FailureStore
 from agent.glossary import Glossary, GlossaryError
 from agent.models import load_model
+from agent.storage import PostgresStorage, Storage
 from bot.config import DeploymentConfig, Warehouse, WarehouseError, deployment_config
 from bot.settings import Settings, SettingsError
 from connectors import open_connector
@@ -73,11 +74,12 @@ class Deployment:
             max_attempts=settings.max_repairs,
             allowed_functions=settings.allowed_functions,
         )
-        self.audit: AuditLog | PostgresAuditLog = (
-            PostgresAuditLog(settings.state_url)
-            if settings.state_url
-            else AuditLog(settings.audit_db)
+        #: With QUERYBOT_STATE_URL, the database (one pool) of the audit log, the examples and
+        #: the failures of every warehouse, so replicas share what they record and learn.
+        self.state: Storage | None = (
+            PostgresStorage(settings.state_url) if settings.state_url else None
         )
+        self.audit = AuditLog(self.state or settings.audit_db)
         self.checkpointer: BaseCheckpointSaver
         if settings.state_url:
             # Pools of a fixed size, whatever settings.workers is (agent/postgres.py says why).
@@ -135,10 +137,15 @@ class Deployment:
             connector,
             name=warehouse.name,
             limits=limits,
-            examples=ExampleStore(self.examples_path(warehouse.name)),
-            failures=FailureStore(self.failures_path(warehouse.name)),
+            examples=ExampleStore(
+                self.state or self.examples_path(warehouse.name), warehouse=warehouse.name
+            ),
+            failures=FailureStore(
+                self.state or self.failures_path(warehouse.name), warehouse=warehouse.name
+            ),
         )
         self.agents[warehouse.name] = agent
+        agent.deps.catalog.start()  # tables, gate schema, index: built now, not on a question
         return agent
 
     def open_warehouses(self) -> dict[str, Agent]:
@@ -152,7 +159,8 @@ class Deployment:
         return dict(self.agents)
 
     def examples_path(self, name: str) -> Path:
-        """Each warehouse learns its own examples (they name its tables)."""
+        """Each warehouse learns its own examples (they name its tables): in a file of its own,
+        or, with QUERYBOT_STATE_URL, in rows naming it."""
         return warehouse_file(self.settings, self.config, "examples", name)
 
     def failures_path(self, name: str) -> Path:

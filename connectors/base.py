@@ -8,7 +8,7 @@ cancel by its job key.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -35,6 +35,24 @@ class TableInfo:
     def short_name(self) -> str:
         """The last part of the qualified name (`orders`)."""
         return self.name.rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True)
+class ColumnProfile:
+    """What occurs in one column."""
+
+    #: Distinct non-null values (an engine's estimate when it comes from statistics).
+    distinct: int | None
+    #: Most frequent first; every distinct non-null value when `complete`.
+    values: tuple[str, ...] = ()
+    complete: bool = False
+
+
+@dataclass(frozen=True)
+class TableProfile:
+    row_count: int | None
+    #: By column name as the connector spells it; text columns only carry values.
+    columns: Mapping[str, ColumnProfile] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -192,4 +210,18 @@ class Connector(Protocol):
 
     def close(self) -> None:
         """Release connections."""
+        ...
+
+
+@runtime_checkable
+class KeepsStatistics(Protocol):
+    """A connector whose engine keeps column statistics (PostgreSQL's pg_stats, MySQL's
+    histograms): an optional addition to `Connector`. The catalog reads profiles from them
+    instead of scanning tables, and scans only what they leave out."""
+
+    def statistics(self, tables: Sequence[TableInfo], *, values: int) -> dict[str, TableProfile]:
+        """Profiles from the engine's statistics, by table name as in `tables`, without reading
+        any table: row count, distinct counts, and up to `values` of each text column's values
+        (most frequent first; `complete` only when the statistics hold every value). A table or
+        column the engine keeps nothing about is left out; a part it lacks is None or empty."""
         ...

@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -37,6 +37,7 @@ from connectors.base import (
     QueryTimeout,
     RunContext,
     TableInfo,
+    TableProfile,
     WarehouseUnavailable,
     find_table,
 )
@@ -114,6 +115,15 @@ class SqlConnector:
     def describe(self, table: str) -> TableInfo:
         """A table by qualified (`schema.table`) or bare name, ignoring case and quotes."""
         return find_table(self.list_tables(), table, qualify_hint="Qualify it with its schema.")
+
+    def statistics(self, tables: Sequence[TableInfo], *, values: int) -> dict[str, TableProfile]:
+        """Profiles from what the engine keeps (PostgreSQL's pg_stats, MySQL's and MariaDB's
+        histograms and index statistics; nothing for SQLite), in one catalog pass."""
+        with self._connection(_METADATA_TIMEOUT_S) as con:
+            self._flavor.begin(con, _METADATA_TIMEOUT_S)
+            profiles = self._flavor.read_statistics(con, tables, values)
+            self._flavor.end(con)
+        return profiles
 
     def estimate(self, sql: str) -> CostEstimate | None:
         """These engines bill nothing per query and have no cheap byte estimate."""

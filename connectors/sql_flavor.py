@@ -9,14 +9,14 @@ execution layer, so what is sent is exactly the statement given, with no paramet
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from sqlalchemy.engine import Engine
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
-from connectors.base import ConnectorError, TableInfo
+from connectors.base import ConnectorError, TableInfo, TableProfile
 
 #: A DB-API cursor after its statement ran, and an iterator over its rows (consumed once).
 Stream = tuple[Any, Iterator[tuple[Any, ...]]]
@@ -72,6 +72,13 @@ class Flavor(Protocol):
 
     def read_tables(self, con: Any) -> list[TableInfo]:
         """Every table and view the login may read, in one catalog pass (inside `begin`)."""
+        ...
+
+    def read_statistics(
+        self, con: Any, tables: Sequence[TableInfo], values: int
+    ) -> dict[str, TableProfile]:
+        """Profiles of `tables` from the engine's statistics (inside `begin`), no table read:
+        see `connectors.base.KeepsStatistics.statistics`."""
         ...
 
     def translate(self, exc: BaseException, timeout_s: float) -> ConnectorError:

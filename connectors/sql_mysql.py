@@ -19,7 +19,7 @@ to bound (MariaDB 11.5+ `max_tmp_session_space_usage`, otherwise the size of `tm
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pymysql
@@ -37,10 +37,12 @@ from connectors.base import (
     QueryFailed,
     QueryTimeout,
     TableInfo,
+    TableProfile,
     WarehouseUnavailable,
 )
 from connectors.limits import Limits, engine_memory, engine_temp
 from connectors.sql_flavor import Stream, first_line, qualified
+from connectors.sql_mysql_stats import read_statistics
 
 #: In-memory temporary tables may use this share of `Limits.engine_memory_mb`.
 _TMP_TABLE_SHARE = 8
@@ -231,6 +233,19 @@ class MySQLFlavor:
             )
             for schema, table, kind, comment, rows in tables
         ]
+
+    def read_statistics(
+        self, con: Connection, tables: Sequence[TableInfo], values: int
+    ) -> dict[str, TableProfile]:
+        return read_statistics(
+            con,
+            tables,
+            values,
+            database=self.url.database,
+            system=_SYSTEM_SCHEMAS,
+            mariadb=self.mariadb,
+            dialect=self.dialect,
+        )
 
     def translate(self, exc: BaseException, timeout_s: float) -> ConnectorError:
         text = str(exc)

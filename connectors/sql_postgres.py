@@ -16,7 +16,7 @@ when the login has none (`ALTER ROLE querybot SET temp_file_limit = '2GB'`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import psycopg
@@ -32,10 +32,12 @@ from connectors.base import (
     QueryFailed,
     QueryTimeout,
     TableInfo,
+    TableProfile,
     WarehouseUnavailable,
 )
 from connectors.limits import Limits, ResourceLimitExceeded, engine_memory
 from connectors.sql_flavor import Stream, first_line, qualified
+from connectors.sql_postgres_stats import read_statistics
 
 #: A sort or hash may use this share of `Limits.engine_memory_mb` (a plan can hold several).
 _WORK_MEM_SHARE = 16
@@ -237,6 +239,11 @@ class PostgresFlavor:
             )
             for schema, table, comment, rows in tables
         ]
+
+    def read_statistics(
+        self, con: psycopg.Connection, tables: Sequence[TableInfo], values: int
+    ) -> dict[str, TableProfile]:
+        return read_statistics(con, tables, values, self.dialect)
 
     def translate(self, exc: BaseException, timeout_s: float) -> ConnectorError:
         text = str(exc)

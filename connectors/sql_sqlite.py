@@ -8,7 +8,7 @@ the engine; rows are read one at a time.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from connectors.base import (
     QueryFailed,
     QueryTimeout,
     TableInfo,
+    TableProfile,
     WarehouseUnavailable,
 )
 from connectors.limits import Limits, cell_too_large, engine_memory
@@ -138,6 +139,13 @@ class SQLiteFlavor:
                 )
             )
         return tables
+
+    def read_statistics(
+        self, con: sqlite3.Connection, tables: Sequence[TableInfo], values: int
+    ) -> dict[str, TableProfile]:
+        """None: SQLite's ANALYZE describes indexes, not the values of columns, so its tables
+        are scanned."""
+        return {}
 
     def translate(self, exc: BaseException, timeout_s: float) -> ConnectorError:
         text = str(exc)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import sqlglot
 
-from agent.catalog import CatalogSnapshot, ProfileLimits, profile_tables
+from agent.catalog import CatalogSnapshot
 from agent.evaluation.compare import Table
+from agent.profiling import ProfileLimits, profile_tables
 from bench.repair_report import MUTATIONS, judge
 from connectors.duckdb import DuckDBConnector
 
