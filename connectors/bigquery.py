@@ -13,7 +13,7 @@ import concurrent.futures
 import contextlib
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -33,12 +33,19 @@ from connectors.base import (
     QueryResult,
     RunContext,
     TableInfo,
+    TableProfile,
     find_table,
 )
 from connectors.bigquery_client import client as _client
 from connectors.bigquery_client import endpoint_client
 from connectors.bigquery_errors import size, translate
-from connectors.bigquery_metadata import DatasetMetadata, MetadataCache, assemble, metadata_sql
+from connectors.bigquery_metadata import (
+    DatasetMetadata,
+    MetadataCache,
+    assemble,
+    metadata_sql,
+    row_counts_sql,
+)
 from connectors.bigquery_sql import Layout, Names, check_datasets, parse, reads_every_column
 from connectors.bigquery_sql import unfiltered_partitions as unfiltered
 from connectors.limits import Limits, Meter
@@ -113,6 +120,17 @@ class BigQueryConnector:
     def describe(self, table: str) -> TableInfo:
         """A table by `project.dataset.table`, `dataset.table` or bare name, ignoring case."""
         return find_table(self.list_tables(), table, qualify_hint="Qualify it as dataset.table.")
+
+    def statistics(self, tables: Sequence[TableInfo], *, values: int) -> dict[str, TableProfile]:
+        """Row counts only, one metadata query per dataset: BigQuery keeps no column statistics,
+        so the catalog scans for values (each job under `maximum_bytes_billed`), and with the
+        count known, those scans read the text columns alone."""
+        wanted = {t.name for t in tables}
+        counts = {}
+        for project, dataset in self.datasets:
+            for row in self._metadata_rows(row_counts_sql(project, dataset)):
+                counts[f"{project}.{dataset}.{row['table_id']}"] = int(row["row_count"])
+        return {name: TableProfile(count) for name, count in counts.items() if name in wanted}
 
     # -- before approval ---------------------------------------------------------------------
 

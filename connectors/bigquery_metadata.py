@@ -55,6 +55,12 @@ def metadata_sql(project: str, dataset: str, *, field_paths: bool = True) -> str
     )
 
 
+def row_counts_sql(project: str, dataset: str) -> str:
+    """The row count of every table of a dataset, from its `__TABLES__` meta-table: storage
+    metadata BigQuery keeps and bills nothing to read (`type` 1: tables, not views)."""
+    return f"SELECT table_id, row_count FROM `{project}.{dataset}.__TABLES__` WHERE type = 1"
+
+
 @dataclass(frozen=True)
 class DatasetMetadata:
     """One dataset's tables, and the layout of each (keyed `(project, dataset, table)`)."""
