@@ -1,7 +1,7 @@
 """The append-only audit log: every proposal, gate rejection, decision and execution.
 
-One table (`audit`), in SQLite (`AuditLog`) or, for several replicas, PostgreSQL
-(`PostgresAuditLog`); triggers refuse UPDATE and DELETE, so rows can only be added. The
+One table (`audit`), in SQLite or, for several replicas, PostgreSQL (agent/storage.py); triggers
+refuse UPDATE and DELETE, so rows can only be added. The
 execute step asks `approved_sha256` before running anything: SQL whose hash has no recorded
 approval cannot run.
 
@@ -24,15 +24,10 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import sqlite3
-import threading
-from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
-from psycopg.rows import tuple_row
-
-from agent.postgres import open_pool, setup_lock
+from agent.storage import Storage, open_storage
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (
@@ -53,7 +48,8 @@ CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
 BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 """
 
-Row = tuple[Any, ...]
+#: The columns, in the order `events` reads them.
+COLUMNS = ("id", "at", "thread_id", "event", "proposal_id", "actor", "sql", "sql_sha256", "detail")
 
 PG_SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (
@@ -82,12 +78,12 @@ def sql_sha256(sql: str) -> str:
     return hashlib.sha256(sql.encode("utf-8")).hexdigest()
 
 
-class _Audit(ABC):
-    """The log's operations; subclasses say how one statement runs."""
+class AuditLog:
+    """The log in a SQLite file (or in memory), or in PostgreSQL shared by replicas."""
 
-    @abstractmethod
-    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[str], list[Row]]:
-        """Run one statement with `?` placeholders; return column names and rows."""
+    def __init__(self, where: Storage | Path | str = ":memory:") -> None:
+        self._db = open_storage(where)
+        self._db.create(sqlite=SCHEMA, postgres=PG_SCHEMA, name="audit")
 
     def record(
         self,
@@ -109,7 +105,7 @@ class _Audit(ABC):
             sql_sha256(sql) if sql else "",
             json.dumps(detail or {}, default=str),
         )
-        self._run(
+        self._db.rows(
             "INSERT INTO audit (at, thread_id, event, proposal_id, actor, sql, sql_sha256,"
             " detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             row,
@@ -117,7 +113,7 @@ class _Audit(ABC):
 
     def approved_sha256(self, proposal_id: str) -> str | None:
         """The hash recorded when `proposal_id` was approved, or None if it never was."""
-        _, rows = self._run(
+        rows = self._db.rows(
             "SELECT sql_sha256 FROM audit WHERE proposal_id = ? AND event = 'approved'"
             " ORDER BY id LIMIT 1",
             (proposal_id,),
@@ -126,7 +122,7 @@ class _Audit(ABC):
 
     def cancelled_by(self, proposal_id: str) -> str | None:
         """Who first asked to cancel `proposal_id`'s run, or None if nobody did."""
-        _, rows = self._run(
+        rows = self._db.rows(
             "SELECT actor FROM audit WHERE proposal_id = ? AND event = 'cancel_requested'"
             " ORDER BY id LIMIT 1",
             (proposal_id,),
@@ -136,44 +132,9 @@ class _Audit(ABC):
     def events(self, thread_id: str | None = None) -> list[dict[str, Any]]:
         """Rows oldest first (all, or one thread's), with `detail` decoded."""
         where = " WHERE thread_id = ?" if thread_id else ""
-        query = f"SELECT * FROM audit{where} ORDER BY id"
-        names, found = self._run(query, (thread_id,) if thread_id else ())
-        rows = [dict(zip(names, row, strict=True)) for row in found]
+        query = f"SELECT {', '.join(COLUMNS)} FROM audit{where} ORDER BY id"
+        found = self._db.rows(query, (thread_id,) if thread_id else ())
+        rows = [dict(zip(COLUMNS, row, strict=True)) for row in found]
         for row in rows:
             row["detail"] = json.loads(row["detail"])
         return rows
-
-
-class AuditLog(_Audit):
-    """The log in a SQLite file (or in memory). Thread-safe."""
-
-    def __init__(self, path: Path | str = ":memory:") -> None:
-        if isinstance(path, Path):
-            path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._lock = threading.Lock()
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.executescript(SCHEMA)
-
-    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[str], list[Row]]:
-        with self._lock:
-            cursor = self._conn.execute(sql, params)
-            names = [c[0] for c in cursor.description or ()]
-            return names, cursor.fetchall()
-
-
-class PostgresAuditLog(_Audit):
-    """The log in PostgreSQL, shared by replicas. Thread-safe (a small connection pool)."""
-
-    def __init__(self, url: str) -> None:
-        self._pool = open_pool(url)
-        with setup_lock(self._pool, "querybot.audit"), self._pool.connection() as conn:
-            conn.execute(PG_SCHEMA, prepare=False)  # several statements: no prepare
-
-    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[list[str], list[Row]]:
-        with self._pool.connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:
-            cursor.execute(sql.replace("?", "%s"), params)
-            if cursor.description is None:
-                return [], []
-            return [c.name for c in cursor.description], cursor.fetchall()

@@ -4,14 +4,15 @@ Every such run is stored (question, SQL, the tables and columns it read, who app
 questions like a new one are offered to the model as worked examples. When the catalog changes,
 examples that read a table or column that no longer exists are retired (kept, never offered).
 
-One SQLite table; `:memory:` by default, a file path in production.
+One table (agent/storage.py): in memory by default; in production a SQLite file per warehouse,
+or, with `QUERYBOT_STATE_URL`, PostgreSQL, where every replica learns from the others' approvals
+and each row names its warehouse (a SQLite file is one warehouse's own: its rows name none).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ import bm25s
 
 from agent.catalog import CatalogSnapshot, table_key
 from agent.retrieval import words
+from agent.storage import Storage, open_storage
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS examples (
@@ -33,6 +35,10 @@ CREATE TABLE IF NOT EXISTS examples (
     retired_at TEXT
 );
 """
+PG_SCHEMA = SCHEMA.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY")
+#: The column added for PostgreSQL, where the examples of every warehouse share the table.
+ADDED = {"examples": {"warehouse": "TEXT NOT NULL DEFAULT ''"}}
+_ACTIVE = "warehouse = ? AND retired_at IS NULL"
 
 
 @dataclass(frozen=True)
@@ -48,16 +54,18 @@ class Example:
 
 
 class ExampleStore:
-    """Thread-safe store of verified examples with a BM25 index over their questions."""
+    """Thread-safe store of verified examples with a BM25 index over their questions.
 
-    def __init__(self, path: Path | str = ":memory:") -> None:
-        if isinstance(path, Path):
-            path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+    The index is built again when the active examples change, here or in another replica."""
+
+    def __init__(self, where: Storage | Path | str = ":memory:", *, warehouse: str = "") -> None:
+        self._db = open_storage(where)
+        self._owned = not isinstance(where, Storage)
+        self._db.create(sqlite=SCHEMA, postgres=PG_SCHEMA, name="examples", added=ADDED)
+        self._warehouse = warehouse if self._db.shared else ""
         self._lock = threading.Lock()
-        with self._lock:
-            self._conn.executescript(SCHEMA)
-        self._index: tuple[bm25s.BM25, list[Example]] | None = None
+        #: The index, and the (count, highest id) of the active examples it was built from.
+        self._index: tuple[bm25s.BM25, list[Example], tuple[int, int]] | None = None
 
     def add(
         self,
@@ -70,26 +78,30 @@ class ExampleStore:
     ) -> None:
         """Store one approved run; the same active question and SQL are kept once."""
         at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        with self._lock:
-            known = self._conn.execute(
-                "SELECT 1 FROM examples WHERE question = ? AND sql = ? AND retired_at IS NULL",
-                (question, sql),
-            ).fetchone()
-            if known:
-                return
-            self._conn.execute(
-                "INSERT INTO examples (question, sql, tables, columns, approved_by, approved_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (question, sql, json.dumps(tables), json.dumps(columns), approved_by, at),
-            )
-            self._index = None
+        self._db.rows(
+            "INSERT INTO examples (warehouse, question, sql, tables, columns, approved_by,"
+            " approved_at) SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM examples"
+            f" WHERE {_ACTIVE} AND question = ? AND sql = ?)",
+            (
+                self._warehouse,
+                question,
+                sql,
+                json.dumps(tables),
+                json.dumps(columns),
+                approved_by,
+                at,
+                self._warehouse,
+                question,
+                sql,
+            ),
+        )
 
     def active(self) -> list[Example]:
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT id, question, sql, tables, columns, approved_by, approved_at"
-                " FROM examples WHERE retired_at IS NULL ORDER BY id"
-            ).fetchall()
+        rows = self._db.rows(
+            "SELECT id, question, sql, tables, columns, approved_by, approved_at"
+            f" FROM examples WHERE {_ACTIVE} ORDER BY id",
+            (self._warehouse,),
+        )
         return [
             Example(i, q, s, tuple(json.loads(t)), tuple(json.loads(c)), by, at)
             for i, q, s, t, c, by, at in rows
@@ -110,26 +122,31 @@ class ExampleStore:
         ]
         if gone:
             at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-            with self._lock:
-                self._conn.executemany(
-                    "UPDATE examples SET retired_at = ? WHERE id = ?", [(at, i) for i in gone]
-                )
-                self._index = None
+            self._db.many(
+                "UPDATE examples SET retired_at = ? WHERE id = ?", [(at, i) for i in gone]
+            )
         return gone
 
     def similar(self, question: str, k: int = 3) -> list[Example]:
         """Up to `k` active examples sharing words with `question`, most similar first."""
+        # Ids only grow and a retired example never comes back, so the count and highest id of
+        # the active ones change whenever they do.
+        ((count, highest),) = self._db.rows(
+            f"SELECT count(*), COALESCE(max(id), 0) FROM examples WHERE {_ACTIVE}",
+            (self._warehouse,),
+        )
         with self._lock:
             index = self._index
-        if index is None:
+        if index is None or index[2] != (count, highest):
             examples = self.active()
             bm25 = bm25s.BM25()
             if examples:
                 bm25.index([words(e.question) or ["_"] for e in examples], show_progress=False)
-            index = (bm25, examples)
+            seen = (len(examples), max((e.id for e in examples), default=0))
+            index = (bm25, examples, seen)
             with self._lock:
                 self._index = index
-        bm25, examples = index
+        bm25, examples, _ = index
         tokens = [t for t in words(question) if examples and t in bm25.vocab_dict]
         if not tokens:
             return []
@@ -138,5 +155,6 @@ class ExampleStore:
         return [examples[i] for i in ranked[:k] if scores[i] > 0]
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        """Close the database this store opened (one given as a Storage is its owner's)."""
+        if self._owned:
+            self._db.close()

@@ -14,19 +14,21 @@ thread's question. An evaluation keeps each question to itself (`across_threads=
 score does not depend on question order. Only the problem text is kept and shown (no result
 rows); each is cut to one line of at most 300 characters.
 
-One SQLite table; `:memory:` by default, a file path in production.
+One table (agent/storage.py): in memory by default; in production a SQLite file per warehouse,
+or, with `QUERYBOT_STATE_URL`, PostgreSQL, where every replica is warned by the others' failures
+and each row names its warehouse (a SQLite file is one warehouse's own: its rows name none).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import sqlite3
-import threading
 from collections.abc import Collection
 from pathlib import Path
 
 import sqlglot
 from sqlglot import exp
+
+from agent.storage import Storage, open_storage
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS failures (
@@ -40,6 +42,9 @@ CREATE TABLE IF NOT EXISTS failures (
 );
 CREATE INDEX IF NOT EXISTS failures_by_connector ON failures (connector, problem);
 """
+PG_SCHEMA = SCHEMA.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY")
+#: The column added for PostgreSQL, where the failures of every warehouse share the table.
+ADDED = {"failures": {"warehouse": "TEXT NOT NULL DEFAULT ''"}}
 
 #: Characters of one remembered problem.
 PROBLEM_CHARS = 300
@@ -77,31 +82,34 @@ def one_line(problem: str) -> str:
 class FailureStore:
     """Thread-safe store of failures, keyed by connector (the warehouse they happened on)."""
 
-    def __init__(self, path: Path | str = ":memory:", *, across_threads: bool = True) -> None:
+    def __init__(
+        self,
+        where: Storage | Path | str = ":memory:",
+        *,
+        warehouse: str = "",
+        across_threads: bool = True,
+    ) -> None:
         #: Whether one thread's recurring mistakes may be hinted in another.
         self.across_threads = across_threads
-        if isinstance(path, Path):
-            path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._lock = threading.Lock()
-        with self._lock:
-            self._conn.executescript(SCHEMA)
+        self._db = open_storage(where)
+        self._owned = not isinstance(where, Storage)
+        self._db.create(sqlite=SCHEMA, postgres=PG_SCHEMA, name="failures", added=ADDED)
+        self._warehouse = warehouse if self._db.shared else ""
 
     def record(self, connector: str, thread: str, kind: str, problems: list[str], sql: str) -> None:
         """Remember `problems` (gate reasons, an engine error, a rejection: `kind`) met by
         `sql`."""
         at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         rows = [
-            (connector, thread, kind, line, sql[:2000], at)
+            (self._warehouse, connector, thread, kind, line, sql[:2000], at)
             for line in dict.fromkeys(one_line(p) for p in problems)
             if line
         ]
-        with self._lock:
-            self._conn.executemany(
-                "INSERT INTO failures (connector, thread, kind, problem, sql, at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                rows,
-            )
+        self._db.many(
+            "INSERT INTO failures (warehouse, connector, thread, kind, problem, sql, at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
 
     def hints(
         self,
@@ -116,27 +124,35 @@ class FailureStore:
         least two; never a person's rejection) whose SQL read one of `tables` (a draft's, in
         `dialect`), most frequent first; at most `limit`, each once."""
         wanted = {t.lower() for t in tables}
-        with self._lock:
-            mine = self._conn.execute(
-                "SELECT problem FROM failures WHERE connector = ? AND thread = ?"
-                " ORDER BY id DESC LIMIT ?",
-                (connector, thread, limit),
-            ).fetchall()
-            recurring = (
-                self._conn.execute(
-                    "SELECT problem, sql FROM failures WHERE connector = ? AND thread != ?"
-                    " AND problem IN (SELECT problem FROM failures WHERE connector = ?"
-                    " AND kind != ? GROUP BY problem HAVING count(DISTINCT thread) >= 2)"
-                    " ORDER BY id DESC LIMIT ?",
-                    (connector, thread, connector, PERSON_REJECTED, RECURRING_ROWS),
-                ).fetchall()
-                if self.across_threads and wanted
-                else []
+        mine = self._db.rows(
+            "SELECT problem FROM failures WHERE warehouse = ? AND connector = ? AND thread = ?"
+            " ORDER BY id DESC LIMIT ?",
+            (self._warehouse, connector, thread, limit),
+        )
+        recurring = (
+            self._db.rows(
+                "SELECT problem, sql FROM failures WHERE warehouse = ? AND connector = ?"
+                " AND thread != ? AND problem IN (SELECT problem FROM failures"
+                " WHERE warehouse = ? AND connector = ? AND kind != ? GROUP BY problem"
+                " HAVING count(DISTINCT thread) >= 2) ORDER BY id DESC LIMIT ?",
+                (
+                    self._warehouse,
+                    connector,
+                    thread,
+                    self._warehouse,
+                    connector,
+                    PERSON_REJECTED,
+                    RECURRING_ROWS,
+                ),
             )
+            if self.across_threads and wanted
+            else []
+        )
         relevant = [p for p, sql in recurring if read_tables(sql, dialect) & wanted]
         found = dict.fromkeys(p for p in [*(p for (p,) in mine), *relevant])
         return list(found)[:limit]
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        """Close the database this store opened (one given as a Storage is its owner's)."""
+        if self._owned:
+            self._db.close()

@@ -1,12 +1,14 @@
-"""PostgreSQL connections for the state several replicas share (checkpoints, bot store, audit).
+"""PostgreSQL connections for the state several replicas share (checkpoints, bot store, audit
+log, examples, failures).
 
 Every pool uses the settings the LangGraph checkpointer needs (autocommit, no server-side
 prepared statements, so poolers such as PgBouncer work, dict rows); other users ask for tuple rows
 per cursor.
 
 A replica opens at most CHECKPOINT_POOL_SIZE + 2 x POOL_SIZE + 1 = 11 connections: the
-checkpointer's pool, the bot store's and the audit log's, and the bot store's liveness lock
-(bot/store_postgres.py), whatever QUERYBOT_WORKERS is.
+checkpointer's pool, the bot store's, the one the audit log, examples and failures of every
+warehouse share (bot/wiring.py), and the bot store's liveness lock (bot/store_postgres.py),
+whatever QUERYBOT_WORKERS is.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from psycopg_pool import ConnectionPool
 #: Seconds to wait for the first connection before reporting the database unreachable.
 CONNECT_TIMEOUT_S = 10.0
 
-#: Connections each pool of the bot store and the audit log may open. Every call holds one for a
-#: single short statement or transaction, so a few serve any number of workers (a worker waits its
-#: turn for milliseconds). Fixed, not derived from QUERYBOT_WORKERS.
+#: Connections each pool of the bot store and of the other state tables may open. Every call holds
+#: one for a single short statement or transaction, so a few serve any number of workers (a worker
+#: waits its turn for milliseconds). Fixed, not derived from QUERYBOT_WORKERS.
 POOL_SIZE = 4
 
 #: Connections the checkpointer's pool may open. PostgresSaver holds one lock per saver around

@@ -16,7 +16,8 @@ knows, so a click still works after a restart. Two rules hold it together:
   crash (`kill -9`, a lost machine), `abandoned()` hands the questions and claimed proposals of
   processes that are gone to whoever asks first, once, so each thread can be told what happened.
 
-The SQL is plain (ON CONFLICT, RETURNING, `?` placeholders), so both back ends share it:
+The SQL is plain (ON CONFLICT, RETURNING, `?` placeholders), so both back ends share it (each
+runs it through agent/storage.py):
 `SqliteStore` (bot/store_sqlite.py: one process, or replicas sharing a disk) and `PostgresStore`
 (bot/store_postgres.py: replicas on several machines); `open_store` picks one from the settings.
 """
@@ -31,6 +32,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from agent.outcome import Proposal
+from agent.storage import Storage
+from bot.store_tables import ADDED, POSTGRES_SCHEMA, SCHEMA
 
 if TYPE_CHECKING:
     from bot.settings import Settings
@@ -128,9 +131,17 @@ class Store(ABC):
     def keep_alive(self) -> None:
         """Take this process's liveness lock again if it was lost (a dropped connection)."""
 
-    @abstractmethod
+    #: The database (set by subclasses): a SQLite file or PostgreSQL (agent/storage.py).
+    _db: Storage
+
+    def _open(self, db: Storage) -> None:
+        """Use `db`, creating the tables (or the columns they gained since) where missing."""
+        self._db = db
+        db.create(sqlite=SCHEMA, postgres=POSTGRES_SCHEMA, name="bot_store", added=ADDED)
+
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Run one statement (in its own transaction) and return every row it produced."""
+        return self._db.rows(sql, params)
 
     def first_delivery(self, event_id: str) -> bool:
         """True the first time `event_id` is seen, False for every later delivery."""

@@ -1,4 +1,4 @@
-"""agent.audit.PostgresAuditLog: the shared log is append-only and answers like the SQLite one."""
+"""agent.audit.AuditLog on PostgreSQL: append-only, and answers like the SQLite one."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import psycopg
 import pytest
 from pgdb import scratch_database
 
-from agent.audit import PostgresAuditLog, sql_sha256
+from agent.audit import AuditLog, sql_sha256
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +18,7 @@ def url() -> Iterator[str]:
 
 
 def test_records_read_back_in_order_with_their_hash(url: str) -> None:
-    log = PostgresAuditLog(url)
+    log = AuditLog(url)
     before = len(log.events())  # the other test's event, when it ran first
     log.record("t1", "proposed", proposal_id="p1", actor="U1", sql="SELECT 1")
     log.record("t1", "approved", proposal_id="p1", actor="U2", sql="SELECT 1")
@@ -33,9 +33,9 @@ def test_records_read_back_in_order_with_their_hash(url: str) -> None:
 
 
 def test_the_log_refuses_update_delete_and_truncate(url: str) -> None:
-    log = PostgresAuditLog(url)
+    log = AuditLog(url)
     log.record("t3", "approved", proposal_id="p3", actor="U1", sql="SELECT 3")
-    again = PostgresAuditLog(url)  # a second replica: set-up is idempotent
+    again = AuditLog(url)  # a second replica: set-up is idempotent
     with psycopg.connect(url, autocommit=True) as conn:
         for statement in (
             "UPDATE audit SET sql = 'DROP TABLE x'",
