@@ -201,7 +201,8 @@ def export_examples(settings: Settings, path: Path, warehouse: str | None = None
     QUERYBOT_CONFIG, those of `warehouse` (default: the config's default, or its only one)."""
     config = deployment_config(settings, os.environ)
     chosen = config.pick(warehouse) if config.path else config.pick(None)
-    store = ExampleStore(warehouse_file(settings, config, "examples", chosen.name))
+    where = settings.state_url or warehouse_file(settings, config, "examples", chosen.name)
+    store = ExampleStore(where, warehouse=chosen.name)
     try:
         examples = store.active()
     finally:
