@@ -2,8 +2,8 @@
 when it runs, a question replaced while its proposal waits, and a model outage mid-thread. Every
 question still ends with something clear in its thread.
 
-One bot process serves the module; the tests run in file order, each using the model replies
-listed for it in SCRIPT.
+One bot process serves the module (shared_bot.py); each test uses the model replies listed for
+it in REPLIES.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 import slack_flow as flow
-from botproc import BotProcess, audit_events, data_dir_with, sql_reply, write_script
+from botproc import BotProcess, audit_events, data_dir_with, sql_reply
+from shared_bot import Reply, SharedBot
 from slack_flow import has_text
 from slack_payloads import BOB
 from standin import SlackStandin
@@ -31,40 +32,48 @@ FAILS_AT_RUN_TIME = (
 )
 REGION_NAMES = "SELECT r.region_name FROM demo.main.regions AS r ORDER BY r.region_id"
 
-SCRIPT: list[dict[str, str] | str] = [
+REPLIES: dict[str, list[Reply]] = {
     # a reply that is not JSON, then a good one
-    "Sure! Here is the SQL you wanted: SELECT COUNT(*) FROM orders",
-    sql_reply(COUNT_ORDERS, "Counts all orders."),
+    "test_a_reply_that_is_not_json_is_repaired": [
+        "Sure! Here is the SQL you wanted: SELECT COUNT(*) FROM orders",
+        sql_reply(COUNT_ORDERS, "Counts all orders."),
+    ],
     # never JSON
-    "no",
-    "{not json either",
-    '{"kind": "sql"',
+    "test_a_model_that_never_answers_json_gets_a_clear_failure": [
+        "no",
+        "{not json either",
+        '{"kind": "sql"',
+    ],
     # SQL the gate refuses three times
-    sql_reply(TWO_STATEMENTS),
-    sql_reply(TWO_STATEMENTS),
-    sql_reply(TWO_STATEMENTS),
+    "test_sql_refused_by_the_gate_three_times": [sql_reply(TWO_STATEMENTS)] * 3,
     # a query that fails when it runs, then its repair
-    sql_reply(FAILS_AT_RUN_TIME, "Numbers the regions."),
-    sql_reply(REGION_NAMES, "Lists the regions."),
+    "test_a_query_failing_at_run_time_comes_back_corrected": [
+        sql_reply(FAILS_AT_RUN_TIME, "Numbers the regions."),
+        sql_reply(REGION_NAMES, "Lists the regions."),
+    ],
     # a pending proposal replaced by a new question
-    sql_reply(COUNT_ORDERS, "Counts all orders."),
-    sql_reply(REGION_NAMES, "Lists the regions."),
+    "test_a_new_question_replaces_the_pending_proposal": [
+        sql_reply(COUNT_ORDERS, "Counts all orders."),
+        sql_reply(REGION_NAMES, "Lists the regions."),
+    ],
     # an answered question, a follow-up during a model outage, then one after it
-    sql_reply(COUNT_ORDERS, "Counts all orders."),
-    {"__error__": "503 Service Unavailable"},
-    sql_reply(REGION_NAMES, "Lists the regions."),
-]
+    "test_a_model_outage_mid_thread_then_a_follow_up_works": [
+        sql_reply(COUNT_ORDERS, "Counts all orders."),
+        {"__error__": "503 Service Unavailable"},
+        sql_reply(REGION_NAMES, "Lists the regions."),
+    ],
+}
 
 
 @pytest.fixture(scope="module")
-def bot(
+def bots(
     standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[BotProcess]:
-    tmp = tmp_path_factory.mktemp("e2e-failures")
-    script = write_script(tmp / "script.jsonl", SCRIPT)
-    data_dir = data_dir_with(tmp / "data", demo_db)
-    with BotProcess(slack=standin, data_dir=data_dir, script=script) as process:
-        yield process
+) -> Iterator[SharedBot]:
+    def start(script: Path, data_dir: Path) -> BotProcess:
+        return BotProcess(slack=standin, data_dir=data_dir_with(data_dir, demo_db), script=script)
+
+    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-failures")) as shared:
+        yield shared
 
 
 def test_a_reply_that_is_not_json_is_repaired(bot: BotProcess, standin: SlackStandin) -> None:

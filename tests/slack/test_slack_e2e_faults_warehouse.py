@@ -6,7 +6,8 @@ a clear message in the thread, the card marked failed, the audit log saying so, 
 able to go on.
 
 "Server gone" goes through a TCP relay the test owns and stops (pgwarehouse.py): the shared
-server is never stopped; only backends of this test's login are terminated.
+server is never stopped; only backends of this test's login are terminated. One bot process
+serves the module (shared_bot.py); each test's model replies are listed for it in REPLIES.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 import slack_flow as flow
 from botproc import BotProcess, audit_events, data_dir_with, sql_reply, write_script
 from pgwarehouse import Warehouse, shop_warehouse
+from shared_bot import SharedBot
 from slack_flow import has_text
 from standin import Posted, SlackStandin
 
@@ -35,19 +37,22 @@ SLOW = (
 )
 TIMEOUT_S = 8
 
-SCRIPT = [
+REPLIES = {
     # the server gone between proposal and approval, then back
-    sql_reply(COUNT, "Counts sales."),
-    sql_reply(COUNT, "Counts sales."),
+    "test_server_gone_between_proposal_and_approval": [
+        sql_reply(COUNT, "Counts sales."),
+        sql_reply(COUNT, "Counts sales."),
+    ],
     # the connection killed mid-run, then a follow-up
-    sql_reply(SLOW, "Counts triples."),
-    sql_reply(COUNT, "Counts sales."),
+    "test_connection_killed_mid_query": [
+        sql_reply(SLOW, "Counts triples."),
+        sql_reply(COUNT, "Counts sales."),
+    ],
     # a timeout, then a follow-up
-    sql_reply(SLOW, "Counts triples."),
-    sql_reply(COUNT, "Counts sales."),
+    "test_query_timeout": [sql_reply(SLOW, "Counts triples."), sql_reply(COUNT, "Counts sales.")],
     # a permission revoked after start
-    sql_reply(SECRET, "Lists salaries."),
-]
+    "test_permission_revoked_after_start": [sql_reply(SECRET, "Lists salaries.")],
+}
 
 
 @pytest.fixture(scope="module")
@@ -57,29 +62,32 @@ def warehouse() -> Iterator[Warehouse]:
 
 
 @pytest.fixture(scope="module")
-def bot(
+def bots(
     standin: SlackStandin,
     warehouse: Warehouse,
     demo_db: Path,
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[BotProcess]:
-    tmp = tmp_path_factory.mktemp("e2e-warehouse-faults")
+) -> Iterator[SharedBot]:
     env = {
         "QUERYBOT_WAREHOUSE": warehouse.url,
         "QUERYBOT_QUERY_TIMEOUT_S": str(TIMEOUT_S),
         "QUERYBOT_PROFILE_VALUES": "off",
     }
-    data_dir = data_dir_with(tmp / "data", demo_db)
-    script = write_script(tmp / "script.jsonl", SCRIPT)
-    with BotProcess(slack=standin, data_dir=data_dir, script=script, env=env) as process:
-        yield process
+
+    def start(script: Path, data_dir: Path) -> BotProcess:
+        data_dir = data_dir_with(data_dir, demo_db)
+        return BotProcess(slack=standin, data_dir=data_dir, script=script, env=env)
+
+    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-warehouse-faults")) as shared:
+        yield shared
 
 
 @pytest.fixture(autouse=True)
 def clean(request: pytest.FixtureRequest, standin: SlackStandin) -> Iterator[None]:
+    bot = request.getfixturevalue("bot") if "bot" in request.fixturenames else None
     yield
-    if "bot" in request.fixturenames:
-        print(request.getfixturevalue("bot").log()[-5000:])  # shown when the test failed
+    if bot is not None:
+        print(bot.log()[-5000:])  # shown when the test failed
     standin.assert_clean()
 
 
@@ -115,7 +123,7 @@ def test_unreachable_at_start_refuses_to_start_and_says_why(
         sock.bind(("127.0.0.1", 0))
         closed = sock.getsockname()[1]
     env = {"QUERYBOT_WAREHOUSE": f"postgresql://{warehouse.role}@127.0.0.1:{closed}/shop"}
-    script = write_script(tmp_path / "script.jsonl", SCRIPT)
+    script = write_script(tmp_path / "script.jsonl", [])  # it never gets to the model
     data_dir = data_dir_with(tmp_path / "data", demo_db)
     process = BotProcess(slack=standin, data_dir=data_dir, script=script, env=env)
     with pytest.raises(AssertionError, match=r"querybot exited \(2\)") as failure:
