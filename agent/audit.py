@@ -27,7 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent.storage import Storage, open_storage
+from agent.storage import Storage, Tables, open_storage
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (
@@ -82,8 +82,7 @@ class AuditLog:
     """The log in a SQLite file (or in memory), or in PostgreSQL shared by replicas."""
 
     def __init__(self, where: Storage | Path | str = ":memory:") -> None:
-        self._db = open_storage(where)
-        self._db.create(sqlite=SCHEMA, postgres=PG_SCHEMA, name="audit")
+        self._db = open_storage(where, Tables("audit", SCHEMA, PG_SCHEMA))
 
     def record(
         self,

@@ -21,7 +21,7 @@ import bm25s
 
 from agent.catalog import CatalogSnapshot, table_key
 from agent.retrieval import words
-from agent.storage import Storage, open_storage
+from agent.storage import Storage, Tables, open_storage
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS examples (
@@ -35,9 +35,13 @@ CREATE TABLE IF NOT EXISTS examples (
     retired_at TEXT
 );
 """
-PG_SCHEMA = SCHEMA.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY")
-#: The column added for PostgreSQL, where the examples of every warehouse share the table.
-ADDED = {"examples": {"warehouse": "TEXT NOT NULL DEFAULT ''"}}
+#: In PostgreSQL the examples of every warehouse share the table; each row names its own.
+TABLES = Tables(
+    "examples",
+    SCHEMA,
+    SCHEMA.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY"),
+    added={"examples": {"warehouse": "TEXT NOT NULL DEFAULT ''"}},
+)
 _ACTIVE = "warehouse = ? AND retired_at IS NULL"
 
 
@@ -59,9 +63,8 @@ class ExampleStore:
     The index is built again when the active examples change, here or in another replica."""
 
     def __init__(self, where: Storage | Path | str = ":memory:", *, warehouse: str = "") -> None:
-        self._db = open_storage(where)
+        self._db = open_storage(where, TABLES)
         self._owned = not isinstance(where, Storage)
-        self._db.create(sqlite=SCHEMA, postgres=PG_SCHEMA, name="examples", added=ADDED)
         self._warehouse = warehouse if self._db.shared else ""
         self._lock = threading.Lock()
         #: The index, and the (count, highest id) of the active examples it was built from.

@@ -28,7 +28,7 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from agent.storage import Storage, open_storage
+from agent.storage import Storage, Tables, open_storage
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS failures (
@@ -42,9 +42,13 @@ CREATE TABLE IF NOT EXISTS failures (
 );
 CREATE INDEX IF NOT EXISTS failures_by_connector ON failures (connector, problem);
 """
-PG_SCHEMA = SCHEMA.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY")
-#: The column added for PostgreSQL, where the failures of every warehouse share the table.
-ADDED = {"failures": {"warehouse": "TEXT NOT NULL DEFAULT ''"}}
+#: In PostgreSQL the failures of every warehouse share the table; each row names its own.
+TABLES = Tables(
+    "failures",
+    SCHEMA,
+    SCHEMA.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY"),
+    added={"failures": {"warehouse": "TEXT NOT NULL DEFAULT ''"}},
+)
 
 #: Characters of one remembered problem.
 PROBLEM_CHARS = 300
@@ -91,9 +95,8 @@ class FailureStore:
     ) -> None:
         #: Whether one thread's recurring mistakes may be hinted in another.
         self.across_threads = across_threads
-        self._db = open_storage(where)
+        self._db = open_storage(where, TABLES)
         self._owned = not isinstance(where, Storage)
-        self._db.create(sqlite=SCHEMA, postgres=PG_SCHEMA, name="failures", added=ADDED)
         self._warehouse = warehouse if self._db.shared else ""
 
     def record(self, connector: str, thread: str, kind: str, problems: list[str], sql: str) -> None:

@@ -13,6 +13,7 @@ import sqlite3
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,21 @@ from psycopg.rows import tuple_row
 from agent.postgres import open_pool, setup_lock
 
 Row = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The tables of one user of a Storage, created idempotently."""
+
+    #: Names the set-up lock, so replicas starting together do not race on CREATE.
+    name: str
+    #: The statements creating them in SQLite, and in PostgreSQL.
+    sqlite: str
+    postgres: str
+    #: Columns added after a table's first release, for tables created before them:
+    #: {table: {column: type}}.
+    added: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
 
 #: Milliseconds a SQLite statement waits for another process's write lock (a second replica on
 #: the same disk, the checkpointer) before failing.
@@ -34,17 +50,8 @@ class Storage(ABC):
     shared: bool
 
     @abstractmethod
-    def create(
-        self,
-        *,
-        sqlite: str,
-        postgres: str,
-        name: str,
-        added: Mapping[str, Mapping[str, str]] | None = None,
-    ) -> None:
-        """Create tables idempotently: `sqlite` or `postgres` (several statements), then the
-        columns `added` after a table's first release ({table: {column: type}}), for tables
-        created before them. `name` keeps replicas starting together from racing on it."""
+    def create(self, tables: Tables) -> None:
+        """Create `tables` where missing, and the columns they gained since."""
 
     @abstractmethod
     def rows(self, sql: str, params: Iterable[Any] = ()) -> list[Row]:
@@ -71,17 +78,10 @@ class SqliteStorage(Storage):
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
-    def create(
-        self,
-        *,
-        sqlite: str,
-        postgres: str,
-        name: str,
-        added: Mapping[str, Mapping[str, str]] | None = None,
-    ) -> None:
+    def create(self, tables: Tables) -> None:
         with self._lock:
-            self._conn.executescript(sqlite)
-            for table, columns in (added or {}).items():
+            self._conn.executescript(tables.sqlite)
+            for table, columns in tables.added.items():
                 have = {row[1] for row in self._conn.execute(f"PRAGMA table_info({table})")}
                 for column, kind in columns.items():
                     if column not in have:
@@ -120,17 +120,10 @@ class PostgresStorage(Storage):
         #: The pool (agent/postgres.py's settings), for what needs one connection throughout.
         self.pool = open_pool(url)
 
-    def create(
-        self,
-        *,
-        sqlite: str,
-        postgres: str,
-        name: str,
-        added: Mapping[str, Mapping[str, str]] | None = None,
-    ) -> None:
-        with setup_lock(self.pool, f"querybot.{name}"), self.pool.connection() as conn:
-            conn.execute(postgres, prepare=False)  # several statements: no prepare
-            for table, columns in (added or {}).items():
+    def create(self, tables: Tables) -> None:
+        with setup_lock(self.pool, f"querybot.{tables.name}"), self.pool.connection() as conn:
+            conn.execute(tables.postgres, prepare=False)  # several statements: no prepare
+            for table, columns in tables.added.items():
                 for column, kind in columns.items():
                     conn.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}")
 
@@ -147,11 +140,14 @@ class PostgresStorage(Storage):
         self.pool.close()
 
 
-def open_storage(where: Storage | Path | str) -> Storage:
-    """`where` itself when it is a Storage; else a SQLite file (a Path, `:memory:`), or
-    PostgreSQL for a `postgresql://` or `postgres://` URL."""
+def open_storage(where: Storage | Path | str, tables: Tables) -> Storage:
+    """`where` (itself when it is a Storage; else a SQLite file, a Path or `:memory:`, or
+    PostgreSQL for a `postgresql://` or `postgres://` URL) with `tables` created."""
     if isinstance(where, Storage):
-        return where
-    if isinstance(where, str) and where.startswith(("postgresql://", "postgres://")):
-        return PostgresStorage(where)
-    return SqliteStorage(where)
+        storage = where
+    elif isinstance(where, str) and where.startswith(("postgresql://", "postgres://")):
+        storage = PostgresStorage(where)
+    else:
+        storage = SqliteStorage(where)
+    storage.create(tables)
+    return storage

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.outcome import Proposal
 from agent.storage import Storage
-from bot.store_tables import ADDED, POSTGRES_SCHEMA, SCHEMA
+from bot.store_tables import TABLES
 
 if TYPE_CHECKING:
     from bot.settings import Settings
@@ -137,7 +137,7 @@ class Store(ABC):
     def _open(self, db: Storage) -> None:
         """Use `db`, creating the tables (or the columns they gained since) where missing."""
         self._db = db
-        db.create(sqlite=SCHEMA, postgres=POSTGRES_SCHEMA, name="bot_store", added=ADDED)
+        db.create(TABLES)
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Run one statement (in its own transaction) and return every row it produced."""

@@ -1,5 +1,7 @@
 """The bot store's tables (bot/store.py), as both back ends create them."""
 
+from agent.storage import Tables
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS bot_events (
     event_id TEXT PRIMARY KEY,
@@ -33,8 +35,10 @@ CREATE TABLE IF NOT EXISTS bot_questions (
     PRIMARY KEY (channel, message_ts)
 );
 """
-#: Columns added after the first release, for stores created before them.
-ADDED = {"bot_proposals": {"edited_by": "TEXT", "claimed_by": "TEXT"}}
-
-#: The same tables in PostgreSQL.
-POSTGRES_SCHEMA = SCHEMA.replace(" REAL NOT NULL", " DOUBLE PRECISION NOT NULL")
+TABLES = Tables(
+    "bot_store",
+    SCHEMA,
+    SCHEMA.replace(" REAL NOT NULL", " DOUBLE PRECISION NOT NULL"),
+    # columns added after the first release, for stores created before them
+    added={"bot_proposals": {"edited_by": "TEXT", "claimed_by": "TEXT"}},
+)

@@ -10,7 +10,7 @@ import pytest
 from agent.audit import AuditLog, sql_sha256
 from agent.examples import ExampleStore
 from agent.failures import FailureStore
-from agent.storage import SqliteStorage
+from agent.storage import SqliteStorage, Tables
 
 #: The tables as the code before agent/storage.py created them (frozen copies: do not update).
 OLD_EXAMPLES = """
@@ -87,7 +87,7 @@ def test_an_old_audit_file_opens_and_stays_append_only(tmp_path: Path) -> None:
 
 def test_a_batch_that_fails_part_way_writes_nothing(tmp_path: Path) -> None:
     storage = SqliteStorage(tmp_path / "s.sqlite")
-    storage.create(sqlite="CREATE TABLE t (k TEXT PRIMARY KEY);", postgres="", name="t")
+    storage.create(Tables("t", "CREATE TABLE t (k TEXT PRIMARY KEY);", ""))
     with pytest.raises(sqlite3.IntegrityError):
         storage.many("INSERT INTO t (k) VALUES (?)", [("a",), ("b",), ("a",)])
     assert storage.rows("SELECT k FROM t") == []
