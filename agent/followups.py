@@ -93,7 +93,7 @@ def suggest(answer: dict[str, Any], snapshot: CatalogSnapshot) -> list[str]:
     return questions[:MAX_FOLLOW_UPS]
 
 
-def _grouped(tree: exp.Expression) -> set[str]:
+def _grouped(tree: exp.Expr) -> set[str]:
     """Names of the columns (and output aliases) the outermost query groups by."""
     select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
     group = select.args.get("group") if select is not None else None
@@ -112,7 +112,7 @@ def _grouped(tree: exp.Expression) -> set[str]:
     return names
 
 
-def _pinned(tree: exp.Expression) -> set[str]:
+def _pinned(tree: exp.Expr) -> set[str]:
     """Columns a WHERE clause sets equal to one literal (a breakdown by them has one row)."""
     pinned: set[str] = set()
     for where in tree.find_all(exp.Where):
@@ -132,7 +132,7 @@ def _time_series(answer: dict[str, Any]) -> bool:
     return isinstance(value, str) and bool(re.fullmatch(r"\d{4}-\d{2}(-\d{2}.*)?", value))
 
 
-def _top_value(answer: dict[str, Any], grouped: set[str], tree: exp.Expression) -> str | None:
+def _top_value(answer: dict[str, Any], grouped: set[str], tree: exp.Expr) -> str | None:
     """A "Drill into" question on the first row's first value, for a grouped result of rows."""
     rows, columns = answer["rows"], answer["columns"]
     if answer["total_rows"] < 2 or not rows or not columns or not grouped:

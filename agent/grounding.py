@@ -53,7 +53,7 @@ def closest(value: str, candidates: list[str], limit: int = 3) -> tuple[str, ...
     return tuple(c for c, _, _ in scored)
 
 
-def _column_of(node: exp.Expression) -> tuple[exp.Column | None, bool]:
+def _column_of(node: exp.Expr) -> tuple[exp.Column | None, bool]:
     """The column a comparison side reads, and whether it is case-folded (`lower(x)`)."""
     folded = False
     while isinstance(node, exp.Lower | exp.Upper | exp.Trim | exp.Paren):
@@ -62,13 +62,14 @@ def _column_of(node: exp.Expression) -> tuple[exp.Column | None, bool]:
     return (node, folded) if isinstance(node, exp.Column) else (None, folded)
 
 
-def literal_filters(tree: exp.Expression) -> Iterator[tuple[exp.Column, str, bool]]:
+def literal_filters(tree: exp.Expr) -> Iterator[tuple[exp.Column, str, bool]]:
     """(column, literal, case-folded) for each equality or IN filter on a string literal."""
     for node in tree.find_all(exp.EQ, exp.NEQ, exp.In):
         if isinstance(node, exp.In):
             column, folded = _column_of(node.this)
             literals = [e for e in node.expressions if isinstance(e, exp.Literal) and e.is_string]
         else:
+            assert isinstance(node, exp.Binary)  # an EQ or a NEQ: find_all's union type says less
             column, folded = _column_of(node.left)
             other = node.right
             if column is None:
@@ -80,9 +81,9 @@ def literal_filters(tree: exp.Expression) -> Iterator[tuple[exp.Column, str, boo
                 yield column, literal.this, folded
 
 
-def _sources(tree: exp.Expression) -> dict[str, str]:
+def _sources(tree: exp.Expr) -> dict[str, str]:
     """Alias (or name) -> qualified table name, for every table the statement reads."""
-    out = {}
+    out: dict[str, str] = {}
     for table in tree.find_all(exp.Table):
         name = ".".join(p.name for p in table.parts)
         out.setdefault(table.alias_or_name.lower(), name)
@@ -185,7 +186,7 @@ def _occurs(
     connector: Connector, table: TableInfo, column: str, value: str, folded: bool, timeout: float
 ) -> bool:
     query, col = _select(table, column, connector.dialect)
-    left: exp.Expression = exp.Lower(this=col) if folded else col
+    left: exp.Expr = exp.Lower(this=col) if folded else col
     right = exp.Literal.string(value.lower() if folded else value)
     query = query.where(exp.EQ(this=left, expression=right)).limit(1)
     result = connector.run(query.sql(connector.dialect), max_rows=1, timeout_s=timeout)
@@ -200,7 +201,7 @@ def _near(
     query, col = _select(table, column, connector.dialect)
     lowered = value.lower()
     folded = exp.Lower(this=col.copy())
-    match: exp.Expression = exp.EQ(this=folded, expression=exp.Literal.string(lowered))
+    match: exp.Expr = exp.EQ(this=folded, expression=exp.Literal.string(lowered))
     if len(lowered) >= 4:
         for func, part in ((exp.Left, lowered[:3]), (exp.Right, lowered[-3:])):
             end = func(this=folded.copy(), expression=exp.Literal.number(3))

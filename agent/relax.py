@@ -115,7 +115,7 @@ class _Columns:
 _PASS_THROUGH = (exp.Select, exp.From, exp.Join, exp.Subquery, exp.CTE, exp.With, exp.Union)
 
 
-def _wheres(tree: exp.Expression) -> Iterator[exp.Where]:
+def _wheres(tree: exp.Expr) -> Iterator[exp.Where]:
     """The WHERE clauses whose loosening can only add rows to the result."""
     for where in tree.find_all(exp.Where):
         node = where.parent
@@ -125,19 +125,19 @@ def _wheres(tree: exp.Expression) -> Iterator[exp.Where]:
             yield where
 
 
-def _string(node: exp.Expression) -> str | None:
+def _string(node: exp.Expr) -> str | None:
     return node.this if isinstance(node, exp.Literal) and node.is_string else None
 
 
-def _lower(node: exp.Expression) -> exp.Lower:
+def _lower(node: exp.Expr) -> exp.Lower:
     return exp.Lower(this=node.copy())
 
 
-def _case_insensitive(tree: exp.Expression, columns: _Columns) -> list[str]:
+def _case_insensitive(tree: exp.Expr, columns: _Columns) -> list[str]:
     """Rewrite text matches on bare columns to ignore case; the names of the columns changed."""
     changed: list[str] = []
 
-    def text_column(node: exp.Expression) -> exp.Column | None:
+    def text_column(node: exp.Expr) -> exp.Column | None:
         if isinstance(node, exp.Column) and columns.is_text(node):
             return node
         return None
@@ -174,7 +174,7 @@ def _case_insensitive(tree: exp.Expression, columns: _Columns) -> list[str]:
     return [f"matched {', '.join(names)} case-insensitively"] if names else []
 
 
-def _widens(node: exp.Expression, where: exp.Where) -> bool:
+def _widens(node: exp.Expr, where: exp.Where) -> bool:
     """Whether matching more at `node` lets more rows through `where`: only AND, OR and
     parentheses lie between them (not NOT, CASE, a function or a subquery)."""
     parent = node.parent
@@ -185,7 +185,7 @@ def _widens(node: exp.Expression, where: exp.Where) -> bool:
     return parent is where
 
 
-def _conjuncts(condition: exp.Expression) -> Iterator[exp.Expression]:
+def _conjuncts(condition: exp.Expr) -> Iterator[exp.Expr]:
     if isinstance(condition, exp.And):
         yield from _conjuncts(condition.left)
         yield from _conjuncts(condition.right)
@@ -195,7 +195,7 @@ def _conjuncts(condition: exp.Expression) -> Iterator[exp.Expression]:
         yield condition
 
 
-def _date_of(node: exp.Expression) -> dt.date | None:
+def _date_of(node: exp.Expr) -> dt.date | None:
     """The date a literal bound spells (`'2026-10-01'`, `DATE '2026-10-01'`, a cast), if any."""
     if isinstance(node, exp.Cast):
         node = node.this
@@ -208,7 +208,7 @@ def _date_of(node: exp.Expression) -> dt.date | None:
         return None
 
 
-def _window(terms: list[exp.Expression]) -> tuple[int, float]:
+def _window(terms: list[exp.Expr]) -> tuple[int, float]:
     """Sort key of one date column's terms: equality first, then the narrowest literal range
     (in days), then unknown ranges."""
     low: dt.date | None = None
@@ -231,9 +231,9 @@ def _window(terms: list[exp.Expression]) -> tuple[int, float]:
     return (2, 0.0)
 
 
-def _drop_date_filter(tree: exp.Expression, columns: _Columns) -> list[str]:
+def _drop_date_filter(tree: exp.Expr, columns: _Columns) -> list[str]:
     """Drop every top-level AND term on the date column with the narrowest window."""
-    found: dict[str, list[tuple[exp.Where, exp.Expression]]] = {}
+    found: dict[str, list[tuple[exp.Where, exp.Expr]]] = {}
     names: dict[str, str] = {}
     for where in _wheres(tree):
         for term in _conjuncts(where.this):

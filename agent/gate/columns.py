@@ -154,11 +154,11 @@ def _column_reason(
     if match:
         name = match.group(1)
         table = match.group(2) if match.re is _COLUMN and match.group(2) else ""
-        where = _WHERE.search(message)
+        position = _WHERE.search(message)
         text = f"Unknown column '{name}'" + (f" in '{table}'" if table else "")
         span = None
-        if where:  # sqlglot reports where the name ends
-            line, end = int(where.group(1)), int(where.group(2))
+        if position:  # sqlglot reports where the name ends
+            line, end = int(position.group(1)), int(position.group(2))
             text += f" (line {line}, column {max(1, end - len(name) + 1)})"
             span = token_span(tree, line, end)
         owners = [e.name for e in entries if _has(e, name)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
@@ -107,7 +108,8 @@ class GateSchema:
             entries.append(TableEntry(table.name, parts, key, columns))
             kept.append(table)
             if table.columns:
-                node = mapping
+                # nested: catalog -> schema -> table -> column -> type
+                node: dict[str, Any] = mapping
                 for part in parts:
                     node = node.setdefault(part.sql(name), {})
                 for column in table.columns:
@@ -225,7 +227,9 @@ def _is_cte_ref(table: exp.Table, scope: Scope) -> bool:
 def _rewrite(table: exp.Table, entry: TableEntry) -> None:
     """Point a reference at the exposed table's full name, keeping its alias and clauses."""
     parts = [p.copy() for p in entry.parts]
-    for arg, part in zip(("catalog", "db", "this"), [None] * (3 - len(parts)) + parts, strict=True):
+    padded: list[exp.Identifier | None] = [None] * (3 - len(parts))
+    padded.extend(parts)
+    for arg, part in zip(("catalog", "db", "this"), padded, strict=True):
         table.set(arg, part)
     table.meta.pop("quoted_table", None)  # BigQuery `a.b.c` as one quoted name: now its parts
 
@@ -238,9 +242,10 @@ def _system(written: str, span: Span | None) -> Reason:
 def _split(name: str, dialect: str) -> tuple[exp.Identifier, ...]:
     """A qualified name's identifiers, catalog first, honouring the dialect's quoting."""
     try:
-        parts = tuple(exp.to_table(name, dialect=dialect).parts)
-        if parts and all(isinstance(p, exp.Identifier) for p in parts):
-            return parts
+        parts = exp.to_table(name, dialect=dialect).parts
+        identifiers = tuple(p for p in parts if isinstance(p, exp.Identifier))
+        if parts and len(identifiers) == len(parts):
+            return identifiers
     except SqlglotError:
         pass
     return tuple(exp.to_identifier(p, quoted=True) for p in name.split("."))
@@ -256,8 +261,15 @@ def exact_identifier(name: str, dialect: Dialect) -> exp.Identifier:
     return ident
 
 
-def table_key(parts: tuple[exp.Identifier, ...], dialect: str) -> tuple[str, ...]:
-    return tuple(normalize_name(p, dialect=dialect, is_table=True).name for p in parts)
+def table_key(parts: Iterable[exp.Expr], dialect: str) -> tuple[str, ...]:
+    """A table's lookup key. sqlglot types `Table.parts` as any expressions: one that is not an
+    identifier has no case to fold, so its name is its key (as `normalize_name` leaves it)."""
+    return tuple(
+        normalize_name(p, dialect=dialect, is_table=True).name
+        if isinstance(p, exp.Identifier)
+        else p.name
+        for p in parts
+    )
 
 
 def _column_key(name: str, dialect: Dialect) -> str:
@@ -297,9 +309,10 @@ def _tables_from_mapping(
         if value and all(isinstance(v, Mapping) for v in value.values()):
             tables.extend(_tables_from_mapping(value, (*prefix, name), dialect))
             continue
-        table = exp.table_(
-            *reversed([exp.to_identifier(p) for p in (*prefix, name)][-3:]), quoted=None
-        )
+        *qualifiers, last = [exp.to_identifier(p) for p in (*prefix, name)][-3:]
+        db = qualifiers[-1] if qualifiers else None
+        catalog = qualifiers[-2] if len(qualifiers) > 1 else None
+        table = exp.table_(last, db, catalog, quoted=None)
         columns = tuple(ColumnInfo(str(c), str(t)) for c, t in value.items())
         tables.append(TableInfo(table.sql(dialect), columns))
     return tables
