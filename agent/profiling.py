@@ -129,8 +129,9 @@ def _scanned(
 ) -> exp.Subquery:
     """At most `max_scan_rows` rows of `table`'s `columns` (of a constant when none)."""
     ref = sqlglot.to_table(table.name, dialect=dialect)
-    names = [exp.column(c, quoted=True) for c in columns] or [exp.Literal.number(1)]
-    return exp.select(*names).from_(ref).limit(limits.max_scan_rows).subquery(_SCANNED)
+    names: list[exp.Expression] = [exp.column(c, quoted=True) for c in columns]
+    read = exp.select(*(names or [exp.Literal.number(1)])).from_(ref)
+    return read.limit(limits.max_scan_rows).subquery(_SCANNED)
 
 
 def _count(
