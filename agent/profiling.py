@@ -109,9 +109,9 @@ def _lacks_distinct(column: ColumnInfo, known: Mapping[str, ColumnProfile]) -> b
 
 def _lacks_values(column: ColumnInfo, known: Mapping[str, ColumnProfile]) -> bool:
     have = known.get(column.name)
-    if not is_text(column) or have is None:
+    if have is None:
         return is_text(column)
-    return not (have.values or have.complete) and have.distinct != 0
+    return is_text(column) and not (have.values or have.complete) and have.distinct != 0
 
 
 def scan_cost(table: TableInfo, kept: TableProfile | None) -> int:
