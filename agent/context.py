@@ -127,7 +127,7 @@ class AgentDeps:
         chosen = model or self.model
         structured: Runnable
         if schema in (SqlReply, SqlRepair) and answers_sql_in_text(chosen):
-            structured = text_replies(chosen, schema)  # type: ignore[arg-type]
+            structured = text_replies(chosen, schema)
         else:
             method = structured_method(chosen)
             options = {"method": method} if method else {}

@@ -11,8 +11,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -69,7 +69,7 @@ class Agent:
         self.graph: CompiledStateGraph = build_graph(deps, checkpointer)
 
     @staticmethod
-    def _config(thread_id: str) -> dict[str, Any]:
+    def _config(thread_id: str) -> RunnableConfig:
         return {"configurable": {"thread_id": thread_id}}
 
     def ask(self, thread_id: str, question: str, *, user: str) -> Outcome:
@@ -179,7 +179,7 @@ class Agent:
         """Whether `thread_id` has a conversation (so replies there need no mention)."""
         return bool(self.graph.get_state(self._config(thread_id)).values)
 
-    def _outcome(self, config: dict[str, Any]) -> Outcome:
+    def _outcome(self, config: RunnableConfig) -> Outcome:
         snapshot = self.graph.get_state(config)
         usage = snapshot.values.get("usage")
         if snapshot.interrupts:

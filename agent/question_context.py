@@ -170,7 +170,8 @@ class ContextBuilder:
                 limit=self.limits.max_tables,
                 boost=boost,
             )
-            blocks, budget = [], self.limits.table_tokens
+            blocks: list[tuple[str, str]] = []
+            budget = self.limits.table_tokens
             for r in ranked:
                 block = table_text(r.table, snapshot, self.limits)
                 cost = approx_tokens(block)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 
@@ -80,7 +80,7 @@ def _with_format(messages: list[BaseMessage], reminder: str) -> list[BaseMessage
 
 def text_replies(
     model: BaseChatModel, schema: type[SqlReply] | type[SqlRepair]
-) -> Runnable[LanguageModelInput, dict[str, Any]]:
+) -> Runnable[list[BaseMessage], dict[str, Any]]:
     """`model` answering the SQL step in text, read into `schema` (include_raw's contract)."""
     reminder = REPAIR_REMINDER if schema is SqlRepair else REMINDER
 

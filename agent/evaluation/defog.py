@@ -126,7 +126,9 @@ def gold_questions(corpora: Path = CORPORA, dialect: str = "postgres") -> list[G
 
 def _alternatives(text: str) -> list[str]:
     """sql-eval's `a; b` alternatives, with `{x, y}` column choices reduced to the first."""
-    parts, current, quote = [], [], ""
+    parts: list[str] = []
+    current: list[str] = []
+    quote = ""
     for char in text:
         if quote:
             quote = "" if char == quote else quote
@@ -160,7 +162,7 @@ def golden_sets(corpora: Path = CORPORA, *, idk: bool = True) -> dict[str, Golde
     golden set with PostgreSQL gold SQL."""
     questions: dict[str, list[GoldenQuestion]] = {}
     for n, gold in enumerate(gold_questions(corpora), 1):
-        raw = {
+        raw: dict[str, object] = {
             "id": f"{gold.database}-{n:03d}",
             "category": gold.category,
             # as sql-eval asks it: the instructions are part of the question

@@ -173,7 +173,7 @@ def _one(
         latency_s=round(latency, 3),
         repairs=_repairs(outcome, usage.calls),
         database=database,
-        nodes=dict((outcome.usage or {}).get("nodes", {})),
+        nodes=dict(outcome.usage.get("nodes", {})) if outcome.usage else {},
     )
 
 
@@ -184,7 +184,8 @@ def _repairs(outcome: Outcome, calls: int) -> int:
     if outcome.usage is None:
         return max(0, calls - 1)
     nodes = outcome.usage["nodes"]
-    drafts = nodes.get("generate", {}).get("calls", 0)
+    generate = nodes.get("generate")
+    drafts = generate.get("calls", 0) if generate else 0
     return drafts if "candidates" in nodes else max(0, drafts - 1)
 
 

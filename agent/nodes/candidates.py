@@ -135,9 +135,9 @@ def candidates(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> U
     lost_text = f" ({'; '.join(lost)})" if lost else ""
     if not drafts:
         if len(errors) == len(outs):
-            exc = errors[0]
-            calls = deps.limits.model_attempts if is_retryable(exc) else 1
-            return {"attempts": attempts, **failed(user_message(exc, attempts=calls))}
+            first = errors[0]
+            calls = deps.limits.model_attempts if is_retryable(first) else 1
+            return {"attempts": attempts, **failed(user_message(first, attempts=calls))}
         text = f"None of the {total} drafts could be used{lost_text}, so the model was asked again."
         return {
             "attempts": attempts,

@@ -142,9 +142,8 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upda
         ended = "the SQL was pasted, so it was not sent to the model" if pasted else "gave up"
         step = {"kind": "execution_failed", "text": f"{error}; {ended}."}
         return {"exec_failures": failures, **failed(message, step=step)}
-    detail = {"rows": result.total_rows, "bytes": result.bytes_processed}
-    detail["elapsed_s"] = result.elapsed_s
-    record("executed", detail=detail)
+    figures = {"rows": result.total_rows, "bytes": result.bytes_processed}
+    record("executed", detail={**figures, "elapsed_s": result.elapsed_s})
     if result.total_rows > 0:
         learn(state, deps)
     answer = answer_of(proposal, decision, deps, result).to_state()

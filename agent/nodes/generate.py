@@ -72,8 +72,8 @@ def build_messages(
     if turns:
         messages.append(HumanMessage(prompts.HISTORY.format(turns=history_text(turns))))
     messages.append(HumanMessage(state["question"]))
-    if state.get("plan"):
-        messages.append(HumanMessage(plan_text(state["plan"])))
+    if plan := state.get("plan"):
+        messages.append(HumanMessage(plan_text(plan)))
     if deps.strategies.remember_failures:
         # other threads' mistakes only for a draft under repair, over the tables it read
         draft = state.get("draft") if state.get("feedback") else None
