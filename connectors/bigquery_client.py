@@ -19,7 +19,7 @@ def endpoint_client(project: str, endpoint: str, location: str | None = None) ->
     return bigquery.Client(
         project=project,
         location=location,
-        credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
+        credentials=AnonymousCredentials(),
         client_options=ClientOptions(api_endpoint=endpoint),
     )
 

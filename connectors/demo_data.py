@@ -300,7 +300,8 @@ def _day(rng: random.Random, first: date, last: date) -> date:
 
 
 def _customers(rng: random.Random) -> tuple[list[_Customer], list[Row]]:
-    customers, rows = [], []
+    customers: list[_Customer] = []
+    rows: list[Row] = []
     span = (END - FIRST_SIGNUP).days
     for customer_id in range(1, N_CUSTOMERS + 1):
         region = _pick(rng, [(r, r.share) for r in REGIONS])
@@ -327,7 +328,8 @@ def _customers(rng: random.Random) -> tuple[list[_Customer], list[Row]]:
 
 
 def _products(rng: random.Random) -> tuple[list[_Product], list[Row]]:
-    products, rows = [], []
+    products: list[_Product] = []
+    rows: list[Row] = []
     per_category: dict[str, int] = {}
     ids = list(range(1, len(PRODUCTS) + 1))
     launched_late = set(rng.sample(ids, 14))

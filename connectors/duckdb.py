@@ -79,7 +79,7 @@ class DuckDBConnector:
                 hint="Check the path (QUERYBOT_WAREHOUSE=duckdb:PATH), or use 'demo'.",
             )
         self.temp_dir = _temp_dir(self.path)
-        config = {
+        config: dict[str, str | bool | int | float | list[str]] = {
             "enable_external_access": False,
             "autoload_known_extensions": False,
             "autoinstall_known_extensions": False,

@@ -105,7 +105,7 @@ def start_jvm(jars: Sequence[str | Path]) -> None:
             ) from exc
 
 
-class _Cursor(jaydebeapi.Cursor):  # type: ignore[misc]
+class _Cursor(jaydebeapi.Cursor):
     """jaydebeapi's cursor over a result set this module obtained itself.
 
     jaydebeapi makes the statement inside `execute`, leaving no way to set a timeout on it or to

@@ -206,10 +206,10 @@ class _Loader:
         target = sandbox_sqlite.date_type(source.declared)
         if target is None or source.duck_type != "VARCHAR":
             return
-        (bad,) = self.con.execute(
+        bad = self._value(
             f"SELECT count(*) FROM {_q(table)} "
             f"WHERE {_q(column)} IS NOT NULL AND TRY_CAST({_q(column)} AS {target}) IS NULL"
-        ).fetchone()
+        )
         if bad == 0:
             self.con.execute(
                 f"ALTER TABLE {_q(table)} ALTER COLUMN {_q(column)} SET DATA TYPE {target}"
@@ -240,9 +240,7 @@ class _Loader:
         """Rows and cells from the file's metadata, then the bytes its values expand to,
         measured by a streaming scan before anything is stored: a dictionary page holds each
         distinct value once, however many rows repeat it."""
-        (rows,) = self.con.execute(
-            "SELECT num_rows FROM parquet_file_metadata(?)", [str(file)]
-        ).fetchone()
+        rows = self._value("SELECT num_rows FROM parquet_file_metadata(?)", [str(file)])
         self._check_rows(rows, room)
         self.cells(rows * len(described))
         measured = []
@@ -255,7 +253,7 @@ class _Loader:
             else:
                 fixed += 8
         sizes = " + ".join(f"coalesce(sum({m}), 0)" for m in measured) or "0"
-        (size,) = self.con.execute(f"SELECT {sizes} FROM {scan}", params).fetchone()
+        size = self._value(f"SELECT {sizes} FROM {scan}", params)
         self.expanded(int(size) + rows * fixed)
 
     # -- bounds (sandbox_sqlite.Checks) --------------------------------------------------------
@@ -320,8 +318,14 @@ class _Loader:
             )
 
     def _count(self, table: str) -> int:
-        (rows,) = self.con.execute(f"SELECT count(*) FROM {_q(table)}").fetchone()
-        return int(rows)
+        return int(self._value(f"SELECT count(*) FROM {_q(table)}"))
+
+    def _value(self, sql: str, params: object = None) -> Any:
+        """The one value of a query that returns one row (a count, a sum, a file's metadata)."""
+        row = self.con.execute(sql, params).fetchone()
+        if row is None:  # never for these queries: an aggregate's or a file's one row
+            raise ValueError(f"No row from: {sql}")
+        return row[0]
 
     def _describe(
         self,

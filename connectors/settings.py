@@ -58,7 +58,12 @@ class EnvSettings(BaseSettings):
 
     @classmethod
     def settings_customise_sources(
-        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource, **_: Any
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings,)
 
@@ -109,7 +114,8 @@ class EnvSettings(BaseSettings):
         takes: its type (strictly: no text, no true for 1) and its range."""
         field = cls.model_fields[name]
         try:
-            TypeAdapter(Annotated[field.annotation, *field.metadata]).validate_python(
+            # a type built at run time from the field: mypy cannot read it as a type form
+            TypeAdapter(Annotated[field.annotation, *field.metadata]).validate_python(  # type: ignore[arg-type]
                 value, strict=True
             )
         except ValidationError:
