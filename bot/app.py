@@ -51,8 +51,7 @@ def build_client(settings: Settings) -> WebClient:
     by default). Edits are safe to repeat; a repeated post after a 500 may show twice, which
     beats an answer lost."""
     base_url = api_url(settings.slack_api_url)
-    options = {"base_url": base_url} if base_url else {}
-    client = WebClient(token=settings.slack_bot_token, **options)
+    client = WebClient(token=settings.slack_bot_token, base_url=base_url or WebClient.BASE_URL)
     client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=2))
     client.retry_handlers.append(ServerErrorRetryHandler(max_retry_count=2))
     return client

@@ -110,10 +110,14 @@ def chart_file(answer: Answer) -> Attachment | None:
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     if kind == "time":
-        points = sorted(((moment(r[0]), r) for r in answer.rows), key=lambda p: p[0])
+        # chart_kind found a moment in every first column: the filter only narrows the type
+        stamped = ((when, r) for r in answer.rows if (when := moment(r[0])) is not None)
+        points = sorted(stamped, key=lambda p: p[0])
         xs = [p[0] for p in points]
         for i, name in list(enumerate(answer.columns))[1 : SERIES + 1]:
-            axes.plot(xs, [p[1][i] for p in points], marker="o", markersize=3, label=header(name))
+            # matplotlib plots datetimes through its date converter; its stubs take numbers only
+            ys = [p[1][i] for p in points]
+            axes.plot(xs, ys, marker="o", markersize=3, label=header(name))  # type: ignore[arg-type]
         if len(answer.columns) > 2:
             axes.legend()
         figure.autofmt_xdate()

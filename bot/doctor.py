@@ -170,7 +170,8 @@ def sample_query(tables: list[TableInfo], dialect: str) -> Verdict | str:
     table = tables[0]
     schema = GateSchema.from_tables(tables, dialect)
     reasons = ""
-    for column in [c.name for c in table.columns[:5]] or [None]:
+    columns: list[str | None] = [c.name for c in table.columns[:5]] or [None]
+    for column in columns:
         try:
             sql = sample_sql(table, column, dialect)
         except Exception as exc:  # sqlglot cannot write the name: say so, it is not fatal

@@ -51,8 +51,12 @@ def _ask_slack(settings: Settings, section: Section, timeout_s: int) -> None:
     """A refusal fails; an unreachable, rate-limited or failing Slack leaves the tokens
     unchecked."""
     base_url = api_url(settings.slack_api_url)
-    options = {"base_url": base_url} if base_url else {}
-    client = WebClient(token=settings.slack_bot_token, timeout=timeout_s, logger=_QUIET, **options)
+    client = WebClient(
+        token=settings.slack_bot_token,
+        base_url=base_url or WebClient.BASE_URL,
+        timeout=timeout_s,
+        logger=_QUIET,
+    )
     app = settings.slack_app_token if settings.slack_app_token.startswith("xapp-") else ""
     try:
         who = bot_identity(client)

@@ -31,7 +31,7 @@ import threading
 import time
 from dataclasses import dataclass
 from socketserver import ThreadingMixIn
-from typing import Any
+from typing import IO, Any, cast
 from urllib.parse import urlsplit
 from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer
 
@@ -203,7 +203,9 @@ class _SlackRequestHandler(WSGIRequestHandler):
     server: SlackHTTPServer
 
     def setup(self) -> None:
-        self.timeout = self.server.limits.read_deadline_s  # each read and write on the socket
+        # each read and write on the socket (socketserver reads this instance's value in setup;
+        # typeshed declares it a class variable)
+        self.timeout = self.server.limits.read_deadline_s  # type: ignore[misc]
         super().setup()
 
     def handle(self) -> None:
@@ -222,11 +224,16 @@ class _SlackRequestHandler(WSGIRequestHandler):
         if len(body) < length:
             return  # the client went away, or the deadline cut it
         self.server.connections.read(self.connection)
+        # the socket's writer (a BufferedIOBase to typeshed, an IO[bytes] to ServerHandler; as
+        # wsgiref's own handler passes it)
+        wfile = cast(IO[bytes], self.wfile)
         handler = ServerHandler(
-            io.BytesIO(body), self.wfile, self.get_stderr(), self.get_environ(), multithread=True
+            io.BytesIO(body), wfile, self.get_stderr(), self.get_environ(), multithread=True
         )
         handler.request_handler = self  # type: ignore[attr-defined]
-        handler.run(self.server.get_app())
+        app = self.server.get_app()
+        assert app is not None  # set_app runs before serve_forever (bot/app.py)
+        handler.run(app)
 
     def handle_expect_100(self) -> bool:
         # `Expect: 100-continue` is answered only once the request would be read; a refused one

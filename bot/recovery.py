@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+from functools import partial
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -82,10 +83,10 @@ class Recovery:
         questions, proposals = self.store.abandoned()
         for question in questions:
             log.warning("Question in %s was interrupted by a restart", question.thread_id)
-            self.work.submit(question.thread_id, lambda q=question: self._question(q))
+            self.work.submit(question.thread_id, partial(self._question, question))
         for record in proposals:
             log.warning("Proposal %s was interrupted by a restart", record.proposal_id)
-            self.work.submit(record.thread_id, lambda r=record: self._proposal(r))
+            self.work.submit(record.thread_id, partial(self._proposal, record))
 
     def _question(self, question: QuestionRecord) -> None:
         record = self.store.proposal_at(question.channel, question.message_ts)

@@ -18,6 +18,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from agent.conversation import Agent
@@ -144,7 +145,7 @@ class SandboxAgents:
                 if thread_id in self._expiring:
                     continue
                 self._expiring.add(thread_id)
-            submit(thread_id, lambda t=thread_id: self._expire(t))
+            submit(thread_id, partial(self._expire, thread_id))
             queued.append(thread_id)
         self.sandboxes.purge()
         return queued
@@ -154,8 +155,11 @@ class SandboxAgents:
         try:
             with self._thread_lock(thread_id):
                 info = self.sandboxes.info(thread_id)
-                unused = info is not None and info.last_used <= time.time() - self.idle_s
-                if unused and info.removed_at is None:
+                if (
+                    info is not None
+                    and info.last_used <= time.time() - self.idle_s
+                    and info.removed_at is None
+                ):
                     self.remove(thread_id)
         finally:
             with self._guard:

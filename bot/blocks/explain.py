@@ -3,9 +3,10 @@ builds the steps from the thread's state; this module only renders them)."""
 
 from __future__ import annotations
 
-from slack_sdk.models.blocks import ButtonElement
+from slack_sdk.models.blocks import Block, ButtonElement
 
 from agent.explain import Explanation
+from agent.state import Step
 from bot.blocks.base import (
     CONTEXT_TEXT,
     MAX_BLOCKS,
@@ -34,7 +35,7 @@ def explain_button(proposal_id: str) -> ButtonElement:
     return ButtonElement(text="How did you get this?", action_id=EXPLAIN_ACTION, value=proposal_id)
 
 
-def _line(number: int, step: dict[str, str]) -> str:
+def _line(number: int, step: Step) -> str:
     text = escaped(step["text"], SECTION_TEXT - 20)
     by = step.get("by")
     if by:
@@ -47,7 +48,9 @@ def explanation(account: Explanation) -> Message:
     steps = list(account.steps)
     skipped = max(0, len(steps) - MAX_STEPS)
     lines = [_line(n, s) for n, s in enumerate(steps[skipped:], start=skipped + 1)]
-    blocks = [section(f"*How I got this* — {escaped(account.summary(), SECTION_TEXT - 30)}")]
+    blocks: list[Block] = [
+        section(f"*How I got this* — {escaped(account.summary(), SECTION_TEXT - 30)}")
+    ]
     if skipped:
         first = "The first step is" if skipped == 1 else f"The first {skipped:,} steps are"
         blocks.append(context(f"{first} left out."))
