@@ -264,11 +264,12 @@ class SqlConnector:
     @contextmanager
     def _checked_out(self, timeout_s: float, *, keep: bool) -> Iterator[Any]:
         """A connection from the pool, which always has one free for a run holding a slot."""
+        failures: tuple[type[BaseException], ...] = (sa_exc.DBAPIError, *self._flavor.errors)
         try:
             proxied = self._engine.raw_connection()
-        except (sa_exc.DBAPIError, *self._flavor.errors) as exc:
+        except failures as exc:
             # The pool raises the driver's own exception; an engine would wrap it.
-            cause = exc.orig if isinstance(exc, sa_exc.DBAPIError) else exc
+            cause = exc.orig if isinstance(exc, sa_exc.DBAPIError) and exc.orig is not None else exc
             raise WarehouseUnavailable(
                 f"Cannot connect to the {self.name} database: {first_line(cause)}",
                 hint=self._flavor.unavailable_hint(),

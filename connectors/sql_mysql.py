@@ -181,8 +181,10 @@ class MySQLFlavor:
     def abandon(self, con: Connection, cursor: SSCursor, stream: Iterator[Any]) -> None:
         # The connection is discarded with the rest unread: PyMySQL would otherwise try to read
         # it from the closed socket when it collects the result (and warn that it could not).
-        if cursor._result is not None:
-            cursor._result.unbuffered_active = False
+        # PyMySQL's private API (as the two calls in `end`): its stubs leave it out
+        result = cursor._result  # type: ignore[attr-defined]
+        if result is not None:
+            result.unbuffered_active = False
 
     def describe(self, con: Connection, cursor: SSCursor, sql: str) -> tuple[list[str], list[str]]:
         description = cursor.description or ()
@@ -209,8 +211,8 @@ class MySQLFlavor:
         # COM_RESET_CONNECTION clears all of it but the default database (and rolls back), so
         # the next run on this pooled connection starts clean. PyMySQL has no public call for
         # it; when the command fails, the error discards the connection instead.
-        con._execute_command(_COM_RESET_CONNECTION, b"")
-        con._read_ok_packet()
+        con._execute_command(_COM_RESET_CONNECTION, b"")  # type: ignore[attr-defined]
+        con._read_ok_packet()  # type: ignore[attr-defined]
         if self.url.database:
             con.select_db(self.url.database)
 

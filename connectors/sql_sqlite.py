@@ -94,7 +94,7 @@ class SQLiteFlavor:
         # Opening is lazy: reading the schema is what finds a file that is not a database.
         con.execute("SELECT count(*) FROM main.sqlite_master").fetchall()
 
-    def begin(self, con: sqlite3.Connection, timeout_s: float) -> None:
+    def begin(self, con: GuardedConnection, timeout_s: float) -> None:
         set_deadline(con, timeout_s)
 
     def execute(self, con: sqlite3.Connection, sql: str) -> Stream:
@@ -115,7 +115,7 @@ class SQLiteFlavor:
         # Checked by the deadline's progress handler: the statement fails with SQLITE_INTERRUPT.
         return con.stop_requested.set
 
-    def end(self, con: sqlite3.Connection) -> None:
+    def end(self, con: GuardedConnection) -> None:
         clear_deadline(con)
 
     def read_tables(self, con: sqlite3.Connection) -> list[TableInfo]:
