@@ -16,12 +16,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot
 
 from agent.context import AgentDeps
 from agent.explain import Explanation, explain
-from agent.graph import build_graph
+from agent.graph import Graph, build_graph
 from agent.outcome import Answer, Outcome, Proposal
 from agent.postgres import CHECKPOINT_POOL_SIZE, open_pool, setup_lock
 from agent.state import Decision, Edit
@@ -64,9 +63,9 @@ def postgres_checkpointer(url: str) -> PostgresSaver:
 class Agent:
     """Drives the compiled graph, one conversation per `thread_id`."""
 
-    def __init__(self, deps: AgentDeps, checkpointer: BaseCheckpointSaver) -> None:
+    def __init__(self, deps: AgentDeps, checkpointer: BaseCheckpointSaver[str]) -> None:
         self.deps = deps
-        self.graph: CompiledStateGraph = build_graph(deps, checkpointer)
+        self.graph: Graph = build_graph(deps, checkpointer)
 
     @staticmethod
     def _config(thread_id: str) -> RunnableConfig:

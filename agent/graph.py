@@ -42,6 +42,9 @@ from agent.outcome import Answer
 from agent.relax import is_empty
 from agent.state import ThreadState
 
+#: The compiled question graph: its state, input and output are a `ThreadState` (no context).
+Graph = CompiledStateGraph[ThreadState, None, ThreadState, ThreadState]
+
 Step = Literal["finish", "validate", "paste", "generate", "vary", "plan", "candidates"]
 
 
@@ -115,8 +118,8 @@ def after_relax(state: ThreadState) -> Literal["finish", "approve"]:
 
 
 def build_graph(
-    deps: AgentDeps, checkpointer: BaseCheckpointSaver | None = None
-) -> CompiledStateGraph:
+    deps: AgentDeps, checkpointer: BaseCheckpointSaver[str] | None = None
+) -> Graph:
     """Compile the question graph over `deps`, persisting threads in `checkpointer`."""
     graph = StateGraph(ThreadState)
     graph.add_node("start", partial(start, deps=deps))
