@@ -14,10 +14,9 @@ from agent.examples import ExampleStore
 from agent.failures import FailureStore
 from agent.glossary import Glossary
 from agent.model_errors import is_retryable
-from agent.models import answers_sql_in_text, structured_method
+from agent.models import structured_method
 from agent.question_context import ContextBuilder, ContextLimits
 from agent.reply import SqlRepair, SqlReply
-from agent.text_reply import text_replies
 from connectors.base import Connector
 
 
@@ -125,13 +124,9 @@ class AgentDeps:
         # include_raw keeps parse failures (and token usage) instead of raising; a rate limit,
         # an outage or a timeout is retried a bounded number of times, a bad key never
         chosen = model or self.model
-        structured: Runnable
-        if schema in (SqlReply, SqlRepair) and answers_sql_in_text(chosen):
-            structured = text_replies(chosen, schema)
-        else:
-            method = structured_method(chosen)
-            options = {"method": method} if method else {}
-            structured = chosen.with_structured_output(schema, include_raw=True, **options)
+        method = structured_method(chosen)
+        options = {"method": method} if method else {}
+        structured = chosen.with_structured_output(schema, include_raw=True, **options)
         return structured.with_retry(
             retry_if_exception_type=is_retryable,
             stop_after_attempt=self.limits.model_attempts,

@@ -217,18 +217,6 @@ def structured_method(model: BaseChatModel) -> str | None:
     return "function_calling"
 
 
-#: Providers whose SQL step answers in text (agent/text_reply.py) rather than a forced tool
-#: call: OpenAI-compatible servers, where small local code models write better SQL in a
-#: ```sql block than escaped in a tool call's JSON (BENCHMARKS.md), and where some servers and
-#: models have no tool calling at all. Gemini keeps its structured output, unchanged.
-_TEXT_SQL_MODULES = ("langchain_openai",)
-
-
-def answers_sql_in_text(model: BaseChatModel) -> bool:
-    """Whether `model` is asked for the SQL step's reply as text (agent/text_reply.py)."""
-    return type(model).__module__.startswith(_TEXT_SQL_MODULES)
-
-
 def load_model(spec: str, *, timeout_s: float = MODEL_TIMEOUT_S) -> BaseChatModel:
     """Build the chat model named by `spec` (`provider:model` or `scripted:PATH`); a request to
     a real provider is cut after `timeout_s` and not retried by its SDK."""

@@ -20,10 +20,10 @@ question asks for an average.
 - A share, rate or percentage divides over the same rows in one query: the part (a CASE WHEN \
 inside SUM or COUNT) over the whole, so no WHERE may remove the whole; divide as decimals.
 - If the question is ambiguous (several measures, periods or tables fit and the choice changes the \
-answer), ask one short clarifying question instead of writing SQL.
+answer), set kind to "clarify" and ask one short question.
 - If the listed tables do not hold the data the question needs (general knowledge, opinions, \
-events or facts outside this warehouse), write no SQL: say the data cannot answer it and what it \
-does cover. Never invent tables, columns or values.
+events or facts outside this warehouse), set kind to "clarify" and say the data cannot answer it \
+and what it does cover. Never invent tables, columns or values.
 
 {context}"""
 

@@ -1,7 +1,6 @@
 """A local stand-in for an OpenAI-compatible chat server, as llama.cpp's (llama-cpp-python's)
-serves one: `POST /v1/chat/completions`, answered with the queued replies in order: as a forced
-tool call when the request offers tools (the way such a server answers `tool_choice` with a
-grammar), else as the message's text; or an HTTP error.
+serves one: `POST /v1/chat/completions`, answered with the queued replies in order, each as a
+forced tool call (the way such a server answers `tool_choice` with a grammar) or an HTTP error.
 Like that server, it refuses `response_format: json_schema` with HTTP 500, so a client that asks
 for structured output that way fails here as it does there. Every request body is kept."""
 
@@ -58,9 +57,9 @@ class OpenAIStandin:
     def requests(self) -> int:
         return len(self.bodies)
 
-    def answer(self, text: str) -> None:
-        """Queue a reply: a forced tool call's arguments (JSON text), or the message's text."""
-        self.replies.append((200, text))
+    def answer(self, arguments: str) -> None:
+        """Queue a reply whose forced tool call carries `arguments` (JSON text)."""
+        self.replies.append((200, arguments))
 
     def fail(self, status: int, message: str) -> None:
         self.replies.append((status, message))
@@ -72,20 +71,19 @@ class OpenAIStandin:
         status, text = self.replies.pop(0)
         if status != 200:
             return status, {"error": {"message": text, "type": "server_error"}}
-        message: dict[str, Any] = {"role": "assistant", "content": text}
-        if tools := body.get("tools"):
-            call = {
-                "id": f"call_{self.requests}",
-                "type": "function",
-                "function": {"name": tools[0]["function"]["name"], "arguments": text},
-            }
-            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        tools = body.get("tools") or [{"function": {"name": "reply"}}]
+        call = {
+            "id": f"call_{self.requests}",
+            "type": "function",
+            "function": {"name": tools[0]["function"]["name"], "arguments": text},
+        }
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
         return 200, {
             "id": f"chatcmpl-{self.requests}",
             "object": "chat.completion",
             "created": 0,
             "model": body.get("model", "standin"),
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
             "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
         }
 

@@ -1,7 +1,6 @@
 """Any OpenAI-compatible server as the model: the real `ChatOpenAI` (langchain-openai), built by
 `load_model("openai:...")` as the bot builds it, against a local stand-in that answers like
-llama.cpp's server (refusing `response_format: json_schema`, answering forced tool calls, or
-text when no tool is offered).
+llama.cpp's server (refusing `response_format: json_schema`, answering forced tool calls).
 """
 
 from __future__ import annotations
@@ -14,18 +13,15 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.context import AgentDeps, Limits, Strategies
+from agent.context import AgentDeps, Limits
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel, answers_sql_in_text, load_model, structured_method
+from agent.models import ScriptedChatModel, load_model, structured_method
 from agent.reply import SqlReply
-from agent.text_reply import ANSWER_FORMAT, REMINDER, REPAIR_REMINDER
-from tests.agent.conftest import Spy, plan_reply
+from tests.agent.conftest import Spy, reply
 from tests.agent.openai_standin import OpenAIStandin
 from tests.sql_text import one_line
 
 BY_REGION = "SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"
-#: The SQL step's reply as a local code model writes it: a sentence, then a fenced query.
-IN_TEXT = f"Sums sales by region.\n```sql\n{BY_REGION};\n```"
 #: Quick backoff: the tests check what is retried, not how long the waits are.
 FAST = Limits(model_backoff_s=0.01)
 
@@ -50,11 +46,8 @@ def openai_model(monkeypatch: pytest.MonkeyPatch, base_url: str) -> BaseChatMode
     return load_model("openai:qwen2.5-coder-1.5b", timeout_s=5.0)
 
 
-def agent_on(model: BaseChatModel, shop: Spy, strategies: Strategies | None = None) -> Agent:
-    deps = AgentDeps(
-        connector=shop, model=model, limits=FAST, strategies=strategies or Strategies()
-    )
-    return Agent(deps, InMemorySaver())
+def agent_on(model: BaseChatModel, shop: Spy) -> Agent:
+    return Agent(AgentDeps(connector=shop, model=model, limits=FAST), InMemorySaver())
 
 
 def test_structured_output_method_per_provider(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -63,54 +56,22 @@ def test_structured_output_method_per_provider(monkeypatch: pytest.MonkeyPatch) 
     assert structured_method(load_model("google_genai:gemini-2.5-flash")) is None
     assert structured_method(load_model("openai:gpt-4o-mini")) == "function_calling"
     assert structured_method(ScriptedChatModel(replies=[])) is None
-    # the SQL step: text for OpenAI-compatible servers, Gemini's structured output unchanged
-    assert answers_sql_in_text(load_model("openai:gpt-4o-mini"))
-    assert not answers_sql_in_text(load_model("google_genai:gemini-2.5-flash"))
-    assert not answers_sql_in_text(ScriptedChatModel(replies=[]))
 
 
-def test_a_local_server_answers_the_sql_step_in_text(
+def test_a_local_server_answers_through_tool_calling(
     monkeypatch: pytest.MonkeyPatch, server: OpenAIStandin, shop: Spy
 ) -> None:
     model = openai_model(monkeypatch, server.url)
     # LangChain's default for ChatOpenAI is json_schema, which this kind of server refuses
     with pytest.raises(Exception, match="json_object"):
         model.with_structured_output(SqlReply).invoke("revenue by region?")
-    server.answer(IN_TEXT)
+    server.answer(reply(BY_REGION))
     outcome = agent_on(model, shop).ask("t1", "revenue by region?", user="U1")
     assert outcome.kind == "proposal", outcome.message
     assert outcome.proposal is not None and "GROUP BY region" in one_line(outcome.proposal.sql)
-    assert outcome.proposal.explanation == "Sums sales by region."
     asked = server.bodies[-1]
-    assert "response_format" not in asked and "tools" not in asked
-    messages = asked["messages"]
-    assert messages[0]["role"] == "system" and messages[0]["content"].startswith(ANSWER_FORMAT)
-    assert "Tables" in messages[0]["content"]  # the rules and schema follow the format
-    assert messages[-1]["content"] == REMINDER
-
-
-def test_a_reply_in_prose_is_a_clarifying_question(
-    monkeypatch: pytest.MonkeyPatch, server: OpenAIStandin, shop: Spy
-) -> None:
-    server.answer("Clarify: which period do you mean, this quarter or last?")
-    outcome = agent_on(openai_model(monkeypatch, server.url), shop).ask("t1", "sales?", user="U1")
-    assert outcome.kind == "clarify"
-    assert outcome.message == "which period do you mean, this quarter or last?"
-    assert shop.runs == 0
-
-
-def test_other_steps_answer_through_tool_calling(
-    monkeypatch: pytest.MonkeyPatch, server: OpenAIStandin, shop: Spy
-) -> None:
-    server.answer(plan_reply())
-    server.answer(IN_TEXT)
-    agent = agent_on(openai_model(monkeypatch, server.url), shop, Strategies(plan=True))
-    outcome = agent.ask("t1", "revenue by region?", user="U1")
-    assert outcome.kind == "proposal", outcome.message
-    planned, written = server.bodies
-    assert planned["tool_choice"]["function"]["name"] == planned["tools"][0]["function"]["name"]
-    assert "response_format" not in planned
-    assert "tools" not in written
+    assert "response_format" not in asked
+    assert asked["tool_choice"]["function"]["name"] == asked["tools"][0]["function"]["name"]
 
 
 def test_retries_are_the_agents_alone(
@@ -118,7 +79,7 @@ def test_retries_are_the_agents_alone(
 ) -> None:
     for _ in range(3):
         server.fail(503, "model is loading")
-    server.answer(IN_TEXT)
+    server.answer(reply(BY_REGION))
     outcome = agent_on(openai_model(monkeypatch, server.url), shop).ask("t1", "q?", user="U1")
     # three agent attempts, one request each: the OpenAI client's own two retries would make nine
     assert outcome.kind == "failed", outcome
@@ -180,20 +141,3 @@ def test_every_extra_named_in_a_hint_exists() -> None:
     pyproject = Path(__file__).parents[2] / "pyproject.toml"
     extras = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]
     assert set(models._EXTRAS.values()) <= set(extras)
-
-
-def test_a_repair_opens_its_prompt_as_the_draft_did(
-    monkeypatch: pytest.MonkeyPatch, server: OpenAIStandin, shop: Spy
-) -> None:
-    """A server's prompt cache serves the repair from the draft's prefix only if both start
-    alike: a repair that opened differently was evaluated whole again (minutes on a CPU)."""
-    server.answer("Sums sales.\n```sql\nSELECT region, SUM(amount_usd) FROM sales GROUP BY 1\n```")
-    server.answer(IN_TEXT)
-    outcome = agent_on(openai_model(monkeypatch, server.url), shop).ask(
-        "t1", "by region?", user="U1"
-    )
-    assert outcome.kind == "proposal", outcome.message
-    drafted, repaired = server.bodies
-    assert drafted["messages"][0] == repaired["messages"][0]
-    assert "amount_usd" in repaired["messages"][-2]["content"]  # the problem, before the reminder
-    assert repaired["messages"][-1]["content"] == REPAIR_REMINDER
