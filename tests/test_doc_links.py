@@ -100,6 +100,7 @@ def test_every_docs_page_is_linked_from_the_readme():
     assert not unlinked, f"docs pages the README does not link to: {unlinked}"
 
 
+@pytest.mark.slow
 def test_readme_starts_with_the_run_and_test_commands():
     """The bot's command and CI's test command (the last line of .ci/run) are in the README's
     first code blocks, with how long the tests take."""

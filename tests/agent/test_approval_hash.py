@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langgraph.types import Command
 
 from agent.audit import sql_sha256
@@ -22,6 +23,7 @@ def events(agent: Any, thread: str) -> list[str]:
     return [e["event"] for e in agent.deps.audit.events(thread)]
 
 
+@pytest.mark.slow
 def test_a_decision_naming_other_sql_runs_nothing(make_agent: MakeAgent) -> None:
     agent, _, spy = make_agent([reply(BY_REGION)])
     proposal = agent.ask("t1", "revenue by region?", user="U1").proposal
@@ -52,6 +54,7 @@ def test_a_resume_without_the_shown_hash_is_no_decision(make_agent: MakeAgent) -
     assert spy.runs == 0 and "approved" not in events(agent, "t1")
 
 
+@pytest.mark.slow
 def test_execute_refuses_sql_other_than_the_approval_named(make_agent: MakeAgent) -> None:
     """Even with an approval of that very text in the audit log, execute runs SQL only when its
     hash is the one the decision named."""

@@ -13,6 +13,7 @@ from tests.agent.conftest import MakeAgent, reply
 SQL = "SELECT region, SUM(amount) AS total FROM sales GROUP BY region"
 
 
+@pytest.mark.slow
 def test_every_step_is_recorded(make_agent: MakeAgent) -> None:
     agent, _, _ = make_agent([reply("SELECT nope FROM sales"), reply(SQL), reply(SQL)])
     proposal = agent.ask("t1", "revenue by region?", user="U1").proposal

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from agent.context import Limits
 from agent.conversation import Agent
 from tests.agent.conftest import MakeAgent, Spy, reply
+
+pytestmark = pytest.mark.slow
 
 #: Four sales rows to the twentieth power: never finishes, so only the cancel ends it.
 SLOW = "SELECT COUNT(*) AS n FROM sales AS s0" + "".join(

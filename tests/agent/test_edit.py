@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langgraph.types import Command
 
 from agent.audit import sql_sha256
@@ -27,6 +28,7 @@ def events(agent: Any) -> list[str]:
     return [e["event"] for e in agent.deps.audit.events("t1")]
 
 
+@pytest.mark.slow
 def test_a_refused_edit_leaves_no_trace(make_agent: MakeAgent) -> None:
     agent, model, spy = make_agent([reply(BY_REGION)])
     original = agent.ask("t1", "revenue by region?", user="U1").proposal

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agent.conversation import sqlite_checkpointer
 from bot.blocks.explain import explanation
 from tests.agent.conftest import (
@@ -25,6 +27,7 @@ def kinds(steps: tuple[dict[str, str], ...]) -> list[str]:
     return [s["kind"] for s in steps]
 
 
+@pytest.mark.slow
 def test_explains_a_repair_and_a_gate_fix_without_a_model_call(make_agent: MakeAgent) -> None:
     agent, model, _ = make_agent(
         [reply("SELECT regoin FROM sales"), reply(f"```sql\n{BY_REGION};\n```")]
@@ -61,6 +64,7 @@ def test_explains_a_repair_and_a_gate_fix_without_a_model_call(make_agent: MakeA
     )
 
 
+@pytest.mark.slow
 def test_explains_an_edit_and_a_failed_run_sent_back(make_agent: MakeAgent) -> None:
     failing = "SELECT CAST(region AS INTEGER) AS r FROM sales"
     agent, _, _ = make_agent([reply(BY_REGION), reply(BY_REGION)])
@@ -126,6 +130,7 @@ def test_the_account_survives_a_restart(make_agent: MakeAgent, tmp_path: Path) -
     assert kinds(after.steps)[-1] == "executed"
 
 
+@pytest.mark.slow
 def test_the_account_names_the_strategy_steps(make: Make) -> None:
     doubt = "The question asks about the North, not the South."
     agent, model, _ = make(

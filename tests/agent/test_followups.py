@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from agent.catalog import CatalogSnapshot, ColumnProfile, TableProfile
 from agent.context import Strategies
 from agent.followups import suggest
@@ -91,6 +93,7 @@ def test_unreadable_sql_suggests_nothing() -> None:
 BY_REGION = "SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"
 
 
+@pytest.mark.slow
 def test_answers_carry_follow_ups_when_switched_on(make_agent: MakeAgent) -> None:
     agent, model, _ = make_agent([reply(BY_REGION)])
     proposal = agent.ask("t1", "revenue by region?", user="U1").proposal

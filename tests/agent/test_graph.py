@@ -13,6 +13,7 @@ from tests.agent.conftest import MakeAgent, clarify_reply, reply
 BY_REGION = "SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"
 
 
+@pytest.mark.slow
 def test_question_proposal_approval_answer(make_agent: MakeAgent) -> None:
     agent, _, spy = make_agent([reply(BY_REGION)])
     outcome = agent.ask("t1", "revenue by region?", user="U1")
@@ -39,6 +40,7 @@ def test_reject_runs_nothing(make_agent: MakeAgent) -> None:
     assert spy.runs == 0
 
 
+@pytest.mark.slow
 def test_stale_or_repeated_decision_changes_nothing(make_agent: MakeAgent) -> None:
     agent, _, spy = make_agent([reply(BY_REGION)])
     proposal = agent.ask("t1", "revenue by region?", user="U1").proposal
@@ -128,6 +130,7 @@ def test_unreadable_model_reply_is_retried_then_fails(make_agent: MakeAgent) -> 
     assert model.calls == 3
 
 
+@pytest.mark.slow
 def test_runtime_error_is_repaired_and_approved_again(make_agent: MakeAgent) -> None:
     failing = "SELECT CAST(region AS INTEGER) AS r FROM sales"
     agent, model, spy = make_agent([reply(failing), reply(BY_REGION)])
@@ -167,6 +170,7 @@ def test_pasted_sql_is_gated_and_proposed_without_the_model(make_agent: MakeAgen
     assert model.calls == 0
 
 
+@pytest.mark.slow
 def test_follow_up_sees_the_earlier_turn(make_agent: MakeAgent) -> None:
     monthly = (
         "SELECT date_trunc('month', sold_on) AS month, SUM(amount) AS total FROM sales GROUP BY 1"
@@ -189,6 +193,7 @@ def test_a_model_failure_fails_clearly_and_the_thread_continues(make_agent: Make
     assert agent.ask("t1", "revenue by region?", user="U1").kind == "proposal"
 
 
+@pytest.mark.slow
 def test_a_new_question_supersedes_a_pending_proposal(make_agent: MakeAgent) -> None:
     agent, _, spy = make_agent([reply(BY_REGION), reply("SELECT COUNT(*) AS n FROM sales")])
     old = agent.ask("t1", "revenue by region?", user="U1").proposal
@@ -199,6 +204,7 @@ def test_a_new_question_supersedes_a_pending_proposal(make_agent: MakeAgent) -> 
     assert answer and answer.rows == [[4]] and spy.runs == 1
 
 
+@pytest.mark.slow
 def test_state_survives_a_restart(make_agent: MakeAgent, tmp_path) -> None:
     state = tmp_path / "state.sqlite"
     agent, _, _ = make_agent([reply(BY_REGION)], checkpointer=sqlite_checkpointer(state))
@@ -237,6 +243,7 @@ def test_an_edit_is_gated_and_needs_its_own_approval(make_agent: MakeAgent) -> N
     assert events == ["proposed", "proposed", "approved", "executed"]
 
 
+@pytest.mark.slow
 def test_a_broken_edit_changes_nothing(make_agent: MakeAgent) -> None:
     agent, _, spy = make_agent([reply(BY_REGION)])
     original = agent.ask("t1", "revenue by region?", user="U1").proposal
@@ -273,6 +280,7 @@ class Crash(BaseException):
     """Stands for the process dying in the middle of a step (not an error the graph handles)."""
 
 
+@pytest.mark.slow
 def test_interrupted_decision_reads_where_an_approval_left_the_thread(
     make_agent: MakeAgent,
 ) -> None:

@@ -159,6 +159,7 @@ def shop(shop_path: Any) -> Iterator[Spy]:
     connector.close()
 
 
+@pytest.mark.slow
 def test_gemini_429_is_a_rate_limit_and_is_retried(gemini: GeminiStandin, shop: Spy) -> None:
     gemini.fail(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).")
     gemini.answer(reply(BY_REGION))
@@ -183,6 +184,7 @@ def test_gemini_401_is_a_bad_key_and_is_not_retried(gemini: GeminiStandin, shop:
     assert gemini.requests == 1
 
 
+@pytest.mark.slow
 def test_gemini_timeout_is_bounded(gemini: GeminiStandin, shop: Spy) -> None:
     for _ in range(3):
         gemini.answer(reply(BY_REGION), delay=2.0)

@@ -49,6 +49,7 @@ def old_state(tmp_path: Path) -> SqliteSaver:
     return saver
 
 
+@pytest.mark.slow
 def test_a_waiting_proposal_is_approved_after_the_upgrade(
     make_agent: MakeAgent, old_state: SqliteSaver
 ) -> None:
@@ -65,6 +66,7 @@ def test_a_waiting_proposal_is_approved_after_the_upgrade(
     )
 
 
+@pytest.mark.slow
 def test_a_waiting_proposal_is_edited_after_the_upgrade(
     make_agent: MakeAgent, old_state: SqliteSaver
 ) -> None:
@@ -95,6 +97,7 @@ def test_a_finished_question_is_explained_and_followed_up(
     assert "revenue by region?" in history and "Result columns: region, total (3 rows)" in history
 
 
+@pytest.mark.slow
 def test_an_approval_cut_short_by_a_restart_is_reported_and_its_decision_still_reads(
     make_agent: MakeAgent, old_state: SqliteSaver
 ) -> None:

@@ -61,6 +61,7 @@ def test_an_unknown_table_names_the_tables_the_warehouse_has(make_agent: MakeAge
     assert model.calls == 0
 
 
+@pytest.mark.slow
 def test_drop_table_is_refused_and_the_table_stays(make_agent: MakeAgent) -> None:
     agent, model, spy = make_agent([])
     assert agent.ask("t1", "DROP TABLE sales", user="U1").kind == "failed"
@@ -80,6 +81,7 @@ def test_accepted_sql_is_proposed_with_the_gates_fixes_named(make_agent: MakeAge
     assert model.calls == 0
 
 
+@pytest.mark.slow
 def test_sql_without_a_table_is_still_the_persons_to_run(make_agent: MakeAgent) -> None:
     agent, model, _ = make_agent([])
     outcome = agent.ask("t1", "select 1+1", user="U1")
@@ -89,6 +91,7 @@ def test_sql_without_a_table_is_still_the_persons_to_run(make_agent: MakeAgent) 
     assert model.calls == 0
 
 
+@pytest.mark.slow
 def test_the_account_of_a_pasted_answer_names_no_model_correction(
     make_agent: MakeAgent,
 ) -> None:
@@ -106,6 +109,7 @@ def test_the_account_of_a_pasted_answer_names_no_model_correction(
     assert model.calls == 0
 
 
+@pytest.mark.slow
 def test_a_warehouse_error_ends_the_question_instead_of_a_model_repair(
     make_agent: MakeAgent,
 ) -> None:
@@ -121,6 +125,7 @@ def test_a_warehouse_error_ends_the_question_instead_of_a_model_repair(
     assert steps is not None and "not sent to the model" in steps.steps[-1]["text"]
 
 
+@pytest.mark.slow
 def test_an_edit_the_value_check_refuses_is_not_sent_to_the_model(make: Make) -> None:
     agent, model, _ = make([reply(BY_REGION)], "none")
     north = "SELECT SUM(amount) AS total FROM sales WHERE region = 'North'"

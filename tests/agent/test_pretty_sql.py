@@ -5,6 +5,8 @@ Over the real graph, gate and DuckDB warehouse (the scripted model proposes on o
 
 from __future__ import annotations
 
+import pytest
+
 from agent.audit import sql_sha256
 from tests.agent.conftest import MakeAgent, reply
 
@@ -38,6 +40,7 @@ ORDER BY
 LIMIT 1000"""
 
 
+@pytest.mark.slow
 def test_a_with_query_is_proposed_pretty_and_that_text_is_approved_and_run(
     make_agent: MakeAgent,
 ) -> None:

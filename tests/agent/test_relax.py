@@ -110,6 +110,7 @@ def test_empty_means_no_rows_or_only_nulls() -> None:
     assert not is_empty(["a"], [[None]], 2), "a row not kept may hold a value"
 
 
+@pytest.mark.slow
 def test_null_only_result_gets_a_relaxed_proposal_that_runs_after_approval(
     make_agent: MakeAgent,
 ) -> None:
@@ -145,6 +146,7 @@ def test_null_only_result_gets_a_relaxed_proposal_that_runs_after_approval(
     ]
 
 
+@pytest.mark.slow
 def test_no_rows_in_a_date_window_drops_the_window(make_agent: MakeAgent) -> None:
     sql = (
         "SELECT region, SUM(amount) AS total FROM sales "
@@ -161,6 +163,7 @@ def test_no_rows_in_a_date_window_drops_the_window(make_agent: MakeAgent) -> Non
     assert final.answer and final.answer.total_rows == 3
 
 
+@pytest.mark.slow
 def test_relaxed_once_only_and_rejecting_it_runs_nothing(make_agent: MakeAgent) -> None:
     agent, _, spy = make_agent(
         [reply("SELECT SUM(amount) AS total FROM sales WHERE region = 'west'")] * 2

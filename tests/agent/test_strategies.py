@@ -27,6 +27,7 @@ from tests.agent.conftest import (
 # -- self-check -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_self_check_failure_goes_to_repair_and_the_repaired_sql_passes(make: Make) -> None:
     agent, model, _ = make(
         [
@@ -50,6 +51,7 @@ def test_self_check_failure_goes_to_repair_and_the_repaired_sql_passes(make: Mak
     assert "self_check_failed" in events
 
 
+@pytest.mark.slow
 def test_a_self_check_doubt_with_no_attempts_left_reaches_the_person_as_a_warning(
     make: Make,
 ) -> None:
@@ -71,6 +73,7 @@ def test_pasted_sql_is_not_self_checked(make: Make) -> None:
 # -- candidates -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_three_candidates_two_agreeing_propose_their_sql_and_say_so(make: Make) -> None:
     same = "select sum(AMOUNT) as total\nfrom SALES where REGION = 'North'"
     # the odd one out is the first draft: only agreement makes the other two win
@@ -87,6 +90,7 @@ def test_three_candidates_two_agreeing_propose_their_sql_and_say_so(make: Make) 
     assert sum("Draft 2 of 3" in p or "Draft 3 of 3" in p for p in drafts) == 2
 
 
+@pytest.mark.slow
 def test_a_candidate_the_gate_refuses_loses_to_one_that_passes(make: Make) -> None:
     broken = "SELECT SUM(amount) AS total FROM sales WHERE regoin = 'North'"
     agent, _, _ = make([reply(broken), reply(broken), reply(NORTH)], "none,candidates:3")
@@ -96,6 +100,7 @@ def test_a_candidate_the_gate_refuses_loses_to_one_that_passes(make: Make) -> No
     assert "1 of 3 drafts agreed on this query; 2 failed the checks." in outcome.proposal.warnings
 
 
+@pytest.mark.slow
 def test_candidates_that_agree_carry_no_note(make: Make) -> None:
     agent, _, _ = make([reply(NORTH)] * 3, "none,candidates:3")
     outcome = agent.ask("t1", "What were total sales in the North?", user="U1")
@@ -105,6 +110,7 @@ def test_candidates_that_agree_carry_no_note(make: Make) -> None:
 # -- plan first -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_plan_value_not_in_the_data_is_corrected_before_the_sql(make: Make) -> None:
     agent, model, _ = make([plan_reply(("sales.region", "north")), reply(NORTH)], "none,plan")
     outcome = agent.ask("t1", "What were total sales in the north?", user="U1")
@@ -122,6 +128,7 @@ def test_a_plan_value_not_in_the_data_is_corrected_before_the_sql(make: Make) ->
     assert "Filter: sales.region = 'North' (you wrote 'north', which does not occur)" in shown
 
 
+@pytest.mark.slow
 def test_a_plan_value_with_nothing_close_asks_before_any_sql(make: Make) -> None:
     agent, model, _ = make([plan_reply(("sales.region", "Atlantis"))], "none,plan")
     outcome = agent.ask("t1", "What were total sales in Atlantis?", user="U1")
@@ -130,6 +137,7 @@ def test_a_plan_value_with_nothing_close_asks_before_any_sql(make: Make) -> None
     assert "Which one do you mean?" in outcome.message
 
 
+@pytest.mark.slow
 def test_a_plan_that_holds_real_values_goes_to_the_sql_step_unchanged(make: Make) -> None:
     agent, model, _ = make([plan_reply(("sales.region", "South")), reply(SOUTH)], "none,plan")
     outcome = agent.ask("t1", "South sales?", user="U1")
@@ -213,6 +221,7 @@ def test_variations_cost_nothing_when_the_whole_schema_is_shown(make: Make) -> N
 # -- remember failures ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_failures_in_a_thread_and_recurring_ones_become_avoid_hints(
     make: Make, tmp_path: Path
 ) -> None:
@@ -256,6 +265,7 @@ def test_failures_in_a_thread_and_recurring_ones_become_avoid_hints(
     assert any("regoin" in h for h in alone.hints("duckdb", "t1", tables={"sales"}))
 
 
+@pytest.mark.slow
 def test_failures_are_not_hinted_when_the_strategy_is_off(make: Make) -> None:
     bad = reply("SELECT regoin FROM sales")
     agent, model, _ = make([bad, reply(NORTH), reply(NORTH)], "none")
@@ -264,6 +274,7 @@ def test_failures_are_not_hinted_when_the_strategy_is_off(make: Make) -> None:
     assert "Mistakes already made" not in prompt_of(model, 2)
 
 
+@pytest.mark.slow
 def test_everything_on_at_once(make: Make) -> None:
     replies = [
         plan_reply(("sales.region", "north")),

@@ -40,6 +40,7 @@ def agreement_notes(warnings: list[str]) -> list[str]:
 # -- concurrency and screening ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_drafts_are_in_flight_at_once(make: Make) -> None:
     # each call waits until all three have arrived: calls made one after another never get
     # past the barrier (its timeout only bounds how long a broken run takes to fail)
@@ -51,6 +52,7 @@ def test_the_drafts_are_in_flight_at_once(make: Make) -> None:
     assert model.calls == 3 and not barrier.broken
 
 
+@pytest.mark.slow
 def test_the_same_statement_is_screened_once(make: Make, monkeypatch: pytest.MonkeyPatch) -> None:
     screened: list[str] = []
     real = validate.screen
@@ -95,6 +97,7 @@ def test_sql_that_passes_wins_over_a_clarifying_minority() -> None:
     assert (best.key, votes) == (NORTH, 1), "no clarifying draft: the earliest SQL is repaired"
 
 
+@pytest.mark.slow
 def test_a_clarifying_draft_among_sql_drafts_is_noted(make: Make) -> None:
     agent, _, _ = make([clarify_reply(), reply(NORTH), reply(SOUTH)], "none,candidates:3")
     outcome = agent.ask("t1", QUESTION, user="U1")
@@ -104,6 +107,7 @@ def test_a_clarifying_draft_among_sql_drafts_is_noted(make: Make) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_most_drafts_asking_ends_with_their_question(make: Make) -> None:
     asked = "Which region do you mean?"
     agent, model, _ = make([clarify_reply(asked)] * 2 + [reply(NORTH)], "none,candidates:3")
@@ -139,6 +143,7 @@ def test_every_call_failing_ends_with_the_model_error_message(make: Make) -> Non
     assert model.calls == 3 and agent.pending_proposal("t1") is None
 
 
+@pytest.mark.slow
 def test_some_calls_failing_leave_the_others_to_answer(make: Make) -> None:
     agent, model, _ = make([reply(NORTH), error_reply(), reply(NORTH)], "none,candidates:3")
     outcome = agent.ask("t1", QUESTION, user="U1")
@@ -154,6 +159,7 @@ def test_some_calls_failing_leave_the_others_to_answer(make: Make) -> None:
     )
 
 
+@pytest.mark.slow
 def test_unreadable_drafts_are_asked_again_once(make: Make) -> None:
     agent, model, _ = make(["not json", "{}", error_reply(), reply(NORTH)], "none,candidates:3")
     outcome = agent.ask("t1", QUESTION, user="U1")
@@ -179,6 +185,7 @@ def test_no_note_on_the_repair_after_a_self_check_failure(make: Make) -> None:
     assert not agreement_notes(outcome.proposal.warnings)
 
 
+@pytest.mark.slow
 def test_no_note_on_the_repair_after_an_execution_error(make: Make) -> None:
     agent, _, _ = make(
         [reply(FAILS_TO_RUN), reply(FAILS_TO_RUN), reply(SOUTH), reply(NORTH)],

@@ -4,6 +4,8 @@ a person pasted or edited, nor the loosened query)."""
 
 from __future__ import annotations
 
+import pytest
+
 from agent.audit import sql_sha256
 from agent.nodes.relax import relax
 from agent.outcome import Answer, Proposal
@@ -42,6 +44,7 @@ def test_pasted_sql_the_gate_refuses_is_not_the_models_mistake(make: Make) -> No
     assert agent.deps.failures.hints("duckdb", "t1") == []
 
 
+@pytest.mark.slow
 def test_an_edit_that_fails_the_checks_is_not_the_models_mistake(make: Make) -> None:
     agent, _, _ = make([reply(NORTH), reply(NORTH)], "none,remember_failures")
     first = agent.ask("t1", "Total sales in the North?", user="U1").proposal

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 #: LangSmith's /info answer (its batch settings must all be there, or the client waits forever).
 INFO = {
     "version": "0.1",

@@ -19,6 +19,8 @@ from bot.doctor import PROBE_TABLE, check_warehouse, render
 from connectors import open_connector
 from tests.bigquery.emulator import Emulator
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def survey(emulator_client: bigquery.Client) -> str:

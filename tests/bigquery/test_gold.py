@@ -22,6 +22,8 @@ from connectors.bigquery import BigQueryConnector
 from tests.bigquery import defog
 from tests.needs import unavailable
 
+pytestmark = pytest.mark.slow
+
 #: Rows kept per gold query: more than any gold answer over these small databases.
 MAX_ROWS = 10_000
 

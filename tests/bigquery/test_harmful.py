@@ -41,6 +41,7 @@ def directory() -> Iterator[Path]:
     shutil.rmtree(folder)
 
 
+@pytest.mark.slow
 def test_harmful_catalogue_is_contained_by_the_bigquery_connector(
     bigquery_canary: canary.BigQueryCanary, directory: Path
 ) -> None:

@@ -11,6 +11,8 @@ import pytest
 from bot.cli import main
 from connectors.duckdb import DuckDBConnector
 
+pytestmark = pytest.mark.slow
+
 SQL = (
     "SELECT r.region_name, SUM(s.net_revenue) AS revenue FROM sales AS s "
     "JOIN regions AS r USING (region_id) GROUP BY 1 ORDER BY 2 DESC"

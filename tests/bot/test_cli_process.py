@@ -73,6 +73,7 @@ def test_help_imports_no_model_graph_or_warehouse_library(tmp_path: Path) -> Non
     assert json.loads(done.stdout.splitlines()[-1]) == []
 
 
+@pytest.mark.slow
 def test_a_closed_stdin_at_the_prompt_runs_nothing_and_says_so(tmp_path: Path) -> None:
     done = querybot("ask", "revenue by region?", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -84,6 +85,7 @@ def test_a_closed_stdin_at_the_prompt_runs_nothing_and_says_so(tmp_path: Path) -
     assert " INFO " not in done.stderr, "logs stay at WARNING unless -v"
 
 
+@pytest.mark.slow
 def test_verbose_logs_info(tmp_path: Path) -> None:
     done = querybot("-v", "ask", "--yes", "revenue by region?", cwd=tmp_path)  # `ask -v` too
     assert done.returncode == 0, done.stderr
@@ -91,6 +93,7 @@ def test_verbose_logs_info(tmp_path: Path) -> None:
     assert " INFO bot.wiring: Agent 'main' over duckdb ready" in done.stderr
 
 
+@pytest.mark.slow
 def test_an_unknown_thread_is_an_error_and_a_known_one_continues(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -220,6 +220,7 @@ def test_help_runs_in_the_image(image: Image) -> None:
         assert command in done.stdout
 
 
+@pytest.mark.slow
 def test_the_demo_evaluation_runs_in_the_image(image: Image, tmp_path: Path) -> None:
     golden = load_golden(image.app / "evals" / "demo.yaml")
     model = gold_script(golden, tmp_path / "gold.jsonl")
@@ -238,6 +239,7 @@ def test_the_demo_evaluation_runs_in_the_image(image: Image, tmp_path: Path) -> 
     assert not list(image.app.rglob("__pycache__"))
 
 
+@pytest.mark.slow
 def test_config_and_glossary_files_are_read_from_the_config_mount(
     image: Image, script: Path
 ) -> None:
@@ -267,6 +269,7 @@ def test_config_and_glossary_files_are_read_from_the_config_mount(
     assert done.returncode == 2 and "QUERYBOT_GLOSSARY" in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["querybot", "querybot-http"])
 def test_a_missing_slack_secret_stops_the_service_with_a_message_not_a_traceback(
     image: Image, script: Path, name: str

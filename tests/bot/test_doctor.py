@@ -95,6 +95,7 @@ def section(out: str, title: str) -> str:
     return "\n".join(lines[start:end])
 
 
+@pytest.mark.slow
 def test_every_real_warehouse_passes_and_is_left_unchanged(
     env: Path,
     demo_file: Path,
@@ -186,6 +187,7 @@ def test_logins_too_powerful_are_refused_at_open(
     assert "✗ does not open: Refusing to query MySQL as 'root" in mariaroot
 
 
+@pytest.mark.slow
 def test_the_state_database(
     env: Path, demo_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -226,6 +228,7 @@ def test_a_broken_config_file_is_one_failure_line(
     assert "Traceback" not in out
 
 
+@pytest.mark.slow
 def test_without_a_config_file_the_single_warehouse_is_checked(
     env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -238,6 +241,7 @@ def test_without_a_config_file_the_single_warehouse_is_checked(
     assert "✗ GOOGLE_API_KEY is not set" in out
 
 
+@pytest.mark.slow
 def test_looker_through_the_hsqldb_standin(
     env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

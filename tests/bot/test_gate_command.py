@@ -84,6 +84,7 @@ def shop(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_the_demo_warehouse_is_the_default_and_its_tables_are_checked(gate: Gate) -> None:
     accepted = gate("SELECT region_name FROM regions;\n")
     assert accepted.code == 0, accepted.err
@@ -291,6 +292,7 @@ def test_usage_errors_exit_2(gate: Gate, tmp_path: Path, argv: list[str], said: 
     assert said in done.err
 
 
+@pytest.mark.slow
 def test_the_installed_command_reads_a_file(demo_dir: Path, tmp_path: Path) -> None:
     (tmp_path / "typo.sql").write_text("-- revenue\nSELECT region_name\nFRM regions;\n")
     (tmp_path / "good.sql").write_text("SELECT region_name FROM regions;\n")

@@ -71,6 +71,7 @@ def deployment(tmp_path: Path, demo_file: Path) -> Iterator[Deployment]:
     built.close()
 
 
+@pytest.mark.slow
 def test_each_channel_asks_its_own_warehouse(deployment: Deployment) -> None:
     router = Router(deployment.open_warehouses(), deployment.config)
     survey_thread, shop_thread = "T1:C0SURVEY01:1.0", "T1:C0ELSEWHERE:2.0"
@@ -107,6 +108,7 @@ def test_each_channel_asks_its_own_warehouse(deployment: Deployment) -> None:
     assert {"proposed", "approved", "executed"} <= events
 
 
+@pytest.mark.slow
 def test_the_override_is_asked_first(tmp_path: Path, demo_file: Path) -> None:
     config = two_warehouses(tmp_path, demo_file, default=True)
     deployment = Deployment(settings_for(tmp_path, [DEMO_SQL], config))

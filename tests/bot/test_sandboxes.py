@@ -70,6 +70,7 @@ def load_sales(agents: SandboxAgents, tmp_path: Path, thread: str = THREAD) -> N
     assert table.name == "sales"
 
 
+@pytest.mark.slow
 def test_a_thread_with_files_is_answered_from_its_sandbox(opened, tmp_path: Path) -> None:
     router, agents = opened([SALES_SQL])
     assert agents.lookup(THREAD) is None
@@ -90,6 +91,7 @@ def test_a_thread_with_files_is_answered_from_its_sandbox(opened, tmp_path: Path
     assert answer.answer.connector == "duckdb"
 
 
+@pytest.mark.slow
 def test_loading_closes_the_threads_agent_and_the_next_lookup_sees_every_table(
     opened, tmp_path: Path
 ) -> None:
@@ -107,6 +109,7 @@ def test_loading_closes_the_threads_agent_and_the_next_lookup_sees_every_table(
     assert names == {"sales", "budget"}
 
 
+@pytest.mark.slow
 def test_a_new_process_finds_the_sandbox_on_disk(opened, tmp_path: Path) -> None:
     _, first = opened([])
     load_sales(first, tmp_path)
@@ -119,6 +122,7 @@ def test_a_new_process_finds_the_sandbox_on_disk(opened, tmp_path: Path) -> None
     assert outcome.proposal.tables == ["files.main.sales"]
 
 
+@pytest.mark.slow
 def test_the_sweep_goes_through_the_threads_queue(opened, tmp_path: Path) -> None:
     router, agents = opened([], QUERYBOT_FILE_IDLE_S="60")
     load_sales(agents, tmp_path)
@@ -149,6 +153,7 @@ def test_the_sweep_goes_through_the_threads_queue(opened, tmp_path: Path) -> Non
     assert back is not None and back.agent is not None
 
 
+@pytest.mark.slow
 def test_a_sweep_job_leaves_a_sandbox_used_since_it_was_queued(opened, tmp_path: Path) -> None:
     _, agents = opened([], QUERYBOT_FILE_IDLE_S="60")
     load_sales(agents, tmp_path)

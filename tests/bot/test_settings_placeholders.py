@@ -61,6 +61,7 @@ def querybot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_a_copied_env_example_names_every_missing_secret(tmp_path: Path) -> None:
     shutil.copy(ROOT / ".env.example", tmp_path / ".env")
     done = querybot(cwd=tmp_path)

@@ -40,6 +40,7 @@ def demo_rows(data: Path, sql: str) -> list[tuple]:
         warehouse.close()
 
 
+@pytest.mark.slow
 def test_a_single_value_prints_as_a_labelled_line_in_a_querybot_process(tmp_path: Path) -> None:
     env = {
         **os.environ,
@@ -68,6 +69,7 @@ def test_a_single_value_prints_as_a_labelled_line_in_a_querybot_process(tmp_path
     assert f"\n\n{APPROVED_ABOVE}\n" in answer
 
 
+@pytest.mark.slow
 def test_a_table_labels_an_expression_column_and_counts_its_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -13,6 +13,8 @@ import pytest
 from bot.cli import main
 from bot.terminal import APPROVED_ABOVE
 
+pytestmark = pytest.mark.slow
+
 #: A WITH query with a join and GROUP BY, on one line as a model writes it.
 SQL = (
     "WITH by_region AS (SELECT region_id, SUM(net_revenue) AS revenue FROM sales "

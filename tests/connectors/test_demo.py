@@ -46,6 +46,7 @@ def contents(path: Path) -> dict[str, object]:
     return {"hashes": hashes, "comments": comments, "revenue": revenue}
 
 
+@pytest.mark.slow
 def test_two_builds_hold_the_same_data(demo_file: Path, tmp_path: Path) -> None:
     again = build_demo(tmp_path / "demo.duckdb")
     assert contents(again) == contents(demo_file)
@@ -159,6 +160,7 @@ def test_ensure_demo_builds_once_and_leaves_no_temporary_files(demo_file: Path) 
     assert [p.name for p in data_dir.iterdir()] == ["demo.duckdb"]
 
 
+@pytest.mark.slow
 def test_ensure_demo_creates_the_data_dir(tmp_path: Path) -> None:
     path = ensure_demo(tmp_path / "new" / "data")
     assert path == tmp_path / "new" / "data" / "demo.duckdb"

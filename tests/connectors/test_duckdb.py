@@ -162,6 +162,7 @@ def test_run_returns_raw_engine_values(shop: DuckDBConnector) -> None:
     assert result.column_types == ["VARCHAR", "DECIMAL(10,2)", "DATE"]
 
 
+@pytest.mark.slow
 def test_run_returns_times_with_a_zone(shop: DuckDBConnector) -> None:
     # DuckDB needs pytz to hand a TIMESTAMPTZ to Python; without it every such column fails
     result = shop.run("SELECT TIMESTAMPTZ '2024-01-01 10:00:00+02' AS at", max_rows=1, timeout_s=30)
@@ -297,6 +298,7 @@ def test_file_is_unchanged_after_the_connector_closes(shop_file: Path) -> None:
 # -- threads -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_concurrent_runs_from_threads(shop: DuckDBConnector) -> None:
     """Queries from many threads at once get their own results; a timeout stops only its own."""
 

@@ -92,6 +92,7 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sql", ATTACKS.values(), ids=ATTACKS.keys())
 def test_rows_built_outside_the_memory_limit_stop_in_the_worker(
     small: DuckDBConnector, sql: str
@@ -135,6 +136,7 @@ def test_a_worker_killed_mid_run_ends_the_run_and_is_replaced(
     assert pid not in workers(shop_file)
 
 
+@pytest.mark.slow
 def test_a_worker_that_does_not_stop_at_its_timeout_is_killed(
     small: DuckDBConnector, shop_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -149,6 +151,7 @@ def test_a_worker_that_does_not_stop_at_its_timeout_is_killed(
     serves(small)
 
 
+@pytest.mark.slow
 def test_a_worker_that_does_not_stop_at_a_cancel_is_killed(
     small: DuckDBConnector, shop_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -196,6 +199,7 @@ def cancel_all(
             run.result(timeout=60)
 
 
+@pytest.mark.slow
 def test_one_worker_per_run_in_flight_a_few_kept_idle_and_close_stops_them(
     shop_file: Path,
 ) -> None:
@@ -246,6 +250,7 @@ def test_a_cancel_that_reaches_the_worker_before_its_run_still_stops_it(
     serves(small)
 
 
+@pytest.mark.slow
 def test_runs_past_the_worker_cap_wait_their_turn(shop_file: Path) -> None:
     connector = DuckDBConnector(shop_file, threads=1)
     many = duckdb_pool.MAX_WORKERS + 2

@@ -11,6 +11,7 @@ from connectors.base import WarehouseUnavailable
 from connectors.duckdb import DuckDBConnector
 
 
+@pytest.mark.slow
 def test_demo_builds_on_first_use(tmp_path: Path) -> None:
     connector = open_connector("demo", data_dir=tmp_path / "data")
     try:

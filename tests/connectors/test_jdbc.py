@@ -178,6 +178,7 @@ def test_engine_errors_are_query_failures_with_the_engine_text(runner: JdbcRunne
     assert caught.value.retryable_by_repair
 
 
+@pytest.mark.slow
 def test_a_slow_statement_is_stopped_at_the_timeout(runner: JdbcRunner) -> None:
     with pytest.raises(QueryTimeout) as caught:
         runner.run(standin.SLOW_SQL, max_rows=1, timeout_s=1)

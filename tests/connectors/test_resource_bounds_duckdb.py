@@ -68,6 +68,7 @@ def test_small_built_values_still_run_and_a_row_of_them_adds_up(tiny: DuckDBConn
         tiny.run("SELECT repeat('x', 2000000000) FROM sales WHERE ?!", max_rows=1, timeout_s=30)
 
 
+@pytest.mark.slow
 def test_a_long_value_from_the_data_stops_the_run(tiny: DuckDBConnector, shop_file: Path) -> None:
     # string_agg is in the buffer manager (not refused up front): its value is measured instead.
     sql = "SELECT string_agg('x', '') AS long_text FROM range(5000)"
@@ -94,6 +95,7 @@ def test_kept_rows_over_the_result_bound_stop_the_run(tiny: DuckDBConnector) -> 
     serves(tiny)
 
 
+@pytest.mark.slow
 def test_the_memory_limit_stops_a_large_aggregate(tiny: DuckDBConnector) -> None:
     sql = "SELECT length(string_agg('xxxxxxxxxx', ',')) FROM range(200000000)"
     with pytest.raises(ResourceLimitExceeded) as caught:

@@ -78,6 +78,7 @@ def serves(connector: SqlConnector) -> None:
     assert result.rows == [(2,)]
 
 
+@pytest.mark.slow
 def test_a_value_longer_than_the_cell_bound_stops_the_run(
     sample: Sample, tiny: SqlConnector, roomy: SqlConnector
 ) -> None:
@@ -145,6 +146,7 @@ def test_sqlite_never_builds_a_value_past_the_bound(tmp_path: Path) -> None:
             connector.close()
 
 
+@pytest.mark.slow
 def test_postgres_temp_file_limit_stops_a_spill_and_the_doctor_says_when_it_is_unset() -> None:
     """The login cannot set temp_file_limit itself (superuser only): the doctor tells the DBA to,
     and once set on the role it stops a large sort with the bound named."""

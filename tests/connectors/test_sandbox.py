@@ -87,6 +87,7 @@ def rejected(sandboxes: Sandboxes, tmp_path: Path, name: str, content: bytes | N
 # -- each format -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_csv_becomes_a_table_with_sniffed_types_and_descriptions(
     sandboxes: Sandboxes, tmp_path: Path, query
 ) -> None:
@@ -114,12 +115,14 @@ def test_csv_becomes_a_table_with_sniffed_types_and_descriptions(
     assert query("SELECT min(order_date) FROM files.main.sales") == [(dt.date(2026, 9, 1),)]
 
 
+@pytest.mark.slow
 def test_tsv(sandboxes: Sandboxes, tmp_path: Path, query) -> None:
     [loaded] = load(sandboxes, tmp_path, "cities.tsv")
     assert (loaded.name, loaded.rows, loaded.columns) == ("cities", 2, 3)
     assert query("SELECT city FROM cities WHERE population > 400000") == [("Lyon",)]
 
 
+@pytest.mark.slow
 def test_parquet_written_by_duckdb(sandboxes: Sandboxes, tmp_path: Path, query) -> None:
     parquet = tmp_path / "written" / "payments.parquet"
     parquet.parent.mkdir()
@@ -148,6 +151,7 @@ def test_parquet_written_by_duckdb(sandboxes: Sandboxes, tmp_path: Path, query) 
     ]
 
 
+@pytest.mark.slow
 def test_times_with_a_zone_are_kept_in_utc(sandboxes: Sandboxes, tmp_path: Path, query) -> None:
     csv = b"id,at\n1,2026-01-01T10:00:00+02:00\n2,2026-01-02 11:30:00+00\n"
     sandboxes.load(THREAD, upload(tmp_path, "logins.csv", csv), "logins.csv")
@@ -176,6 +180,7 @@ def test_times_with_a_zone_are_kept_in_utc(sandboxes: Sandboxes, tmp_path: Path,
     assert query("SELECT seen FROM visits") == [(dt.datetime(2026, 3, 1, 11, 0),)]
 
 
+@pytest.mark.slow
 def test_ndjson_and_a_json_array(sandboxes: Sandboxes, tmp_path: Path, query) -> None:
     [events] = load(sandboxes, tmp_path, "events.ndjson")
     [budget] = load(sandboxes, tmp_path, "budget.json")
@@ -211,6 +216,7 @@ def make_sqlite(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_sqlite_file_tables_are_copied_with_their_real_types(
     sandboxes: Sandboxes, tmp_path: Path, query
 ) -> None:
@@ -257,6 +263,7 @@ def test_a_sqlite_file_without_tables_is_refused(sandboxes: Sandboxes, tmp_path:
     assert not sandboxes.directory(THREAD).exists()
 
 
+@pytest.mark.slow
 def test_latin1_csv(sandboxes: Sandboxes, tmp_path: Path, query) -> None:
     load(sandboxes, tmp_path, "latin1.csv")
     assert query("SELECT name, city FROM latin1 ORDER BY name") == [
@@ -294,6 +301,7 @@ def test_other_kinds_of_file(sandboxes: Sandboxes, tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_files_that_do_not_hold_what_their_name_says(sandboxes: Sandboxes, tmp_path: Path) -> None:
     parquet = rejected(sandboxes, tmp_path, "data.parquet", b"id,name\n1,x\n")
     assert parquet.startswith("could not read data.parquet as Parquet: ")
@@ -320,6 +328,7 @@ def test_oversized_file(tmp_path: Path) -> None:
     assert format_size(1536 * 1024) == "1.5 MB"
 
 
+@pytest.mark.slow
 def test_row_limit_counts_every_table_of_the_thread(tmp_path: Path, query) -> None:
     sandboxes = Sandboxes(tmp_path / "sb", SandboxLimits(max_rows=10))
     load(sandboxes, tmp_path, "sales.csv")  # 8 rows
@@ -334,6 +343,7 @@ def test_row_limit_counts_every_table_of_the_thread(tmp_path: Path, query) -> No
     assert set(tables(sandboxes)) == {"sales", "budget"}
 
 
+@pytest.mark.slow
 def test_table_limit(tmp_path: Path) -> None:
     sandboxes = Sandboxes(tmp_path / "sb", SandboxLimits(max_tables=2))
     load(sandboxes, tmp_path, "sales.csv")
@@ -348,6 +358,7 @@ def test_table_limit(tmp_path: Path) -> None:
 # -- names ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_unicode_file_and_column_names(sandboxes: Sandboxes, tmp_path: Path, query) -> None:
     [loaded] = load(sandboxes, tmp_path, "Umsätze Größe 2024.csv")
     assert loaded.name == "umsatze_grosse_2024"
@@ -361,6 +372,7 @@ def test_unicode_file_and_column_names(sandboxes: Sandboxes, tmp_path: Path, que
     assert [c.name for c in tables(sandboxes)["file"].columns] == ["column", "column_2"]
 
 
+@pytest.mark.slow
 def test_name_collisions(sandboxes: Sandboxes, tmp_path: Path) -> None:
     assert [t.name for t in load(sandboxes, tmp_path, "sales.csv")] == ["sales"]
     assert [t.name for t in load(sandboxes, tmp_path, "sales.csv")] == ["sales_2"]
@@ -387,6 +399,7 @@ def test_identifier() -> None:
     assert identifier("🙂", fallback="file") == "file"
 
 
+@pytest.mark.slow
 def test_threads_have_separate_sandboxes(sandboxes: Sandboxes, tmp_path: Path, query) -> None:
     other = "T0TEST:C0FILES:1800000002.000100"
     load(sandboxes, tmp_path, "sales.csv")
@@ -400,6 +413,7 @@ def test_threads_have_separate_sandboxes(sandboxes: Sandboxes, tmp_path: Path, q
 # -- read-only and deletion ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_query_connection_cannot_change_the_sandbox(
     sandboxes: Sandboxes, tmp_path: Path
 ) -> None:
@@ -427,6 +441,7 @@ def test_the_query_connection_cannot_change_the_sandbox(
     assert not (tmp_path / "out.csv").exists() and not (tmp_path / "other.duckdb").exists()
 
 
+@pytest.mark.slow
 def test_the_harmful_catalogue_sent_past_the_gate_changes_and_reveals_nothing(
     sandboxes: Sandboxes, tmp_path: Path
 ) -> None:
@@ -469,6 +484,7 @@ def used_at(sandboxes: Sandboxes, thread: str, when: float) -> None:
     os.utime(sandboxes.directory(thread) / "thread.json", (when, when))
 
 
+@pytest.mark.slow
 def test_sweep_removes_idle_sandboxes_and_keeps_a_tombstone(
     sandboxes: Sandboxes, tmp_path: Path
 ) -> None:
@@ -505,6 +521,7 @@ def test_touch_restarts_the_idle_clock(sandboxes: Sandboxes, tmp_path: Path) -> 
     assert sandboxes.idle(idle_s=60, now=touched + 59) == []
 
 
+@pytest.mark.slow
 def test_remove_then_a_new_file_starts_afresh(sandboxes: Sandboxes, tmp_path: Path) -> None:
     load(sandboxes, tmp_path, "sales.csv")
     assert sandboxes.remove(THREAD) is True

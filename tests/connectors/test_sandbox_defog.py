@@ -32,6 +32,8 @@ from connectors.sandbox_bounds import SandboxLimits
 from tests.connectors import defog_sql
 from tests.connectors.sql_fixtures import require
 
+pytestmark = pytest.mark.slow
+
 LIMITS = SandboxLimits(max_file_bytes=10**9, max_rows=10**8, max_tables=100)
 
 #: Differences read one by one: a CSV file carries no types, and the sniffer reads the text as

@@ -57,6 +57,7 @@ def a_normal_file_still_loads(sandboxes: Sandboxes, tmp_path: Path) -> None:
         connector.close()
 
 
+@pytest.mark.slow
 def test_a_csv_of_thousands_of_columns(tmp_path: Path) -> None:
     wide = hostile_files.wide_csv(tmp_path / "wide.csv", columns=2000)
     sandboxes = Sandboxes(tmp_path / "sb", SMALL)
@@ -74,6 +75,7 @@ def test_a_csv_of_thousands_of_columns(tmp_path: Path) -> None:
     assert not unbounded.exists(THREAD), "nothing is left of a load that was stopped"
 
 
+@pytest.mark.slow
 def test_a_sqlite_default_repeated_on_every_row(tmp_path: Path) -> None:
     bomb = hostile_files.sqlite_default(tmp_path / "default.sqlite", rows=2000, value_bytes=MIB)
     assert bomb.stat().st_size < 2 * MIB
@@ -87,6 +89,7 @@ def test_a_sqlite_default_repeated_on_every_row(tmp_path: Path) -> None:
     assert refused(unbounded, bomb).bound in {"memory", "disk"}
 
 
+@pytest.mark.slow
 def test_a_sqlite_generated_column_with_printf(tmp_path: Path) -> None:
     bomb = hostile_files.sqlite_generated(tmp_path / "gen.sqlite", rows=2000, value_bytes=MIB)
     sandboxes = Sandboxes(tmp_path / "sb", SMALL)
@@ -99,6 +102,7 @@ def test_a_sqlite_generated_column_with_printf(tmp_path: Path) -> None:
     assert refused(unbounded, bomb).bound in {"memory", "disk"}
 
 
+@pytest.mark.slow
 def test_a_generated_column_that_takes_long_is_stopped_by_the_timeout(tmp_path: Path) -> None:
     # each row's value is a number, computed from a 2 MB string (about 4 ms of CPU a row, over
     # an hour for the file): no bound of size sees it, and it is shorter than the file, so
@@ -118,6 +122,7 @@ def test_a_generated_column_that_takes_long_is_stopped_by_the_timeout(tmp_path: 
     a_normal_file_still_loads(sandboxes, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_parquet_dictionary_bomb(tmp_path: Path) -> None:
     bomb = hostile_files.parquet_dictionary(tmp_path / "d.parquet", rows=2000, value_bytes=MIB)
     assert bomb.stat().st_size < 4096
@@ -131,6 +136,7 @@ def test_a_parquet_dictionary_bomb(tmp_path: Path) -> None:
     assert refused(unbounded, bomb).bound in {"memory", "disk"}
 
 
+@pytest.mark.slow
 def test_disk_is_bounded_across_the_loaders_temp_files(tmp_path: Path) -> None:
     # DuckDB spills the expanded dictionary into many temp files, each under RLIMIT_FSIZE and
     # together past its own max_temp_directory_size: the loader's directory is measured
@@ -145,6 +151,7 @@ def test_disk_is_bounded_across_the_loaders_temp_files(tmp_path: Path) -> None:
     assert list(sandboxes.root.iterdir()) == [], "no staging copy or temp file is left"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "write",
     [
@@ -166,6 +173,7 @@ def test_cells(tmp_path: Path, write: Callable[[Path], Path]) -> None:
     assert roomy.load(THREAD, file, file.name)[0].rows in {3000, 200_000}
 
 
+@pytest.mark.slow
 def test_a_refused_load_leaves_the_sandbox_as_it_was(tmp_path: Path) -> None:
     sandboxes = Sandboxes(tmp_path / "sb", SMALL)
     a_normal_file_still_loads(sandboxes, tmp_path)

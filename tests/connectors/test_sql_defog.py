@@ -119,6 +119,7 @@ def test_first_gold_expands_column_choices() -> None:
     assert first_gold(query) == "SELECT a.x, a.y, count(*) FROM a GROUP BY a.x, a.y ORDER BY 2"
 
 
+@pytest.mark.slow
 def test_every_database_is_described_with_its_comments(defog: Defog) -> None:
     tables = defog.connectors["academic"].list_tables()  # every schema, as one login sees it
     assert all(t.columns for t in tables)
@@ -130,6 +131,7 @@ def test_every_database_is_described_with_its_comments(defog: Defog) -> None:
     assert sum(defog.described.values()) > 400
 
 
+@pytest.mark.slow
 def test_postgres_gold_sql_runs(defog: Defog) -> None:
     rows = list(csv.DictReader(GOLD.open(newline="")))
     failures: list[str] = []

@@ -28,6 +28,7 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("defog-duckdb")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect", defog_sql.DIALECTS)
 def test_gold_sql_runs_through_the_connector_and_matches_duckdb(dialect: str, cache: Path) -> None:
     pairs = defog_sql.pairs(dialect)

@@ -251,6 +251,7 @@ def test_set_statement_cannot_lift_the_read_only_transaction(sample: Sample) -> 
     assert sample.fingerprint() == before
 
 
+@pytest.mark.slow
 def test_a_lifted_time_limit_meets_the_watchdog(sample: Sample) -> None:
     """`SET STATEMENT max_statement_time=0 FOR ...` switches MariaDB's limit off for one
     statement: the connector's watchdog stops it anyway, as a timeout, and the pool recovers."""

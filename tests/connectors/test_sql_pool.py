@@ -60,6 +60,7 @@ def stop(connector: SqlConnector, key: str, slow: Future[object]) -> None:
         slow.result(timeout=60)  # a guard: the statement would run 60 s
 
 
+@pytest.mark.slow
 def test_more_runs_than_connections_all_succeed(sample: Sample) -> None:
     connector = SqlConnector(sample.url, pool_size=4)
     try:

@@ -32,6 +32,7 @@ def test_the_sql_is_taken_from_the_reply_as_it_is() -> None:
     assert sql_of("I cannot tell which revenue you mean.") == ""
 
 
+@pytest.mark.slow
 def test_the_prompt_is_the_whole_schema_as_create_table(demo: DuckDBConnector) -> None:
     baseline = NaiveBaseline(demo, ScriptedChatModel(replies=[]))
     prompt = baseline.system_prompt()
@@ -63,6 +64,7 @@ def test_one_call_no_repair_no_clarifying(demo: DuckDBConnector) -> None:
     assert model.calls == 3
 
 
+@pytest.mark.slow
 def test_eval_baseline_runs_side_by_side(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,

@@ -22,6 +22,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_eval_writes_a_report_and_compares_it_with_an_earlier_one(
     env: Path,
     demo_golden: GoldenSet,
@@ -48,6 +49,7 @@ def test_eval_writes_a_report_and_compares_it_with_an_earlier_one(
     assert f"Worse (now wrong): {first.id}\n" in out
 
 
+@pytest.mark.slow
 def test_approved_examples_export_as_a_golden_set_that_evaluates(
     env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

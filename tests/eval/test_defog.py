@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from agent.evaluation import defog
 from agent.evaluation.report import build_report
 from agent.evaluation.runner import evaluation_agent, run_golden
@@ -16,6 +18,7 @@ from tests.eval.conftest import OracleModel
 GOLD_ERRORS = {"atis-059", "broker-194", "yelp-161", "yelp-175"}
 
 
+@pytest.mark.slow
 def test_the_sql_eval_set_runs_on_every_defog_database(tmp_path: Path) -> None:
     sets = defog.golden_sets()
     assert set(sets) == set(defog.databases()) and len(sets) == 11

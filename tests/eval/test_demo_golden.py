@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from agent.catalog import Catalog
 from agent.evaluation.golden import GoldenSet
 from agent.gate import check_sql
@@ -32,6 +34,7 @@ def test_the_set_covers_every_category(demo_golden: GoldenSet) -> None:
     assert sum(1 for q in demo_golden.questions if q.follow_up_of) >= 5
 
 
+@pytest.mark.slow
 def test_every_gold_query_runs_and_passes_the_gate(
     demo_golden: GoldenSet, demo: DuckDBConnector
 ) -> None:

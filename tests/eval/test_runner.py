@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agent.evaluation.golden import GoldenQuestion, GoldenSet
 from agent.evaluation.report import build_report
 from agent.evaluation.runner import evaluation_agent, run_golden
@@ -13,6 +15,7 @@ from connectors.duckdb import DuckDBConnector
 from tests.eval.conftest import gold_script, reply_for
 
 
+@pytest.mark.slow
 def test_a_model_replaying_the_gold_sql_scores_100_percent(
     demo_golden: GoldenSet, demo: DuckDBConnector, tmp_path: Path
 ) -> None:

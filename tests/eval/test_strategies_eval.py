@@ -35,6 +35,7 @@ def test_the_script_holds_every_call_of_each_strategy(demo_golden: GoldenSet) ->
     assert len(replies(clarify, every)) == 1
 
 
+@pytest.mark.slow
 def test_eval_compares_configurations_in_calls_and_tokens(
     env: Path,
     demo_golden: GoldenSet,

@@ -46,6 +46,7 @@ def test_the_issues_flat_chains_are_refused(sql: str, operator: str) -> None:
     assert "split the question" in message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [or_chain, plus_chain, union_chain], ids=lambda f: f.__name__)
 def test_a_chain_at_the_bound_passes_and_one_more_term_does_not(make: Callable[[int], str]) -> None:
     assert check_sql(make(bounds.MAX_CHAIN), schema()).ok

@@ -62,6 +62,7 @@ def assert_runs(db: Canary, statements: list[str]) -> None:
     assert (run.executed, run.failed) == (len(statements), 0), "normalised SQL failed to run"
 
 
+@pytest.mark.slow
 def test_duckdb_canary(
     duckdb_canary: canary.DuckDBCanary, payload_verdicts: dict[str, list[tuple[str, Verdict]]]
 ) -> None:
@@ -78,6 +79,7 @@ def test_sqlite_canary(
     assert_harmless(sqlite_canary, statements + golden("sqlite"))
 
 
+@pytest.mark.slow
 def test_mariadb_canary(
     mariadb_canary: canary.MariaDBCanary, payload_verdicts: dict[str, list[tuple[str, Verdict]]]
 ) -> None:
@@ -120,6 +122,7 @@ def server_directory() -> Iterator[Path]:
     shutil.rmtree(directory)
 
 
+@pytest.mark.slow
 def test_postgres_canary(
     postgres_canary: canary.PostgresCanary, payload_verdicts: dict[str, list[tuple[str, Verdict]]]
 ) -> None:
@@ -154,6 +157,7 @@ def assert_contained(db: Canary, url: str, statements: list[str], directory: Pat
     return run
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("writer", [False, True], ids=["select-only", "all-privileges"])
 def test_harmful_catalogue_is_contained_by_postgres(
     postgres_canary: canary.PostgresCanary, server_directory: Path, writer: bool
@@ -164,6 +168,7 @@ def test_harmful_catalogue_is_contained_by_postgres(
     )
 
 
+@pytest.mark.slow
 def test_harmful_catalogue_is_contained_by_mariadb(
     mariadb_canary: canary.MariaDBCanary, server_directory: Path
 ) -> None:
@@ -203,6 +208,7 @@ def test_the_secret_is_within_the_servers_reach(
     assert canary.secret_text() in loaded.decode()
 
 
+@pytest.mark.slow
 def test_harmful_catalogue_is_contained_by_duckdb(duckdb_canary: canary.DuckDBCanary) -> None:
     """The whole catalogue (every dialect's: DuckDB reads much PostgreSQL and SQLite syntax) and
     DuckDB's own escapes, each as written and aimed at the directory holding the database and the

@@ -155,6 +155,7 @@ def spans(case: Case) -> tuple[list[int], list[int]]:
     return outside, strings
 
 
+@pytest.mark.slow
 @settings(settings.get_profile("characters"))
 @given(case=st.sampled_from(SEEDS), char=hidden, data=st.data())
 def test_a_hidden_character_outside_quotes_is_always_refused(
@@ -173,6 +174,7 @@ def test_a_hidden_character_outside_quotes_is_always_refused(
     assert f"U+{ord(char):04X}" in verdict.reasons[0].message
 
 
+@pytest.mark.slow
 @settings(settings.get_profile("characters"))
 @given(case=st.sampled_from(STRING_SEEDS), char=hidden, data=st.data())
 def test_a_hidden_character_inside_a_string_is_kept(

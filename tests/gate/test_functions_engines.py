@@ -114,6 +114,7 @@ def postgres(tmp_path: Path) -> Iterator[Connector]:
         server.close()
 
 
+@pytest.mark.slow
 def test_postgres_attacks_answer_but_the_gate_refuses_them(postgres: Connector) -> None:
     comment = answer(postgres, POSTGRES_ATTACKS[0])
     assert comment == COMMENT, "the login reads the comment of a table it may not read"

@@ -7,6 +7,8 @@ import pytest
 from agent.gate import check_sql
 from tests.gate import corpora
 
+pytestmark = pytest.mark.slow
+
 MAX_FALSE_REJECTIONS = 0.005
 
 

@@ -20,6 +20,8 @@ from agent.gate import check_sql
 from tests.gate import corpora
 from tests.needs import unavailable
 
+pytestmark = pytest.mark.slow
+
 PREFIX = f"querybot_gate_{os.getpid()}_"  # concurrent test sessions do not collide
 
 

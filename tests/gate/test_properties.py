@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -77,18 +78,21 @@ def check_property(sql: str, dialect: str, known: bool) -> Verdict:
     return verdict
 
 
+@pytest.mark.slow
 @settings(settings.get_profile("gate"))
 @given(sql=generated, dialect=dialects, known=st.booleans())
 def test_generated_sql(sql: str, dialect: str, known: bool) -> None:
     check_property(sql, dialect, known)
 
 
+@pytest.mark.slow
 @settings(settings.get_profile("gate"))
 @given(sql=mutated(), dialect=dialects, known=st.booleans())
 def test_mutated_sql(sql: str, dialect: str, known: bool) -> None:
     check_property(sql, dialect, known)
 
 
+@pytest.mark.slow
 @settings(settings.get_profile("gate"), max_examples=300)
 @given(sql=st.text(max_size=300), dialect=dialects)
 def test_any_text(sql: str, dialect: str) -> None:

@@ -86,6 +86,7 @@ def test_when_every_connection_is_being_answered_a_new_one_gets_503() -> None:
         assert answers == [200, 200]
 
 
+@pytest.mark.slow
 def test_a_request_never_finished_is_closed_at_the_read_deadline() -> None:
     def app(environ: dict[str, Any], start: Callable[..., Any]) -> Iterable[bytes]:
         raise AssertionError("no request is complete")

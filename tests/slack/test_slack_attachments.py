@@ -37,6 +37,7 @@ def test_chart_kind(columns: list[str], rows: list[list[Any]], kind: str | None)
     assert chart_kind(answer(columns, rows)) == kind
 
 
+@pytest.mark.slow
 def test_chart_is_a_png() -> None:
     chart = chart_file(answer(["region", "revenue"], [["EU", 1.0], ["US", None]]))
     assert chart is not None and chart.content.startswith(b"\x89PNG")

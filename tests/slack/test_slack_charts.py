@@ -189,6 +189,7 @@ def test_twenty_points_fit() -> None:
     assert len(block_of(a)["chart"]["series"][0]["data"]) == 20
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     names=st.lists(st.text(min_size=0, max_size=80), min_size=2, max_size=9),

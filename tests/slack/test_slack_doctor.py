@@ -55,6 +55,7 @@ def doctor(
     return code, section, lines[-1]
 
 
+@pytest.mark.slow
 def test_tokens_slack_accepts(
     slack: SlackStandin, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -113,6 +114,7 @@ def test_a_refused_app_token_is_a_problem(
     )
 
 
+@pytest.mark.slow
 def test_an_unreachable_slack_is_not_checked_not_fine(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -21,7 +21,7 @@ from standin import TEAM_ID, SlackStandin
 
 from bot.blocks import cell_text
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 CAROL = "U0CAROL01"
 DAVE = "U0DAVE001"

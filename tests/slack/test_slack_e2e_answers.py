@@ -21,7 +21,7 @@ from standin import Posted, SlackStandin
 
 from bot.blocks import cell_text
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 COUNT = "SELECT COUNT(*) FROM demo.main.orders"
 BY_STATUS = "SELECT status, COUNT(*) FROM demo.main.orders GROUP BY status ORDER BY status"

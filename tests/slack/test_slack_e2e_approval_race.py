@@ -30,7 +30,7 @@ from agent.audit import sql_sha256
 from bot.blocks import APPROVE_ACTION, REJECT_ACTION, cell_text
 from bot.listeners.actions.clicks import OUT_OF_DATE
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 ORDER_COUNT = "SELECT COUNT(*) AS orders FROM demo.main.orders"
 REGION_COUNT = "SELECT COUNT(*) AS regions FROM demo.main.regions"

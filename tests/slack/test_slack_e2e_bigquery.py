@@ -23,7 +23,7 @@ from connectors.bigquery import endpoint_client
 from tests.bigquery.emulator import Emulator, EmulatorError, cache_dir, ensure_venv
 from tests.needs import unavailable
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 PROJECT = "demo"
 DATASET = "shop"

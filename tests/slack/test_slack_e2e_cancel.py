@@ -20,7 +20,7 @@ from standin import Posted, SlackStandin
 
 from bot.blocks import CANCEL_ACTION
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 #: 50,000 order lines cubed: runs far longer than the test.
 SLOW = """SELECT COUNT(*) AS n

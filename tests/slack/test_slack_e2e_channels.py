@@ -33,7 +33,7 @@ from tests.connectors.sql_fixtures import (
     postgres_sample,
 )
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 SHOP = "C0SHOP0001"
 SURVEY = "C0SURVEY01"

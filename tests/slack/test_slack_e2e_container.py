@@ -19,7 +19,7 @@ from standin import SlackStandin
 
 from tests.container_image import Image, build_image, compose
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 REGIONS = "SELECT COUNT(*) AS regions FROM demo.main.regions"
 

@@ -23,7 +23,7 @@ from agent.audit import sql_sha256
 from bot.blocks import cell_text
 from bot.blocks.views import EDIT_BLOCK
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 ORDER_COUNT = "SELECT COUNT(*) AS orders FROM demo.main.orders"
 #: ORDER_COUNT as the gate writes it, one clause a line: the text shown, hashed and edited.

@@ -21,7 +21,7 @@ from standin import SlackStandin
 
 from bot.outcomes import REPAIRED
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 COUNT_ORDERS = "SELECT COUNT(*) AS orders FROM demo.main.orders"
 TWO_STATEMENTS = (

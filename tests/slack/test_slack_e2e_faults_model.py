@@ -25,7 +25,7 @@ from standin import SlackStandin
 from bot.blocks import APPROVE_ACTION
 from tests.agent.gemini_standin import GeminiStandin
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 COUNT = "SELECT COUNT(*) AS customers FROM demo.main.customers"
 QUOTA = {"__error__": "Resource has been exhausted (e.g. check quota).", "status": 429}

@@ -28,6 +28,8 @@ from standin import Posted, SlackStandin
 from bot.blocks import cell_text
 from bot.outcomes import RUN_FAILED
 
+pytestmark = pytest.mark.slow
+
 COUNT = "SELECT COUNT(*) AS n FROM shop.sales"
 SECRET = "SELECT s.name, s.salary FROM shop.salaries AS s"
 #: 2.7e10 rows: far longer than the timeout.

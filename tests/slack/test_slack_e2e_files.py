@@ -32,6 +32,8 @@ from standin import BOT_USER_ID, TEAM_ID, Posted, SlackStandin
 from bot.blocks import APPROVE_ACTION, cell_text
 from connectors.sandbox import Sandboxes
 
+pytestmark = pytest.mark.slow
+
 FILES = Path(__file__).resolve().parents[1] / "fixtures" / "files"
 
 BY_REGION = """SELECT region, ROUND(SUM(amount), 2) AS revenue

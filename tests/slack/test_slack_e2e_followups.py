@@ -23,7 +23,7 @@ from standin import TEAM_ID, Posted, SlackStandin
 
 from bot.blocks import EXPLAIN_ACTION, FOLLOW_UP_PREFIX, cell_text, follow_up_of
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 CAROL = "U0CAROL01"
 

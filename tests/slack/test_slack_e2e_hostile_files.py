@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import slack_flow as flow
 from botproc import BotProcess, data_dir_with, sql_reply, write_script
 from slack_flow import has_text
@@ -19,6 +20,8 @@ from test_slack_e2e_files import approve, mention_with_files, share
 
 from bot.blocks import APPROVE_ACTION, cell_text
 from tests.connectors import hostile_files
+
+pytestmark = pytest.mark.slow
 
 MIB = 1024 * 1024
 SALES = "SELECT COUNT(*) AS orders FROM sales"

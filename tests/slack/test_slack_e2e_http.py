@@ -29,7 +29,7 @@ from standin import TEAM_ID, Posted, SlackStandin
 
 from bot.blocks import cell_text
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 REVENUE_OCTOBER = """SELECT r.region_name AS region,
        ROUND(SUM(i.quantity * i.unit_price * (1 - i.discount)), 2) AS revenue

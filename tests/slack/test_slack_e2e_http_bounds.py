@@ -23,7 +23,7 @@ from http_attacks import (
 from slack_payloads import signed_headers
 from standin import SlackStandin
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 MAX_CONNECTIONS = 8
 

@@ -33,6 +33,8 @@ from bot.recovery import (
     RESTARTED_RUNNING,
 )
 
+pytestmark = pytest.mark.slow
+
 COUNT_CUSTOMERS = "SELECT COUNT(*) AS customers FROM demo.main.customers"
 #: About a billion rows per region pair: a minute or more here, so it is still running when killed.
 SLOW = (

@@ -19,7 +19,7 @@ from agent.audit import sql_sha256
 from bot.blocks import APPROVE_ACTION, PROPOSED_SQL_FILE, RAN_SQL_FILE, cell_text
 from bot.blocks.messages import card_of
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 #: 23,000 characters on one line (it would fit a message as it is); about 39,000 pretty.
 IN_LIST = ", ".join(str(i) for i in range(1, 4001))

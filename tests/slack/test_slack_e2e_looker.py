@@ -23,7 +23,7 @@ from standin import SlackStandin
 from bot.blocks import cell_text
 from tests.fixtures.looker import standin as looker_standin
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 REVENUE = (
     "SELECT `orders.status`, AGGREGATE(`orders.total_amount`) AS revenue "

@@ -25,7 +25,7 @@ from standin import TEAM_ID, Posted, SlackStandin
 
 from bot.blocks import EXPLAIN_ACTION
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 SWAPPED = "Counts every order (the model's query)."
 REPLIES = {

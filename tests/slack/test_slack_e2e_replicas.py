@@ -25,6 +25,8 @@ from standin import TEAM_ID, SlackStandin
 
 from bot.blocks import APPROVE_ACTION, cell_text
 
+pytestmark = pytest.mark.slow
+
 COUNT_REGIONS = "SELECT COUNT(*) AS regions FROM demo.main.regions"
 #: Each replica's script: a replica makes at most one model call in each test.
 SCRIPT = [sql_reply(COUNT_REGIONS, "Counts regions.")] * 3

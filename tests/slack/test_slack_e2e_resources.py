@@ -17,7 +17,7 @@ from botproc import BotProcess, audit_events, data_dir_with, sql_reply, write_sc
 from slack_flow import has_text
 from standin import SlackStandin
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 #: The issue's attack: ten million characters a row, a thousand rows (10 GB unbounded), over a
 #: warehouse table (a model's query that reads no table is never proposed).

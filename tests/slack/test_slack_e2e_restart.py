@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import slack_flow as flow
 from botproc import (
     BotProcess,
@@ -18,6 +19,8 @@ from slack_payloads import ALICE, BOB
 from standin import SlackStandin
 
 from bot.blocks import cell_text
+
+pytestmark = pytest.mark.slow
 
 COUNT_CUSTOMERS = "SELECT COUNT(*) AS customers FROM demo.main.customers"
 

@@ -25,7 +25,7 @@ from standin import SlackStandin, Upload
 
 from bot.blocks import cell_text
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 FIRST_200_CUSTOMERS = """SELECT customer_id, customer_name, country
 FROM demo.main.customers ORDER BY customer_id LIMIT 200"""

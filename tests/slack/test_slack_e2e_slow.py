@@ -21,7 +21,7 @@ from standin import Posted, SlackStandin
 
 from bot.blocks import REJECT_ACTION
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 #: 50,000 order lines cubed: never finishes, so the timeout ends it.
 SLOW = """SELECT COUNT(*) AS n

@@ -16,6 +16,8 @@ from standin import SlackStandin
 
 from bot.blocks import cell_text
 
+pytestmark = pytest.mark.slow
+
 REGIONS = "SELECT r.region_name AS region FROM demo.main.regions AS r ORDER BY r.region_id"
 
 

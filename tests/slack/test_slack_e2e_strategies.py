@@ -29,7 +29,7 @@ from standin import TEAM_ID, SlackStandin
 
 from bot.blocks import APPROVE_ACTION, EXPLAIN_ACTION, cell_text
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 BUSINESS_ORDERS = """SELECT COUNT(*) AS orders
 FROM demo.main.orders AS o

@@ -21,7 +21,7 @@ from bot.blocks import cell_text
 from tests.connectors import employees
 from tests.connectors.employees import QUESTIONS, Loaded
 
-pytestmark = pytest.mark.usefixtures("checked")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 HEADCOUNT = QUESTIONS[0]
 TOP_PAID = QUESTIONS[2]

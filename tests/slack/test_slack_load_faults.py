@@ -36,6 +36,8 @@ from standin import Posted, SlackStandin
 from bot.blocks import APPROVE_ACTION, CANCEL_ACTION
 from bot.outcomes import RUN_FAILED
 
+pytestmark = pytest.mark.slow
+
 THREADS = 50
 #: Seconds per model call (the benchmark's 2 s, shortened to keep CI short).
 DELAY_S = 0.5

@@ -50,6 +50,7 @@ def replicas(tmp_path: Path, demo_db: Path, state_url: str) -> Iterator[list[Dep
         each.state.close()
 
 
+@pytest.mark.slow
 def test_an_example_approved_on_one_replica_is_offered_by_the_other(
     replicas: list[Deployment],
 ) -> None:
@@ -67,6 +68,7 @@ def test_an_example_approved_on_one_replica_is_offered_by_the_other(
     assert not (Path(replicas[0].settings.data_dir) / "examples.sqlite").exists()
 
 
+@pytest.mark.slow
 def test_a_failure_met_on_one_replica_is_a_hint_on_the_other(replicas: list[Deployment]) -> None:
     (one,), (two,) = (list(r.open_warehouses().values()) for r in replicas)
     mine, theirs = one.deps.failures, two.deps.failures

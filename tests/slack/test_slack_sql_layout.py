@@ -116,6 +116,7 @@ def test_the_edit_modal_starts_from_the_pretty_sql(shop: DuckDBConnector) -> Non
     assert field["initial_value"] == proposal.sql and "\n  ON t.region = s.region\n" in proposal.sql
 
 
+@pytest.mark.slow
 def test_sql_too_long_for_a_message_is_cut_at_a_line_within_limits_and_whole_in_a_file(
     shop: DuckDBConnector,
 ) -> None:

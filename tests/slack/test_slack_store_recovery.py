@@ -189,6 +189,7 @@ time.sleep(600)
 """
 
 
+@pytest.mark.slow
 def test_a_living_replica_reports_the_work_of_one_that_died(backend: tuple[str, str]) -> None:
     from fake_agent import FakeAgent, routed
     from slack_sdk import WebClient
