@@ -168,6 +168,7 @@ def test_gemini_429_is_a_rate_limit_and_is_retried(gemini: GeminiStandin, shop: 
     assert gemini.requests == 2
 
 
+@pytest.mark.slow
 def test_gemini_quota_exhausted_for_good(gemini: GeminiStandin, shop: Spy) -> None:
     for _ in range(3):
         gemini.fail(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric.")

@@ -19,6 +19,8 @@ from connectors.base import PermissionDenied, QueryFailed, RunContext
 from connectors.bigquery import BigQueryConnector
 from tests.bigquery.emulator import Emulator
 
+pytestmark = pytest.mark.slow  # every test needs the emulator process
+
 ORDERS = [
     {
         "id": i,

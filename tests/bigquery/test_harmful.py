@@ -23,6 +23,8 @@ from tests.bigquery.emulator import Emulator
 from tests.gate import canary
 from tests.gate.fixture_files import load_harmful
 
+pytestmark = pytest.mark.slow  # every test needs the emulator process
+
 HARMFUL = load_harmful()
 
 
@@ -41,7 +43,6 @@ def directory() -> Iterator[Path]:
     shutil.rmtree(folder)
 
 
-@pytest.mark.slow
 def test_harmful_catalogue_is_contained_by_the_bigquery_connector(
     bigquery_canary: canary.BigQueryCanary, directory: Path
 ) -> None:

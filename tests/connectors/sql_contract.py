@@ -235,6 +235,7 @@ class SqlConnectorContract:
         assert not connector.cancel("never-started")
         assert not connector.cancel("")
 
+    @pytest.mark.slow
     def test_timeout_covers_counting_the_rows(
         self, sample: Sample, connector: SqlConnector
     ) -> None:
@@ -255,6 +256,7 @@ class SqlConnectorContract:
         assert not caught.value.retryable_by_repair
         assert sample.fingerprint() == before
 
+    @pytest.mark.slow
     def test_injection_payloads_change_nothing(
         self, sample: Sample, connector: SqlConnector
     ) -> None:

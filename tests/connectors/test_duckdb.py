@@ -169,6 +169,7 @@ def test_run_returns_times_with_a_zone(shop: DuckDBConnector) -> None:
     assert result.rows == [(datetime(2024, 1, 1, 8, tzinfo=UTC),)]
 
 
+@pytest.mark.slow
 def test_run_timeout_interrupts_and_connector_recovers(shop: DuckDBConnector) -> None:
     with pytest.raises(QueryTimeout) as caught:
         shop.run(SLOW_SQL, max_rows=10, timeout_s=0.2)
@@ -177,6 +178,7 @@ def test_run_timeout_interrupts_and_connector_recovers(shop: DuckDBConnector) ->
     assert shop.run("SELECT 42", max_rows=1, timeout_s=5).rows == [(42,)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sql", [SLOW_SQL, "SELECT * FROM range(10000000000)"], ids=["executing", "counting"]
 )
@@ -193,6 +195,7 @@ def test_cancel_interrupts_the_run_and_connector_recovers(shop: DuckDBConnector,
     assert shop.run("SELECT 42", max_rows=1, timeout_s=5).rows == [(42,)]
 
 
+@pytest.mark.slow
 def test_cancel_stops_only_its_own_run(shop: DuckDBConnector) -> None:
     assert not shop.cancel("never-started")
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -208,6 +211,7 @@ def test_cancel_stops_only_its_own_run(shop: DuckDBConnector) -> None:
             running.result(timeout=60)
 
 
+@pytest.mark.slow
 def test_run_timeout_while_counting_rows(shop: DuckDBConnector) -> None:
     """A cheap statement with a huge result is stopped while its rows are being counted."""
     with pytest.raises(QueryTimeout):
@@ -242,6 +246,7 @@ def test_binder_error_names_the_column(shop: DuckDBConnector) -> None:
 # -- the read-only lock ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sql",
     [

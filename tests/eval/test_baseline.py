@@ -42,6 +42,7 @@ def test_the_prompt_is_the_whole_schema_as_create_table(demo: DuckDBConnector) -
     assert "DuckDB" in prompt
 
 
+@pytest.mark.slow
 def test_one_call_no_repair_no_clarifying(demo: DuckDBConnector) -> None:
     golden = GoldenSet(
         (

@@ -71,6 +71,7 @@ def test_duckdb_canary(
     assert_harmless(duckdb_canary, statements + golden("duckdb"))
 
 
+@pytest.mark.slow
 def test_sqlite_canary(
     sqlite_canary: canary.SQLiteCanary, payload_verdicts: dict[str, list[tuple[str, Verdict]]]
 ) -> None:

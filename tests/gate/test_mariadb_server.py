@@ -152,6 +152,7 @@ def test_system_time_reads_the_history(items: tuple[SqlConnector, pymysql.cursor
     assert counts == [3, 6]
 
 
+@pytest.mark.slow
 def test_sql_eval_mysql_gold_passes_the_gate_and_returns_the_same_rows(tmp_path: Path) -> None:
     require((CORPORA / "defog-data").is_dir(), f"the shared corpora are missing ({CORPORA})")
     chosen = ("academic", "car_dealership", "derm_treatment")

@@ -8,6 +8,8 @@ import pytest
 from agent.gate import Verdict
 from tests.gate import canary, corpora, oracle
 
+pytestmark = pytest.mark.slow  # checking every payload in every dialect: about 20 s
+
 
 @pytest.mark.parametrize("dialect", corpora.DIALECTS)
 def test_payloads_pass_only_as_harmless_reads(

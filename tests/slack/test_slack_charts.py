@@ -323,6 +323,7 @@ def test_a_refusal_is_remembered_for_a_while_per_workspace() -> None:
     assert refusals.note("T1") is True
 
 
+@pytest.mark.slow
 def test_the_png_fallback_is_drawn_on_one_thread() -> None:
     pngs: list[Any] = []
     workers = [

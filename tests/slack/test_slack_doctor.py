@@ -75,6 +75,7 @@ def test_tokens_slack_accepts(
     assert calls == [("auth.test", "xoxb-good"), ("apps.connections.open", "xapp-good")]
 
 
+@pytest.mark.slow
 def test_a_refused_bot_token_is_a_problem(
     slack: SlackStandin, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -232,6 +232,7 @@ def test_release_undoes_only_that_editors_edit_claim(opener: Opener) -> None:
     assert store.proposal("p1").status is Status.PENDING  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 def test_self_approvals_racing_refused_edits_never_win(opener: Opener) -> None:
     """The race of issue 15: while the asker's refused edits move the proposal PENDING ->
     RUNNING -> PENDING, their own approvals (and approvals naming other SQL), from two
