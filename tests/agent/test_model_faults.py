@@ -177,6 +177,7 @@ def test_gemini_quota_exhausted_for_good(gemini: GeminiStandin, shop: Spy) -> No
     assert gemini.requests == 3
 
 
+@pytest.mark.slow
 def test_gemini_401_is_a_bad_key_and_is_not_retried(gemini: GeminiStandin, shop: Spy) -> None:
     gemini.fail(401, "UNAUTHENTICATED", "API key not valid. Please pass a valid API key.")
     gemini.answer(reply(BY_REGION))

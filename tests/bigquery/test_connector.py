@@ -433,6 +433,7 @@ def test_cancel_of_an_unknown_or_finished_run_stops_nothing(
     assert not [c for c in api.calls if c.path.endswith("/cancel")]
 
 
+@pytest.mark.slow
 def test_unreachable_api_is_unavailable() -> None:
     from connectors.bigquery import endpoint_client
 

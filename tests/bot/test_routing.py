@@ -172,6 +172,7 @@ def test_home_tab_lists_every_warehouse_tables(deployment: Deployment) -> None:
     assert "shop: demo.main.regions" in names
 
 
+@pytest.mark.slow
 def test_close_closes_every_warehouse(tmp_path: Path, demo_file: Path) -> None:
     config = two_warehouses(tmp_path, demo_file, default=True)
     deployment = Deployment(settings_for(tmp_path, [], config))

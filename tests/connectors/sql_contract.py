@@ -323,6 +323,7 @@ class SqlConnectorContract:
         assert "salary_amt" in caught.value.engine_message
         assert "column" in caught.value.hint.lower()
 
+    @pytest.mark.slow
     def test_concurrent_runs_share_the_pool(self, sample: Sample, connector: SqlConnector) -> None:
         """More runs than pooled connections, with timeouts and failures among them."""
         e, s = sample.table("employees"), sample.table("salaries")

@@ -107,6 +107,7 @@ def test_rows_built_outside_the_memory_limit_stop_in_the_worker(
     serves(small)
 
 
+@pytest.mark.slow
 def test_an_idle_worker_killed_is_replaced(small: DuckDBConnector, shop_file: Path) -> None:
     serves(small)
     [pid] = workers(shop_file)
@@ -118,6 +119,7 @@ def test_an_idle_worker_killed_is_replaced(small: DuckDBConnector, shop_file: Pa
     assert pid not in workers(shop_file)
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_ends_the_run_and_is_replaced(
     small: DuckDBConnector, shop_file: Path
 ) -> None:

@@ -111,6 +111,7 @@ def snapshot(url: str) -> dict[str, object]:
     return state
 
 
+@pytest.mark.slow
 def test_harmful_catalogue_is_contained_by_the_looker_connector(
     looker: LookerConnector, standin_url: str, directory: Path
 ) -> None:

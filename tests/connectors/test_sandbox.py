@@ -252,6 +252,7 @@ def test_sqlite_file_tables_are_copied_with_their_real_types(
     assert hashlib.sha256(source.read_bytes()).hexdigest() == before
 
 
+@pytest.mark.slow
 def test_a_sqlite_file_without_tables_is_refused(sandboxes: Sandboxes, tmp_path: Path) -> None:
     path = tmp_path / "empty.sqlite"
     with closing(sqlite3.connect(path)) as con:
@@ -275,6 +276,7 @@ def test_latin1_csv(sandboxes: Sandboxes, tmp_path: Path, query) -> None:
 # -- refusals ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_broken_csv_names_the_line(sandboxes: Sandboxes, tmp_path: Path) -> None:
     message = rejected(sandboxes, tmp_path, "broken.csv")
     assert message == (
@@ -313,6 +315,7 @@ def test_files_that_do_not_hold_what_their_name_says(sandboxes: Sandboxes, tmp_p
     assert not sandboxes.directory(THREAD).exists()
 
 
+@pytest.mark.slow
 def test_magic_bytes_win_over_the_name(sandboxes: Sandboxes, tmp_path: Path) -> None:
     db = make_sqlite(tmp_path / "export")
     loaded = sandboxes.load(THREAD, db, "export")  # no extension: read as what it is
@@ -511,6 +514,7 @@ def test_sweep_removes_idle_sandboxes_and_keeps_a_tombstone(
     assert sandboxes.exists(busy_thread)
 
 
+@pytest.mark.slow
 def test_touch_restarts_the_idle_clock(sandboxes: Sandboxes, tmp_path: Path) -> None:
     load(sandboxes, tmp_path, "sales.csv")
     first = sandboxes.info(THREAD).last_used

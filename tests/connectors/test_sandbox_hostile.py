@@ -188,6 +188,7 @@ def test_a_refused_load_leaves_the_sandbox_as_it_was(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_a_sqlite_file_loads_with_a_size_limit_past_a_c_int(tmp_path: Path) -> None:
     # SQLite's value length limit is a C int: a file limit of 10 GB must not overflow it
     small = hostile_files.sqlite_default(tmp_path / "ok.sqlite", rows=10, value_bytes=10)

@@ -94,6 +94,7 @@ def test_a_queued_run_can_be_cancelled_while_the_connection_stays_busy(
     assert single.run("SELECT 42", max_rows=1, timeout_s=5).rows == [(42,)]
 
 
+@pytest.mark.slow
 def test_a_wait_that_runs_out_says_what_happened(sample: Sample, single: SqlConnector) -> None:
     with ThreadPoolExecutor(max_workers=1) as pool:
         slow_key, slow = hold_the_connection(pool, sample, single)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import base64
 import json
 
+import pytest
+
 from agent.catalog import Catalog
 from agent.profiling import ProfileLimits
 from connectors.sql import SqlConnector
@@ -22,6 +24,7 @@ NAMES = ("Georgi", "Bezalel", "Parto", "Chirstian", "Kyoichi", "Anneke", "Tzveta
 DEPARTMENTS = ("d001", "d002", "d003", "d004", "d005")
 
 
+@pytest.mark.slow
 def test_postgres_profiles_come_from_pg_stats_and_only_the_rest_is_scanned() -> None:
     with postgres_sample() as sample:
         login = sample.extra["name"]

@@ -77,6 +77,7 @@ def test_eval_without_a_set_says_what_to_give(
     assert "name a golden set" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_eval_defog_builds_the_database_and_scores_its_questions(
     env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

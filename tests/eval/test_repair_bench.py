@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import sqlglot
 
 from agent.catalog import CatalogSnapshot
@@ -26,6 +27,7 @@ EXPECTED = {
 }
 
 
+@pytest.mark.slow
 def test_each_mistake_is_judged_by_the_step_that_catches_it(demo: DuckDBConnector) -> None:
     tables = tuple(demo.list_tables())
     snapshot = CatalogSnapshot(tables, "duckdb", profile_tables(demo, tables, ProfileLimits()))

@@ -31,6 +31,7 @@ def codes(verdict: Verdict) -> list[str]:
     return [r.code for r in verdict.reasons]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("sql", "operator"),
     [(or_chain(5_000), "OR"), (plus_chain(10_000), "+")],

@@ -155,6 +155,7 @@ class SignInPage(BaseHTTPRequestHandler):
         return
 
 
+@pytest.mark.slow
 def test_an_answer_that_is_not_slacks_is_not_checked(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

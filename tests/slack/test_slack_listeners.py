@@ -559,6 +559,7 @@ def test_table_refused_by_the_workspace_falls_back_to_text(bot: Bot) -> None:
     assert "1,000.25" in result.all_text() and "Sources:" in result.all_text()
 
 
+@pytest.mark.slow
 def test_rate_limited_post_is_retried(bot: Bot) -> None:
     bot.slack.rate_limit("chat.postMessage", retry_after=0)
     channel, ts = bot.ask()
