@@ -190,17 +190,33 @@ time.sleep(600)
 
 
 @pytest.mark.slow
-def test_a_living_replica_reports_the_work_of_one_that_died(backend: tuple[str, str]) -> None:
-    from fake_agent import FakeAgent, routed
+def test_a_living_replica_reports_the_work_of_one_that_died(
+    backend: tuple[str, str], tmp_path: Path
+) -> None:
+    import duckdb
+    from fake_agent import routed
+    from langgraph.checkpoint.memory import InMemorySaver
     from slack_sdk import WebClient
     from standin import SlackStandin
 
+    from agent.context import AgentDeps
+    from agent.conversation import Agent
+    from agent.models import ScriptedChatModel
     from agent.outcome import Proposal
     from bot import blocks
     from bot.recovery import INTERRUPTED, RESTARTED_ASKING, RESTARTED_RUNNING
     from bot.threads import Conversations
     from bot.work import Work
+    from connectors.duckdb import DuckDBConnector
 
+    # The real agent (over a one-table DuckDB file, a scripted model with no reply: the watch
+    # asks it only what became of a decision, from its checkpoints).
+    with duckdb.connect(str(tmp_path / "shop.duckdb")) as con:
+        con.execute("CREATE TABLE sales AS SELECT 'North' AS region, 1.5 AS amount")
+    connector = DuckDBConnector(tmp_path / "shop.duckdb")
+    agent = Agent(
+        AgentDeps(connector=connector, model=ScriptedChatModel(replies=[])), InMemorySaver()
+    )
     with SlackStandin() as slack:
         client = WebClient(token="xoxb-test", base_url=slack.url)
         channel, root = "C0WATCH01", "1.000001"
@@ -231,7 +247,7 @@ def test_a_living_replica_reports_the_work_of_one_that_died(backend: tuple[str, 
         work = Work(2)
         try:
             assert replica.stdout is not None and replica.stdout.readline().strip() == "ready"
-            conversations = Conversations(client, routed(FakeAgent()), store, work, display_rows=20)
+            conversations = Conversations(client, routed(agent), store, work, display_rows=20)
             stop = conversations.recovery.watch(0.2)
             time.sleep(1)
             assert work.wait_idle(5) and not slack.calls_to("chat.update")  # it still lives
@@ -253,3 +269,4 @@ def test_a_living_replica_reports_the_work_of_one_that_died(backend: tuple[str, 
             replica.wait()
             work.shutdown()
             store.close()
+            connector.close()
