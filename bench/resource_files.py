@@ -62,12 +62,18 @@ ATTACKS = {
 }
 
 
-#: The size bounds switched off: what the loader process's hard limits do alone.
-HARD_ONLY = {
-    "file_max_columns": 10**6,
-    "file_max_cells": 10**12,
-    "file_max_expanded_mb": 10.0**7,
-}
+#: The size bounds as loose as settings allow (each at its highest accepted value, far above
+#: every file here): what the loader process's hard limits (memory, time, disk) do alone.
+SIZE_BOUNDS = ("file_max_columns", "file_max_cells", "file_max_expanded_mb")
+
+
+def _highest(name: str) -> float:
+    """The highest value the setting `name` accepts (its `le` bound)."""
+    bounds = [getattr(m, "le", None) for m in Settings.model_fields[name].metadata]
+    return min(b for b in bounds if b is not None)
+
+
+HARD_ONLY = {name: _highest(name) for name in SIZE_BOUNDS}
 
 
 def resource_rows() -> list[ResourceRow]:
