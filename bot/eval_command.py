@@ -39,6 +39,7 @@ from agent.strategies import StrategiesError, describe, parse_strategies
 from bot.config import deployment_config, load_config
 from bot.settings import Settings
 from bot.wiring import warehouse_file
+from bot.words import counted
 from connectors import open_connector
 from connectors.base import Connector
 from connectors.duckdb import DuckDBConnector
@@ -213,5 +214,5 @@ def export_examples(settings: Settings, path: Path, warehouse: str | None = None
     # the set names the warehouse as `querybot eval` will find it: its config name, or the spec
     name = chosen.name if config.path else settings.warehouse
     dump_golden(GoldenSet(questions, warehouse=name), path)
-    print(f"{len(questions)} approved examples written to {path}", file=sys.stderr)
+    print(f"{counted(len(questions), 'approved example')} written to {path}", file=sys.stderr)
     return 0

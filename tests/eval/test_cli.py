@@ -61,6 +61,7 @@ def test_approved_examples_export_as_a_golden_set_that_evaluates(
         store.add(question, sql, tables=[], columns=[], approved_by="U1")
     store.close()
     assert main(["eval", "--export-examples", str(env / "team.yaml")]) == 0
+    assert "2 approved examples written to" in capsys.readouterr().err
     golden = load_golden(env / "team.yaml")
     assert [q.question for q in golden.questions] == ["How many customers?", "Orders per channel?"]
     assert golden.warehouse == "demo" and {q.category for q in golden.questions} == {"approved"}
@@ -68,6 +69,22 @@ def test_approved_examples_export_as_a_golden_set_that_evaluates(
     monkeypatch.setenv("QUERYBOT_MODEL", f"scripted:{gold_script(golden, env / 'g.jsonl')}")
     assert main(["eval", str(env / "team.yaml")]) == 0
     assert "Accuracy: 100.0% (2/2" in capsys.readouterr().out
+
+
+def test_one_exported_example_is_counted_in_the_singular(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = ExampleStore(env / "data" / "examples.sqlite")
+    store.add(
+        "How many customers?",
+        "SELECT count(*) FROM customers",
+        tables=[],
+        columns=[],
+        approved_by="U1",
+    )
+    store.close()
+    assert main(["eval", "--export-examples", str(env / "one.yaml")]) == 0
+    assert "1 approved example written to" in capsys.readouterr().err
 
 
 def test_eval_without_a_set_says_what_to_give(
