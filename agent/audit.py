@@ -16,7 +16,10 @@ Columns:
                  cancel_requested) or who approved (executed, execution_*)
     sql          the exact SQL text
     sql_sha256   sha256 of `sql` (UTF-8)
-    detail       JSON: gate reasons, or rows / bytes / elapsed_s, or the error
+    detail       JSON: gate reasons, or rows / bytes / elapsed_s, or the error; `run_as`
+                 (proposed) and `ran_as` (executed, execution_*): the warehouse identity
+                 (a role, a service account) the query runs as, when the deployment maps
+                 people to identities (absent: the connector's own login)
 """
 
 from __future__ import annotations

@@ -8,6 +8,12 @@ waits for profiling, only for the table list when it comes before the first snap
 cannot work without it). The snapshot is read again in the background once older than the TTL,
 and a new one is published only when something changed, so nothing derived from it is rebuilt
 for nothing; a new snapshot of the same tables shares the old one's gate schema.
+
+A `documentation` source (a dbt project: agent/documentation.py) adds what the team wrote down:
+its descriptions go on the tables, its value lists answer `column_profile` where no scan gave a
+complete one, and its join keys go with the snapshot. It is asked again on every `snapshot()`
+(cheap: it reads its files again only when they change), and a new version is published over the
+tables already read.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from agent.documentation import NONE, Documentation
 from agent.gate import GateSchema
 from agent.profiling import ProfileLimits, Profiler, table_key
 from agent.profiling import is_text as is_text
@@ -51,6 +58,8 @@ class CatalogSnapshot:
     profiles: Mapping[str, TableProfile] = field(default_factory=dict)
     #: Functions the gate accepts besides known pure ones (QUERYBOT_ALLOWED_FUNCTIONS).
     functions: tuple[str, ...] = ()
+    #: What the team documented (descriptions already on `tables`, value lists, join keys).
+    documentation: Documentation = NONE
 
     @cached_property
     def by_key(self) -> dict[str, TableInfo]:
@@ -63,7 +72,9 @@ class CatalogSnapshot:
     def with_profiles(self, profiles: Mapping[str, TableProfile]) -> CatalogSnapshot:
         """The same tables with other profiles, sharing what is derived from the tables alone
         (the gate schema and the name lookup) instead of building it again."""
-        new = CatalogSnapshot(self.tables, self.dialect, profiles, self.functions)
+        new = CatalogSnapshot(
+            self.tables, self.dialect, profiles, self.functions, self.documentation
+        )
         for name in ("by_key", "gate_schema"):
             if name in self.__dict__:  # cached_property keeps its value there
                 new.__dict__[name] = self.__dict__[name]
@@ -73,11 +84,18 @@ class CatalogSnapshot:
         return self.profiles.get(table_key(table))
 
     def column_profile(self, table: str, column: str) -> ColumnProfile | None:
+        """What occurs in the column: its profile, or the documented value list (complete: the
+        values the column may hold) when no complete profile was read."""
         profile = self.profile(table)
-        if profile is None:
-            return None
         wanted = column.lower()
-        return next((p for c, p in profile.columns.items() if c.lower() == wanted), None)
+        found = None
+        if profile is not None:
+            found = next((p for c, p in profile.columns.items() if c.lower() == wanted), None)
+        if found is None or not found.complete:
+            values = self.documentation.values(table, column) if self.documentation else ()
+            if values:
+                return ColumnProfile(len(values), values, complete=True)
+        return found
 
 
 class Catalog:
@@ -99,8 +117,15 @@ class Catalog:
         limits: ProfileLimits | None = None,
         on_refresh: Callable[[CatalogSnapshot], None] | None = None,
         functions: Iterable[str] = (),
+        documentation: Callable[[], Documentation] | None = None,
     ) -> None:
         self.connector = connector
+        self.documentation = documentation
+        #: The tables as the connector listed them (the snapshot's carry the documentation).
+        self._listed: tuple[TableInfo, ...] = ()
+        #: The documentation last published (compared by identity: a source returns the same
+        #: object until its files change).
+        self._documented = NONE
         self.functions = tuple(functions)
         self.ttl_s = ttl_s
         self.profile = profile
@@ -131,7 +156,20 @@ class Catalog:
                 self._start_refresh(read)  # the scans, over what was just read
         elif time.monotonic() - self._read_at > self.ttl_s:
             self._start_refresh()
+        if self.documentation is not None and self._documentation() is not self._documented:
+            current = self._publish(self._listed, current.profiles)
         return current
+
+    def _documentation(self) -> Documentation:
+        """The documentation as it now is; the last one when it cannot be read."""
+        if self.documentation is None:
+            return NONE
+        try:
+            return self.documentation()
+        except ValueError as exc:  # DbtProjectError, a file half written
+            log.warning("documentation unavailable, keeping the last: %s", exc)
+            current = self._snapshot
+            return current.documentation if current is not None else NONE
 
     @property
     def tables(self) -> list[TableInfo]:
@@ -177,14 +215,23 @@ class Catalog:
     ) -> CatalogSnapshot:
         """Make (`tables`, `profiles`) current unless they already are, and build what derives
         from them before any question needs it."""
+        documentation = self._documentation()
         with self._publish_lock:
+            self._listed, self._documented = tables, documentation
+            tables = documentation.annotate(tables) if documentation else tables
             current = self._snapshot
-            if current is not None and current.tables == tables:
+            if (
+                current is not None
+                and current.tables == tables
+                and current.documentation == documentation
+            ):
                 if current.profiles == profiles:
                     return current
                 snapshot = current.with_profiles(profiles)
             else:
-                snapshot = CatalogSnapshot(tables, self.connector.dialect, profiles, self.functions)
+                snapshot = CatalogSnapshot(
+                    tables, self.connector.dialect, profiles, self.functions, documentation
+                )
             snapshot.gate_schema  # noqa: B018
             self._snapshot = snapshot
             if self.on_refresh is not None:

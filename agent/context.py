@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel
 
+from agent.access import Access
 from agent.audit import AuditLog
 from agent.catalog import Catalog, CatalogSnapshot
 from agent.examples import ExampleStore
@@ -16,8 +19,14 @@ from agent.glossary import Glossary
 from agent.model_errors import is_retryable
 from agent.models import structured_method
 from agent.question_context import ContextBuilder, ContextLimits
-from agent.reply import SqlRepair, SqlReply
-from connectors.base import Connector
+from agent.reply import MetricReply, SqlRepair, SqlReply
+from agent.semantic.artifacts import ProjectArtifacts
+from agent.semantic.metrics import Metrics
+from agent.semantic.readable import readable_layer
+from connectors.allowlist import TableAllowlist
+from connectors.base import Connector, TableInfo
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -98,8 +107,21 @@ class AgentDeps:
     check_model: BaseChatModel | None = None
     #: SQL errors and gate rejections remembered per warehouse (the remember-failures strategy).
     failures: FailureStore = field(default_factory=FailureStore)
+    #: The warehouse's dbt project (QUERYBOT_DBT_PROJECT), read again when its files change.
+    project: ProjectArtifacts | None = None
+    #: Every query must run as the asker's identity (the deployment maps people to warehouse
+    #: identities): a proposal naming none is never run.
+    run_as_required: bool = False
     catalog: Catalog = field(init=False)
+    #: What a question asked as a warehouse identity may show its model (agent/access.py).
+    access: Access = field(init=False)
     context: ContextBuilder = field(init=False)
+    #: The project's metrics, where MetricFlow can compile for this warehouse (the metric step
+    #: skips while the project defines none: agent/nodes/metric.py); None: every answer is SQL
+    #: the model writes.
+    metrics: Metrics | None = field(init=False, default=None)
+    #: The same model answering the metric step (agent.reply.MetricReply).
+    metric_model: Runnable | None = field(init=False, default=None)
 
     structured_model: Runnable = field(init=False)
     #: The same model answering a repair request: SQL only (agent.reply.SqlRepair).
@@ -107,7 +129,13 @@ class AgentDeps:
 
     def __post_init__(self) -> None:
         self.context = ContextBuilder(
-            glossary=self.glossary, examples=self.examples, limits=self.context_limits
+            glossary=self.glossary,
+            examples=self.examples,
+            limits=self.context_limits,
+            metric_terms=self._metric_terms if self.project is not None else None,
+            # querybot's own table lists give each identity whole tables, the rows the login
+            # reads: elsewhere the engine may filter rows per identity (row-level security)
+            shared_examples=isinstance(self.connector, TableAllowlist),
         )
         self.catalog = Catalog(
             self.connector,
@@ -115,9 +143,38 @@ class AgentDeps:
             profile=self.limits.profile_values,
             on_refresh=self._on_refresh,
             functions=self.limits.allowed_functions,
+            documentation=self.project.documentation if self.project else None,
         )
+        self.access = Access(self.connector)
         self.structured_model = self.structured(SqlReply)
         self.repair_model = self.structured(SqlRepair)
+        if self.project is not None:
+            metrics = Metrics(self.project, self.connector.dialect)
+            why_not = metrics.cannot_compile()
+            if why_not:
+                log.info("No metric questions on %s: %s", self.connector.name, why_not)
+            else:
+                self.metrics = metrics
+                self.metric_model = self.structured(MetricReply)
+
+    def visible(self, identity: str) -> CatalogSnapshot:
+        """The catalog as a question asked as `identity` may see it (agent/access.py): every
+        step that shows the model tables, values or examples, or checks a draft, reads this.
+        Raises ConnectorError when it cannot be read or the warehouse cannot say what
+        `identity` may read."""
+        return self.access.view(self.catalog.snapshot(), identity)
+
+    def remembers_failures(self, identity: str) -> bool:
+        """Whether the remember-failures strategy records and shows mistakes for a question
+        asked as `identity`: never under one, since a remembered problem quotes SQL and engine
+        messages (a filter value, a table) that may be that identity's alone."""
+        return self.strategies.remember_failures and not identity
+
+    def live(self, identity: str) -> Connector | None:
+        """The connector to check filter values against live (agent/grounding.py), or None:
+        only when profiling is on, and never under an identity (the login's queries see rows
+        the identity may not)."""
+        return self.connector if self.limits.profile_values and not identity else None
 
     def structured(self, schema: type[BaseModel], model: BaseChatModel | None = None) -> Runnable:
         """`model` (default: the main one) answering as `schema`, with the retry policy."""
@@ -136,6 +193,14 @@ class AgentDeps:
                 "jitter": self.limits.model_backoff_s / 2,
             },
         )
+
+    def _metric_terms(self, tables: Sequence[TableInfo] | None) -> dict[str, tuple[str, str]]:
+        """The project's metrics by name and label (none when it defines none); given an
+        identity's `tables`, only those computed from them."""
+        layer = self.project.current().semantic if self.project is not None else None
+        if layer is not None and tables is not None:
+            layer = readable_layer(layer, tables)
+        return layer.terms() if layer is not None else {}
 
     def _on_refresh(self, snapshot: CatalogSnapshot) -> None:
         """A new snapshot: retire examples that no longer fit it, build its search index."""

@@ -9,7 +9,7 @@ called from another thread while `decide` runs the query.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from langchain_core.runnables import RunnableConfig
@@ -24,7 +24,7 @@ from agent.graph import Graph, build_graph
 from agent.outcome import Answer, Outcome, Proposal
 from agent.postgres import CHECKPOINT_POOL_SIZE, open_pool, setup_lock
 from agent.state import Decision, Edit
-from connectors.base import TableInfo
+from connectors.base import ActsAs, PermissionDenied, TableInfo, acts_as
 
 NOT_WAITING = (
     "That proposal is no longer waiting for approval (it was decided or replaced by a newer "
@@ -71,13 +71,15 @@ class Agent:
     def _config(thread_id: str) -> RunnableConfig:
         return {"configurable": {"thread_id": thread_id}}
 
-    def ask(self, thread_id: str, question: str, *, user: str) -> Outcome:
+    def ask(self, thread_id: str, question: str, *, user: str, identity: str = "") -> Outcome:
         """A new question (or follow-up) in `thread_id`; returns a proposal, clarify or failed.
 
         A proposal still waiting in the thread is superseded: the new question starts afresh.
+        `identity` is the warehouse identity `user`'s question runs as ("" for the connector's
+        login); the proposal names it, and its approval runs it as that identity.
         """
         config = self._config(thread_id)
-        self.graph.invoke({"question": question, "user": user}, config)
+        self.graph.invoke({"question": question, "user": user, "identity": identity}, config)
         return self._outcome(config)
 
     def decide(
@@ -212,6 +214,18 @@ class Agent:
         if final["kind"] == "answer":
             answer = Answer.from_dict({**final["answer"], "usage": usage})
         return Outcome(kind=final["kind"], message=final["message"], answer=answer, usage=usage)
+
+    def unreadable(self, identity: str, tables: Sequence[str]) -> list[str]:
+        """Those of `tables` the warehouse identity `identity` may not read, as the warehouse
+        itself says (a role's privileges), or querybot's table list. Raises ConnectorError when
+        it cannot tell (the connector acts as no identity, the login may not assume it)."""
+        connector = self.deps.connector
+        if not acts_as(connector):
+            raise PermissionDenied(
+                f"The {connector.name} warehouse cannot check what {identity!r} may read."
+            )
+        assert isinstance(connector, ActsAs)
+        return connector.unreadable(identity, tables)
 
     def tables(self) -> list[TableInfo]:
         """The tables people can ask about, as the catalog lists them. Raises ConnectorError

@@ -28,6 +28,8 @@ class Explanation:
     def summary(self) -> str:
         """One line: who wrote the SQL, the strategies' steps, and what changed it on its way."""
         text = "The model wrote the SQL"
+        if self._count("metric"):
+            text = "MetricFlow compiled the SQL from the team's metric definitions"
         if self._count("pasted"):
             text = "The SQL was pasted, not written by the model"
         for step in self.steps:

@@ -53,33 +53,10 @@ def suggest(answer: dict[str, Any], snapshot: CatalogSnapshot) -> list[str]:
     used = {c.name.lower() for c in tree.find_all(exp.Column)} | {
         name.lower() for name in answer["columns"]
     }
-    pinned = _pinned(tree)
     filtered_dates = {
         c.name.lower() for where in tree.find_all(exp.Where) for c in where.find_all(exp.Column)
     }
-    dimensions: list[tuple[int, int, str]] = []
-    dates: list[str] = []
-    order = 0
-    for name in answer["tables"]:
-        table = snapshot.by_key.get(table_key(name))
-        if table is None:
-            continue
-        for column in table.columns:
-            order += 1
-            key = column.name.lower()
-            if _is_date(column.type):
-                dates.append(key)
-                continue
-            if not is_text(column) or key in used or key in pinned:
-                continue
-            if _NOT_A_DIMENSION.search(column.name):
-                continue
-            profile = snapshot.column_profile(table.name, column.name)
-            distinct = profile.distinct if profile else None
-            if distinct is not None and not 2 <= distinct <= MAX_DIMENSION_VALUES:
-                continue
-            # profiled columns first (fewest values first), then the rest in schema order
-            dimensions.append((0 if distinct else 1, distinct or order, column.name))
+    dimensions, dates = _candidate_columns(answer["tables"], snapshot, used | _pinned(tree))
     questions: list[str] = []
     if dimensions:
         questions.append(f"Break this down by {min(dimensions)[2]}")
@@ -91,6 +68,36 @@ def suggest(answer: dict[str, Any], snapshot: CatalogSnapshot) -> list[str]:
     if drill:
         questions.append(drill)
     return questions[:MAX_FOLLOW_UPS]
+
+
+def _candidate_columns(
+    tables: list[str], snapshot: CatalogSnapshot, skip: set[str]
+) -> tuple[list[tuple[int, int, str]], list[str]]:
+    """The text columns of `tables` worth a breakdown, as (0 if profiled else 1, distinct values
+    or schema order, name) so that the least is the best; and the date columns' lowercase names.
+    Columns named in `skip` (used by the query, or pinned to one value) are not suggested."""
+    dimensions: list[tuple[int, int, str]] = []
+    dates: list[str] = []
+    order = 0
+    for name in tables:
+        table = snapshot.by_key.get(table_key(name))
+        if table is None:
+            continue
+        for column in table.columns:
+            order += 1
+            key = column.name.lower()
+            if _is_date(column.type):
+                dates.append(key)
+                continue
+            if not is_text(column) or key in skip or _NOT_A_DIMENSION.search(column.name):
+                continue
+            profile = snapshot.column_profile(table.name, column.name)
+            distinct = profile.distinct if profile else None
+            if distinct is not None and not 2 <= distinct <= MAX_DIMENSION_VALUES:
+                continue
+            # profiled columns first (fewest values first), then the rest in schema order
+            dimensions.append((0 if distinct else 1, distinct or order, column.name))
+    return dimensions, dates
 
 
 def _grouped(tree: exp.Expr) -> set[str]:

@@ -6,10 +6,13 @@ never to the model: no repair of it, nor of its warehouse errors. A person's edi
 proposal goes approve -> edit, which checks it as validate (or paste) checks a draft and routes
 as they do, except that an edit the gate refuses goes back to approve and changes nothing.
 
-Before the first draft, when their strategies are on: vary (paraphrases for the table search),
-plan (a grounded plan), candidates (N drafts ranked by checks, then agreement, instead of
-generate's one; it screens and judges them itself, so it routes as validate does); after the
-model's SQL is accepted: check (a second model call, back to generate when it finds a problem).
+Before the first draft, where the warehouse's dbt project defines metrics: metric (a question
+asking for them gets a metric query MetricFlow compiles; its SQL goes to validate as any draft,
+and when none comes of it, the steps below follow). Then, when their strategies are on: vary
+(paraphrases for the table search), plan (a grounded plan), candidates (N drafts ranked by
+checks, then agreement, instead of generate's one; it screens and judges them itself, so it
+routes as validate does); after the model's SQL is accepted: check (a second model call, back to
+generate when it finds a problem).
 
 Nodes decide; the routing functions below only read what the nodes decided."""
 
@@ -31,6 +34,7 @@ from agent.nodes.edit import edit
 from agent.nodes.execute import execute
 from agent.nodes.finish import finish
 from agent.nodes.generate import generate
+from agent.nodes.metric import metric
 from agent.nodes.paste import paste
 from agent.nodes.plan import plan
 from agent.nodes.relax import relax
@@ -45,12 +49,15 @@ from agent.state import ThreadState
 #: The compiled question graph: its state, input and output are a `ThreadState` (no context).
 Graph = CompiledStateGraph[ThreadState, None, ThreadState, ThreadState]
 
-Step = Literal["finish", "validate", "paste", "generate", "vary", "plan", "candidates"]
+Step = Literal["finish", "validate", "paste", "generate", "vary", "plan", "candidates", "metric"]
 
 
-def model_step(state: ThreadState, strategies: Strategies) -> Step:
-    """The next step towards a first draft: the strategies' steps that have not run yet
-    (variations, then plan), then N candidates on the first attempt, else generate."""
+def model_step(state: ThreadState, strategies: Strategies, metrics: bool = False) -> Step:
+    """The next step towards a first draft: the metric step once (where there are `metrics`),
+    the strategies' steps that have not run yet (variations, then plan), then N candidates on
+    the first attempt, else generate."""
+    if metrics and state.get("metric") is None:
+        return "metric"
     if strategies.variations and state.get("variations") is None:
         return "vary"
     if strategies.plan and state.get("plan") is None:
@@ -60,14 +67,14 @@ def model_step(state: ThreadState, strategies: Strategies) -> Step:
     return "generate"
 
 
-def after_draft(state: ThreadState, strategies: Strategies) -> Step:
-    """After start (pasted SQL is a draft, judged by paste), the strategy steps and generate (no
-    draft: unreadable reply, asked again)."""
+def after_draft(state: ThreadState, strategies: Strategies, metrics: bool = False) -> Step:
+    """After start (pasted SQL is a draft, judged by paste), the metric step, the strategy steps
+    and generate (no draft: unreadable reply, asked again)."""
     if state.get("final"):
         return "finish"
     if state.get("draft"):
         return "paste" if state.get("pasted") else "validate"
-    return model_step(state, strategies)
+    return model_step(state, strategies, metrics)
 
 
 def after_validate(state: ThreadState) -> Literal["finish", "approve", "generate", "check"]:
@@ -117,13 +124,12 @@ def after_relax(state: ThreadState) -> Literal["finish", "approve"]:
     return "approve" if state.get("proposal") and not state.get("final") else "finish"
 
 
-def build_graph(
-    deps: AgentDeps, checkpointer: BaseCheckpointSaver[str] | None = None
-) -> Graph:
+def build_graph(deps: AgentDeps, checkpointer: BaseCheckpointSaver[str] | None = None) -> Graph:
     """Compile the question graph over `deps`, persisting threads in `checkpointer`."""
     graph = StateGraph(ThreadState)
     graph.add_node("start", partial(start, deps=deps))
     graph.add_node("generate", partial(metered("generate", generate), deps=deps))
+    graph.add_node("metric", partial(metered("metric", metric), deps=deps))
     graph.add_node("vary", partial(metered("vary", vary), deps=deps))
     graph.add_node("plan", partial(metered("plan", plan), deps=deps))
     graph.add_node("candidates", partial(metered("candidates", candidates), deps=deps))
@@ -137,8 +143,8 @@ def build_graph(
     graph.add_node("suggest", partial(suggest, deps=deps))
     graph.add_node("finish", finish)
     graph.add_edge(START, "start")
-    to_draft = partial(after_draft, strategies=deps.strategies)
-    for node in ("start", "vary", "plan", "generate"):
+    to_draft = partial(after_draft, strategies=deps.strategies, metrics=deps.metrics is not None)
+    for node in ("start", "metric", "vary", "plan", "generate"):
         graph.add_conditional_edges(node, to_draft)
     for node in ("candidates", "validate", "paste"):
         graph.add_conditional_edges(node, after_validate)

@@ -7,7 +7,9 @@ call fail as a provider outage would), so the whole bot runs without a network. 
 key on an object line (seconds) makes that reply arrive that much later, like a slow provider.
 An error line may carry a `"status"` to fail the way a provider does (the LangChain exception
 types langchain-google-genai raises, see agent/model_errors.py): 429 (rate limit or quota),
-401 / 403 (bad key), 5xx (server error), or `"timeout"`.
+401 / 403 (bad key), 5xx (server error), or `"timeout"`. When a file `NAME.seen.jsonl` exists
+beside the script `NAME.jsonl`, every call's messages are appended to it, one call a line (a
+test checks from there what a bot process showed its model).
 
 Real models get a request timeout and no retries of their own: the agent retries what is worth
 retrying, with backoff, in one place for every provider (`AgentDeps.structured_model`).
@@ -102,6 +104,8 @@ class ScriptedChatModel(BaseChatModel):
     _next: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _seen: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
+    #: Where every call's messages are appended as one JSON line (see the module docstring).
+    seen_file: Path | None = None
 
     @classmethod
     def from_jsonl(cls, path: Path) -> ScriptedChatModel:
@@ -119,7 +123,8 @@ class ScriptedChatModel(BaseChatModel):
             delays.append(float(delay))
             replies.append(value if isinstance(value, str) else json.dumps(value))
             _outage(replies[-1])  # an unknown error status fails here, not mid-run
-        return cls(replies=replies, delays=delays)
+        seen = path.with_suffix(".seen.jsonl")
+        return cls(replies=replies, delays=delays, seen_file=seen if seen.is_file() else None)
 
     @property
     def _llm_type(self) -> str:
@@ -144,6 +149,10 @@ class ScriptedChatModel(BaseChatModel):
     ) -> ChatResult:
         with self._lock:
             self._seen.append(list(messages))
+            if self.seen_file is not None:
+                shown = [{"type": m.type, "content": str(m.content)} for m in messages]
+                with self.seen_file.open("a", encoding="utf-8") as seen:
+                    seen.write(json.dumps(shown) + "\n")
             if self._next >= len(self.replies):
                 raise ScriptExhausted(len(self.replies))
             text = self.replies[self._next]

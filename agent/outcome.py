@@ -61,6 +61,14 @@ class Proposal(_Plain):
     plan: dict[str, Any] | None = None
     #: `table.column` pairs the gate found the SQL reads.
     columns: list[str] = field(default_factory=list)
+    #: Which kind of answer it is, where a warehouse has metric definitions: "governed: metric
+    #: revenue, by month" (MetricFlow compiled it) or "ad hoc SQL"; "" where it has none.
+    label: str = ""
+    #: The definitions of the metrics a governed proposal uses, one line each.
+    definitions: list[str] = field(default_factory=list)
+    #: The warehouse identity (a role, a service account, a table list's name) it runs as: the
+    #: asker's; "" for the bot's own login.
+    run_as: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,9 @@ class Answer(_Plain):
     follow_ups: list[str] = field(default_factory=list)
     #: Model calls and tokens the question took, repairs included (agent.accounting).
     usage: QuestionUsage | None = None
+    #: The approved proposal's `label` and `definitions` (governed or ad hoc SQL).
+    label: str = ""
+    definitions: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

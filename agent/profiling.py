@@ -17,14 +17,25 @@ sqlglot in the connector's dialect and sent through `connector.run()`. Every sca
   had and come first in the next pass (never-scanned tables first, then the longest ago).
 
 A scan that is not cut gives exactly the profile an unbounded scan of the whole table gives.
+
+On a dialect with an approximate top-k that returns counts (`_APPROX_TOP_K`: Snowflake's
+APPROX_TOP_K), a table is read once: one query gives the row count, every column's approximate
+distinct count and every text column's most frequent values. Its values are exact whenever a column
+holds fewer distinct values than the counters the sketch keeps (`_TOP_K_COUNTERS`), so a complete
+list (at most `complete_values`, every one seen) is as certain as a GROUP BY's; above that only
+the frequent values are kept. The connector decides whether a scan may run at all: Snowflake's
+EXPLAINs each one it was not asked to run by a person and refuses it over its bytes cap, and the
+pass logs the table as not profiled.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -43,6 +54,12 @@ log = logging.getLogger(__name__)
 
 #: Dialects with a cheap approximate distinct count; the others count exactly.
 _APPROX_DISTINCT = frozenset({"duckdb", "bigquery", "snowflake", "databricks", "spark", "trino"})
+#: Dialects whose APPROX_TOP_K(expr, k, counters) returns [value, count] pairs, most frequent
+#: first: their tables are profiled in one scan (`_profile_in_one_scan`).
+_APPROX_TOP_K = frozenset({"snowflake"})
+#: Values APPROX_TOP_K tracks at once (Space-Saving): a column with fewer distinct values is
+#: counted exactly. Far above `complete_values`; Snowflake allows 100,000.
+_TOP_K_COUNTERS = 10_000
 _TEXT_TYPES = ("CHAR", "TEXT", "STRING", "ENUM")
 #: The alias of the row-limited table a scan reads.
 _SCANNED = "scanned"
@@ -75,14 +92,12 @@ def profile_table(
 ) -> TableProfile:
     """`table`'s profile from bounded scans: everything when `kept` is None, else what the
     engine's statistics `kept` lack (the row count, text columns' distinct counts and values)."""
+    if connector.dialect in _APPROX_TOP_K:
+        return _profile_in_one_scan(connector, table, limits, kept)
     known = kept.columns if kept is not None else {}
     counted = [c for c in table.columns if kept is None or _lacks_distinct(c, known)]
     rows, counts = _count(connector, table, counted, limits)
-    cut = rows >= limits.max_scan_rows
-    row_count: int | None = rows
-    if cut:  # the engine's figure for the whole table, when it has one
-        row_count = kept.row_count if kept is not None and kept.row_count is not None else None
-        row_count = table.row_count if row_count is None else row_count
+    cut, row_count = _row_count(rows, table, limits, kept)
     columns: dict[str, ColumnProfile] = {}
     for column in table.columns:
         have = known.get(column.name)
@@ -102,6 +117,18 @@ def profile_table(
     return TableProfile(row_count, columns)
 
 
+def _row_count(
+    rows: int, table: TableInfo, limits: ProfileLimits, kept: TableProfile | None
+) -> tuple[bool, int | None]:
+    """Whether a scan of `rows` rows was cut at the bound, and the table's row count: the rows
+    scanned, or for a cut scan the engine's figure for the whole table when it has one."""
+    if rows < limits.max_scan_rows:
+        return False, rows
+    if kept is not None and kept.row_count is not None:
+        return True, kept.row_count
+    return True, table.row_count
+
+
 def _lacks_distinct(column: ColumnInfo, known: Mapping[str, ColumnProfile]) -> bool:
     have = known.get(column.name)
     return is_text(column) and (have is None or have.distinct is None)
@@ -114,14 +141,17 @@ def _lacks_values(column: ColumnInfo, known: Mapping[str, ColumnProfile]) -> boo
     return is_text(column) and not (have.values or have.complete) and have.distinct != 0
 
 
-def scan_cost(table: TableInfo, kept: TableProfile | None) -> int:
+def scan_cost(table: TableInfo, kept: TableProfile | None, dialect: str) -> int:
     """The queries `profile_table` sends at most; 0 when `kept` lacks nothing."""
     if kept is None:
-        return 1 + sum(map(is_text, table.columns))
+        values = sum(map(is_text, table.columns))
+        return 1 if dialect in _APPROX_TOP_K else 1 + values
     known = kept.columns
     values = sum(_lacks_values(c, known) for c in table.columns)
     distinct = any(_lacks_distinct(c, known) for c in table.columns)
-    return 1 + values if values or distinct or kept.row_count is None else 0
+    if not (values or distinct or kept.row_count is None):
+        return 0
+    return 1 if dialect in _APPROX_TOP_K else 1 + values
 
 
 def _scanned(
@@ -134,11 +164,9 @@ def _scanned(
     return read.limit(limits.max_scan_rows).subquery(_SCANNED)
 
 
-def _count(
-    connector: Connector, table: TableInfo, columns: list[ColumnInfo], limits: ProfileLimits
-) -> tuple[int, dict[str, int]]:
-    """Rows read (at most `max_scan_rows`) and the distinct non-null values of `columns`."""
-    approx = connector.dialect in _APPROX_DISTINCT
+def _counting(columns: Sequence[ColumnInfo], dialect: str) -> exp.Select:
+    """`SELECT COUNT(*)` and the distinct non-null values of each of `columns`."""
+    approx = dialect in _APPROX_DISTINCT
     query = exp.select(exp.Count(this=exp.Star()))
     for column in columns:
         this = exp.column(column.name, quoted=True)
@@ -148,8 +176,15 @@ def _count(
             else exp.Count(this=exp.Distinct(expressions=[this])),
             append=True,
         )
+    return query
+
+
+def _count(
+    connector: Connector, table: TableInfo, columns: list[ColumnInfo], limits: ProfileLimits
+) -> tuple[int, dict[str, int]]:
+    """Rows read (at most `max_scan_rows`) and the distinct non-null values of `columns`."""
     source = _scanned(table, [c.name for c in columns], connector.dialect, limits)
-    sql = query.from_(source).sql(connector.dialect)
+    sql = _counting(columns, connector.dialect).from_(source).sql(connector.dialect)
     result = connector.run(sql, max_rows=1, timeout_s=limits.timeout_s)
     rows, *counts = result.rows[0]
     return int(rows), {c.name: int(n or 0) for c, n in zip(columns, counts, strict=True)}
@@ -182,6 +217,76 @@ def _values(
     values = tuple(str(row[0]) for row in result.rows)
     complete = complete and not cut and len(values) <= limits.complete_values
     return ColumnProfile(distinct, values[:wanted], complete)
+
+
+def one_scan_sql(
+    table: TableInfo,
+    counted: Sequence[ColumnInfo],
+    listed: Sequence[ColumnInfo],
+    dialect: str,
+    limits: ProfileLimits,
+) -> str:
+    """The one query that profiles `table` on a dialect in `_APPROX_TOP_K`: the row count, the
+    approximate distinct count of `counted`, and APPROX_TOP_K of `listed` (room for one more
+    value than a complete list holds, and for a NULL)."""
+    query = _counting(counted, dialect)
+    for column in listed:
+        query = query.select(
+            exp.ApproxTopK(
+                this=exp.column(column.name, quoted=True),
+                expression=exp.Literal.number(limits.complete_values + 2),
+                counters=exp.Literal.number(_TOP_K_COUNTERS),
+            ),
+            append=True,
+        )
+    names = list(dict.fromkeys(c.name for c in (*counted, *listed)))
+    return query.from_(_scanned(table, names, dialect, limits)).sql(dialect)
+
+
+def _profile_in_one_scan(
+    connector: Connector, table: TableInfo, limits: ProfileLimits, kept: TableProfile | None
+) -> TableProfile:
+    """`profile_table` in one query of approximate functions (`one_scan_sql`)."""
+    known = kept.columns if kept is not None else {}
+    counted = [c for c in table.columns if kept is None or _lacks_distinct(c, known)]
+    listed = [c for c in table.columns if _lacks_values(c, known)]
+    sql = one_scan_sql(table, counted, listed, connector.dialect, limits)
+    result = connector.run(sql, max_rows=1, timeout_s=limits.timeout_s)
+    rows, *found = result.rows[0]
+    split = len(counted)
+    counts = {c.name: int(n or 0) for c, n in zip(counted, found[:split], strict=True)}
+    tops = {c.name: top_values(t) for c, t in zip(listed, found[split:], strict=True)}
+    cut, row_count = _row_count(int(rows), table, limits, kept)
+    columns: dict[str, ColumnProfile] = {}
+    for column in table.columns:
+        have = known.get(column.name)
+        distinct = counts.get(column.name, have.distinct if have is not None else None)
+        values = tops.get(column.name, ())
+        # Fewer values than asked for: every one was seen, unless Snowflake cut the list to fit
+        # its output (very long values), which the distinct count then shows.
+        seen = len(values) <= limits.complete_values and (distinct or 0) <= limits.complete_values
+        if values and seen and not cut:
+            columns[column.name] = ColumnProfile(len(values), values, complete=True)
+        elif values:
+            columns[column.name] = ColumnProfile(distinct, values[: limits.top_values])
+        elif have is not None and (have.values or have.complete):
+            columns[column.name] = have
+        else:
+            columns[column.name] = ColumnProfile(distinct)
+    return TableProfile(row_count, columns)
+
+
+def top_values(found: Any) -> tuple[str, ...]:
+    """The non-null values of an APPROX_TOP_K result (JSON text, as Snowflake's driver returns
+    an ARRAY, or a list of [value, count] pairs), most frequent first, ties by value."""
+    try:
+        pairs = json.loads(found) if isinstance(found, (str, bytes)) else found or []
+        counted = [(str(value), int(count)) for value, count in pairs if value is not None]
+    except (ValueError, TypeError) as exc:
+        raise ConnectorError(
+            f"APPROX_TOP_K gave no [value, count] pairs: {exc}", engine_message=str(found)[:500]
+        ) from exc
+    return tuple(value for value, _ in sorted(counted, key=lambda pair: (-pair[1], pair[0])))
 
 
 def from_statistics(table: TableInfo, kept: TableProfile, limits: ProfileLimits) -> TableProfile:
@@ -239,7 +344,7 @@ class Profiler:
         waiting = []
         for table in tables:
             key = table_key(table.name)
-            cost = scan_cost(table, kept.get(key))
+            cost = scan_cost(table, kept.get(key), self.connector.dialect)
             if cost:
                 waiting.append((self._scanned_at.get(key, -1.0), key, cost, table))
             elif key in kept:

@@ -61,6 +61,7 @@ DIALECT_NAMES = {
     "postgres": "PostgreSQL",
     "mysql": "MySQL",
     "sqlite": "SQLite",
+    "snowflake": "Snowflake SQL (unquoted names are upper case; name tables SCHEMA.TABLE)",
     "looker": (
         "GoogleSQL as Looker's Open SQL Interface reads it. Its rules: each listed table is an "
         "Explore (`model`.`explore`) whose views are already joined; write every model, Explore "
@@ -102,6 +103,11 @@ DATE_IDIOMS = {
         "last month: d >= DATE_SUB(DATE_TRUNC(CURRENT_DATE(), MONTH), INTERVAL 1 MONTH) AND d < "
         "DATE_TRUNC(CURRENT_DATE(), MONTH) (also QUARTER, YEAR); days between: "
         "DATE_DIFF(d2, d1, DAY); weekday: EXTRACT(DAYOFWEEK FROM d) (1 = Sunday, 7 = Saturday)"
+    ),
+    "snowflake": (
+        "YEAR(d) = 2025; month: d >= '2026-03-01' AND d < '2026-04-01'; last month: d >= "
+        "DATEADD(MONTH, -1, DATE_TRUNC('MONTH', CURRENT_DATE())) AND d < DATE_TRUNC('MONTH', "
+        "CURRENT_DATE()); days between: DATEDIFF(DAY, d1, d2); weekday: DAYOFWEEK(d) (0 = Sunday)"
     ),
 }
 
@@ -146,3 +152,43 @@ Question: {question}"""
 #: A note on drafts 2..N of the candidates strategy, so they are written independently.
 CANDIDATE = """(Draft {number} of {total}: write your own query for the question, however \
 the others are written.)"""
+
+# --- metric questions (a dbt semantic layer: agent/nodes/metric.py) ----------------------------
+
+METRIC = """You answer questions about data from the team's defined metrics (a dbt semantic \
+layer), which are computed for you: you only choose which metrics, how to group, filter and \
+order them.
+
+Today's date is {today}.
+
+If the question asks for one or more of the metrics below (grouped, filtered, ordered or \
+limited), set kind to "metric" and fill in "query". If no metric below measures what the question \
+asks, set kind to "none" and leave "query" empty: the question is then answered with SQL instead.
+
+Metrics:
+{metrics}
+
+Dimensions (group by or filter on these names exactly; a time dimension takes a grain: day, week, \
+month, quarter or year; metric_time is each metric's own date):
+{dimensions}
+
+Rules:
+- Use only the names listed above, exactly as written.
+- "By month", "monthly", "per month": group_by metric_time with grain month (likewise other \
+grains); "by region": group_by the region dimension.
+- A period ("in March 2024", "since 2024", "last month") is a filter on metric_time with dates \
+written YYYY-MM-DD: >= its first day and < the day after its last; compute relative periods from \
+today's date.
+- Filter a dimension on its values exactly as listed.
+- "Top N" or "highest": order_by the metric descending with limit N."""
+
+METRIC_HISTORY = """Earlier in this conversation:
+{turns}"""
+
+METRIC_REPAIR = """Your previous metric query was not accepted:
+{query}
+
+Problems:
+{problems}
+
+Write a corrected metric query for the same question (or kind "none" if no metric fits)."""

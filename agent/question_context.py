@@ -9,17 +9,21 @@ a token), which is what the budget needs.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from langchain_core.messages.utils import count_tokens_approximately
 
 from agent import prompts
 from agent.catalog import CatalogSnapshot, ColumnProfile, is_temporal, is_text
+from agent.documentation import same_table
 from agent.examples import Example, ExampleStore
 from agent.glossary import Glossary, Term
 from agent.retrieval import TableIndex
 from connectors.base import TableInfo
+
+#: Snapshots whose index and text are kept (the catalog's, and views of it per identity).
+WARM_SNAPSHOTS = 16
 
 
 @dataclass(frozen=True)
@@ -86,18 +90,21 @@ def create_table(
 
 
 def table_text(table: TableInfo, snapshot: CatalogSnapshot, limits: ContextLimits) -> str:
-    """One table as the model reads it: CREATE TABLE text with its meaning, row count and the
-    real values of its text columns as comments."""
+    """One table as the model reads it: CREATE TABLE text with its meaning, row count, the
+    real (or documented) values of its text columns and its documented join keys as comments."""
     profile = snapshot.profile(table.name)
     rows = profile.row_count if profile else table.row_count
-    notes = {}
-    if profile is not None:
-        for column in table.columns:
-            column_profile = profile.columns.get(column.name)
-            if column_profile is not None and is_text(column):
-                note = value_note(column_profile, limits)
-                if note:
-                    notes[column.name] = note
+    notes: dict[str, str] = {}
+    for column in table.columns:
+        column_profile = snapshot.column_profile(table.name, column.name)
+        if column_profile is not None and is_text(column):
+            note = value_note(column_profile, limits)
+            if note:
+                notes[column.name] = note
+    for join in snapshot.documentation.joins_of(table.name):
+        name = next((c.name for c in table.columns if c.name.lower() == join.column.lower()), None)
+        if name is not None:
+            notes[name] = " ".join(p for p in (notes.get(name), f"({join.note()})") if p)
     return create_table(table, notes, rows)
 
 
@@ -111,6 +118,27 @@ def _terms_text(terms: list[Term]) -> str:
             line += f" (tables: {', '.join(term.tables)})"
         lines.append(line)
     return "\n".join(lines)
+
+
+def defer_to_metrics(terms: list[Term], metrics: Mapping[str, tuple[str, str]]) -> list[Term]:
+    """`terms`, each one that names a defined metric (its term or an alias is the metric's name,
+    label or synonym) carrying the metric's definition instead of its own."""
+    out = []
+    for term in terms:
+        said = (w.replace("_", " ").lower() for w in (term.term, *term.aliases))
+        found = next((metrics[w] for w in said if w in metrics), None)
+        if found is None:
+            out.append(term)
+            continue
+        name, computed = found
+        definition = f"the defined metric {name}, computed as {computed}"
+        out.append(replace(term, definition=definition, expression=""))
+    return out
+
+
+def _has(snapshot: CatalogSnapshot, name: str) -> bool:
+    """Whether `name` (as a glossary writes it: qualified or not) is a table of `snapshot`."""
+    return any(same_table(name, t.name) for t in snapshot.tables)
 
 
 def _examples_text(examples: list[Example]) -> str:
@@ -130,33 +158,78 @@ class ContextBuilder:
         glossary: Glossary | None = None,
         examples: ExampleStore | None = None,
         limits: ContextLimits | None = None,
+        metric_terms: Callable[[Sequence[TableInfo] | None], Mapping[str, tuple[str, str]]]
+        | None = None,
+        shared_examples: bool = False,
     ) -> None:
         self.glossary = glossary
+        #: A question asked as an identity may also be shown the examples learnt with no
+        #: identity (agent/examples.py): only where the identities read every row the bot's
+        #: login reads of the tables they may read (querybot's table allowlists).
+        self.shared_examples = shared_examples
+        #: A dbt project's metrics by name and label (`SemanticLayer.terms`): a glossary term
+        #: that names one defers to the metric's definition. Given an identity's tables, only
+        #: the metrics computed from those (agent/semantic/readable.py); None: every one.
+        self.metric_terms = metric_terms
         self.examples = examples
         self.limits = limits or ContextLimits()
         self._compact = replace(self.limits, listed_values=self.limits.sample_values)
         self._lock = threading.Lock()
-        self._warm: tuple[CatalogSnapshot, TableIndex | None, str] | None = None
+        #: By id(): the snapshot (kept, so its id stays its own), its index and its text.
+        self._warm: dict[int, tuple[CatalogSnapshot, TableIndex | None, str]] = {}
 
     def warm(self, snapshot: CatalogSnapshot) -> tuple[TableIndex | None, str]:
-        """The snapshot's index (None when the whole schema is shown) and whole-schema text."""
+        """The snapshot's index (None when the whole schema is shown) and whole-schema text.
+
+        Kept for the last few snapshots: the catalog's own, and the views of it the identities
+        asking questions may see (agent/access.py)."""
         with self._lock:
-            if self._warm is not None and self._warm[0] is snapshot:
-                return self._warm[1], self._warm[2]
+            found = self._warm.get(id(snapshot))
+            if found is not None and found[0] is snapshot:
+                return found[1], found[2]
         full = "\n\n".join(table_text(t, snapshot, self.limits) for t in snapshot.tables)
         small = approx_tokens(full) <= self.limits.full_schema_tokens
         index = None if small else TableIndex(snapshot)
         with self._lock:
-            self._warm = (snapshot, index, full)
+            self._warm[id(snapshot)] = (snapshot, index, full)
+            while len(self._warm) > WARM_SNAPSHOTS:
+                del self._warm[next(iter(self._warm))]
         return index, full
 
     def build(
-        self, question: str, snapshot: CatalogSnapshot, *, also: Sequence[str] = ()
+        self,
+        question: str,
+        snapshot: CatalogSnapshot,
+        *,
+        also: Sequence[str] = (),
+        restricted: bool = False,
+        identity: str = "",
     ) -> ModelContext:
-        """The context for `question`; `also` (paraphrases) only widens the table search."""
+        """The context for `question`; `also` (paraphrases) only widens the table search.
+        `restricted`: `snapshot` is the view of an identity (agent/access.py), so a glossary
+        term naming a table it lacks is left out (it may name one the identity may not read),
+        and a term defers only to a metric of the tables the view has. `identity`: the one the
+        question is asked as ("": the bot's login), whose own examples only it is shown."""
         index, full = self.warm(snapshot)
         terms = self.glossary.matching(question) if self.glossary else []
-        examples = self.examples.similar(question, self.limits.examples) if self.examples else []
+        if restricted:
+            terms = [t for t in terms if all(_has(snapshot, name) for name in t.tables)]
+        if terms and self.metric_terms is not None:
+            metrics = self.metric_terms(snapshot.tables if restricted else None)
+            terms = defer_to_metrics(terms, metrics)
+        # only examples learnt as the same identity (agent/examples.py), over tables this
+        # snapshot has: a view per identity (agent/access.py) lacks those it may not read
+        examples = (
+            self.examples.similar(
+                question,
+                self.limits.examples,
+                within=snapshot.by_key,
+                identity=identity,
+                shared=self.shared_examples,
+            )
+            if self.examples
+            else []
+        )
         parts = []
         if index is None:
             shown = tuple(t.name for t in snapshot.tables)

@@ -136,42 +136,61 @@ def _lower(node: exp.Expr) -> exp.Lower:
 def _case_insensitive(tree: exp.Expr, columns: _Columns) -> list[str]:
     """Rewrite text matches on bare columns to ignore case; the names of the columns changed."""
     changed: list[str] = []
-
-    def text_column(node: exp.Expr) -> exp.Column | None:
-        if isinstance(node, exp.Column) and columns.is_text(node):
-            return node
-        return None
-
     for where in list(_wheres(tree)):
         for node in list(where.find_all(exp.EQ, exp.In, exp.Like)):
             if not _widens(node, where):
                 continue
             if isinstance(node, exp.EQ):
-                column, literal = text_column(node.left), _string(node.right)
-                if column is None or literal is None:
-                    column, literal = text_column(node.right), _string(node.left)
-                if column is None or literal is None or columns.occurs(column, literal):
-                    continue
-                node.replace(
-                    exp.EQ(this=_lower(column), expression=_lower(exp.Literal.string(literal)))
-                )
+                column = _fold_equal(node, columns)
             elif isinstance(node, exp.In):
-                column = text_column(node.this)
-                values = [_string(e) for e in node.expressions]
-                if column is None or not values or None in values:
-                    continue
-                if all(columns.occurs(column, v) for v in values if v is not None):
-                    continue
-                node.set("this", _lower(column))
-                node.set("expressions", [_lower(e) for e in node.expressions])
+                column = _fold_in(node, columns)
             else:
-                column, pattern = text_column(node.this), _string(node.expression)
-                if column is None or pattern is None:
-                    continue
-                node.replace(exp.ILike(this=column.copy(), expression=node.expression.copy()))
-            changed.append(column.name)
+                column = _fold_like(node, columns)
+            if column is not None:
+                changed.append(column.name)
     names = list(dict.fromkeys(changed))
     return [f"matched {', '.join(names)} case-insensitively"] if names else []
+
+
+def _text_column(node: exp.Expr, columns: _Columns) -> exp.Column | None:
+    if isinstance(node, exp.Column) and columns.is_text(node):
+        return node
+    return None
+
+
+def _fold_equal(node: exp.EQ, columns: _Columns) -> exp.Column | None:
+    """`col = 'Text'` (either way round) as `LOWER(col) = LOWER('Text')`, unless the value
+    occurs as written; the column, if rewritten."""
+    column, literal = _text_column(node.left, columns), _string(node.right)
+    if column is None or literal is None:
+        column, literal = _text_column(node.right, columns), _string(node.left)
+    if column is None or literal is None or columns.occurs(column, literal):
+        return None
+    node.replace(exp.EQ(this=_lower(column), expression=_lower(exp.Literal.string(literal))))
+    return column
+
+
+def _fold_in(node: exp.In, columns: _Columns) -> exp.Column | None:
+    """`col IN ('A', 'B')` with lowered sides, unless every value occurs as written; the
+    column, if rewritten."""
+    column = _text_column(node.this, columns)
+    values = [_string(e) for e in node.expressions]
+    if column is None or not values or None in values:
+        return None
+    if all(columns.occurs(column, v) for v in values if v is not None):
+        return None
+    node.set("this", _lower(column))
+    node.set("expressions", [_lower(e) for e in node.expressions])
+    return column
+
+
+def _fold_like(node: exp.Predicate, columns: _Columns) -> exp.Column | None:
+    """`col LIKE 'pattern'` as ILIKE; the column, if rewritten."""
+    column, pattern = _text_column(node.this, columns), _string(node.expression)
+    if column is None or pattern is None:
+        return None
+    node.replace(exp.ILike(this=column.copy(), expression=node.expression.copy()))
+    return column
 
 
 def _widens(node: exp.Expr, where: exp.Where) -> bool:

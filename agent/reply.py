@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agent.semantic.metric_query import MetricQuery
+
 
 class SqlReply(BaseModel):
     """The model's answer to one question (or one repair request)."""
@@ -34,3 +36,18 @@ class SqlRepair(BaseModel):
 
     explanation: str = Field(description="One short sentence: what the corrected query computes.")
     sql: str = Field(description="Exactly one SELECT statement, no trailing semicolon.")
+
+
+class MetricReply(BaseModel):
+    """The model's choice for a question the team's metrics may answer (agent/nodes/metric.py)."""
+
+    kind: Literal["metric", "none"] = Field(
+        description=(
+            "'metric' when the listed metrics answer the question (fill in 'query'); 'none' "
+            "when no listed metric measures what it asks (leave 'query' empty)."
+        )
+    )
+    explanation: str = Field(
+        default="", description="One short sentence: what the metric query computes."
+    )
+    query: MetricQuery | None = Field(default=None, description="The metric query, for 'metric'.")

@@ -5,7 +5,8 @@ that occur in its text columns. Identifiers are split (`order_items` and `orderI
 `order`, `item`) and words are lightly stemmed, so "authors" finds `author`. Tables of the same
 schema that share a key column (`writes.aid` and `author.aid`), or whose key column is named
 after the other (`sales.customer_id` and `customers`), are join neighbours: the top tables bring
-theirs along, so the model can write the join.
+theirs along, so the model can write the join. Join keys the team documented (a dbt project's
+relationships tests and entities: agent/documentation.py) are join neighbours too.
 """
 
 from __future__ import annotations
@@ -113,11 +114,10 @@ def table_document(table: TableInfo, snapshot: CatalogSnapshot) -> list[str]:
     short = words(table.short_name)
     schema = words(table.name.rsplit(".", 2)[-2]) if table.name.count(".") else []
     tokens = short * 3 + schema + words(table.description)
-    profile = snapshot.profile(table.name)
     for column in table.columns:
         tokens += words(column.name) * 2 + words(column.description)
-        if profile is not None and is_text(column):
-            column_profile = profile.columns.get(column.name)
+        if is_text(column):
+            column_profile = snapshot.column_profile(table.name, column.name)
             if column_profile is not None:
                 tokens += [w for value in column_profile.values[:20] for w in words(value)]
     return tokens
@@ -211,6 +211,17 @@ class TableIndex:
                 continue
             for i in members:
                 graph[i].extend(j for j in members if j != i and j not in graph[i])
+        # documented join keys (a dbt relationships test, a semantic model's entity) join
+        # whatever their names, across schemas too
+        documentation = self.snapshot.documentation
+        if documentation:
+            documented = {documentation.key_for(t.name): i for i, t in enumerate(self.tables)}
+            documented.pop(None, None)
+            for join in documentation.joins:
+                a, b = (documented.get(documentation.key_for(n)) for n in (join.table, join.other))
+                if a is not None and b is not None and a != b:
+                    graph[a].extend([b] if b not in graph[a] else [])
+                    graph[b].extend([a] if a not in graph[b] else [])
         return graph
 
     def scores(self, question: str, boost: Iterable[str] = ()) -> np.ndarray:

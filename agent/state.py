@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
+from agent.access import AccessUnknown
 from agent.accounting import QuestionUsage, empty_usage
 from agent.outcome import Plain
 from connectors.base import ConnectorError
@@ -52,6 +53,10 @@ class Turn(TypedDict):
     total_rows: int
     #: How the question was answered (the trace when it finished).
     steps: NotRequired[list[Step]]
+    #: The metric query that answered it, when it was governed (`Governed`), for follow-ups.
+    metric: NotRequired[dict[str, Any]]
+    #: The warehouse identity it was asked as ("" for the bot's login).
+    identity: NotRequired[str]
 
 
 class Draft(TypedDict):
@@ -66,6 +71,11 @@ class Draft(TypedDict):
     #: Notes on this draft for the person approving (e.g. "2 of 3 drafts agreed"), shown among
     #: its proposal's warnings; a draft that replaces it (a repair, an edit) has its own.
     notes: NotRequired[list[str]]
+    #: The metric query MetricFlow compiled this SQL from (agent/nodes/metric.py): `label`
+    #: ("governed: metric revenue, by month"), `definitions` (one line per metric) and `query`
+    #: (the MetricQuery as a dict). A draft that replaces it (a repair, an edit) has none: it is
+    #: ad hoc SQL.
+    metric: NotRequired[dict[str, Any]]
 
 
 class Decision(TypedDict):
@@ -122,6 +132,9 @@ class ThreadState(TypedDict, total=False):
     # input
     question: str
     user: str
+    #: The warehouse identity the asker's questions run as (connectors.base.RunContext); "" for
+    #: the connector's own login.
+    identity: str
     # history
     turns: Annotated[list[Turn], operator.add]
     # current question
@@ -152,6 +165,9 @@ class ThreadState(TypedDict, total=False):
     #: The question was SQL a person pasted (agent/pasted.py): the gate judges it as written,
     #: and neither it nor a warehouse error it meets goes to the model for repair.
     pasted: bool
+    #: The metric step's outcome for the current question (agent/nodes/metric.py): None before
+    #: it ran; then `{"used": bool, "why": str}`.
+    metric: dict[str, Any] | None
 
 
 #: What a node returns: the state's keys it changes.
@@ -168,8 +184,19 @@ def failed(message: str, *, step: Step | None = None) -> Update:
     }
 
 
+def own_turns(state: ThreadState) -> list[Turn]:
+    """The thread's earlier turns a question may show its model: under an identity, only those
+    asked as the same identity (another's SQL, columns and row counts are theirs)."""
+    turns = state.get("turns") or []
+    identity = state.get("identity", "")
+    return [t for t in turns if t.get("identity", "") == identity] if identity else list(turns)
+
+
 def unreadable_tables(exc: ConnectorError) -> str:
-    """What happened when the warehouse's tables could not be read."""
+    """What happened when the warehouse's tables could not be read (or what the asker's
+    identity may read of them: agent/access.py)."""
+    if isinstance(exc, AccessUnknown):
+        return exc.message
     return f"I could not read the warehouse's tables: {exc.message} {exc.hint}"
 
 
@@ -191,4 +218,5 @@ def reset_for_question() -> Update:
         "plan": None,
         "needs_check": False,
         "pasted": False,
+        "metric": None,
     }

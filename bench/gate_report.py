@@ -1,8 +1,9 @@
 """SQL gate report: injection payloads, the harmful catalogue (through the gate, and through the
-DuckDB, files sandbox and BigQuery connectors without it), sql-eval gold SQL, gate time and its
-bounds, and resource attacks (queries, files shared in a thread, HTTP requests).
+DuckDB, files sandbox, BigQuery and Snowflake connectors without it), sql-eval gold SQL, gate time
+and its bounds, and resource attacks (queries, files shared in a thread, HTTP requests).
 
-    uv run python -m bench.gate_report [--no-mariadb] [--no-bigquery] [--no-resources]
+    uv run python -m bench.gate_report [--no-mariadb] [--no-bigquery] [--no-snowflake]
+                                       [--no-resources]
 
 Prints Markdown for the `## SQL gate` section of BENCHMARKS.md. Exits 1 when a harmful statement
 passes the gate, an accepted statement changes, leaks from or is refused by a canary database, a
@@ -11,7 +12,8 @@ harmful statement sent to a connector changes or leaks anything, gold false reje
 set, shown for the README's list); CI runs it. Reads `../shared/corpora` (or
 `$QUERYBOT_CORPORA`); the canary databases live in a temporary directory, for MariaDB in a
 throwaway database on 127.0.0.1:3306, for BigQuery in the local bqemulator
-(tests/bigquery/emulator.py, started and stopped here).
+(tests/bigquery/emulator.py), for Snowflake in fakesnow's server
+(tests/connectors/snowflake/server.py), both started and stopped here.
 """
 
 from __future__ import annotations
@@ -35,9 +37,14 @@ from bench.resources import table
 from connectors import open_connector
 from connectors.base import Connector
 from connectors.sandbox import Sandboxes
-from tests.bigquery.emulator import Emulator, EmulatorError, cache_dir, ensure_venv
+from tests.bigquery.emulator import Emulator, ensure_venv
+from tests.connectors.snowflake import server as fakesnow
+from tests.connectors.snowflake.canary import ESCAPES as SNOWFLAKE_ESCAPES
+from tests.connectors.snowflake.canary import SnowflakeCanary
+from tests.connectors.snowflake.recording import Recorder
 from tests.gate import canary, corpora, oracle
 from tests.gate.fixture_files import load_cases, load_harmful
+from tests.side_venv import EmulatorError, cache_dir
 
 MAX_FALSE_REJECTIONS = 0.005
 Canary = canary.DuckDBCanary | canary.SQLiteCanary | canary.MariaDBCanary
@@ -145,13 +152,15 @@ def catalogue(failures: list[str]) -> None:
 DUCKDB_HOME = Path.home() / ".duckdb"
 
 
-def connector_catalogue(use_bigquery: bool, failures: list[str]) -> None:
+def connector_catalogue(use_bigquery: bool, use_snowflake: bool, failures: list[str]) -> None:
     """The whole catalogue plus each engine's escapes, sent to the connectors' `run` unchecked."""
-    print("**Harmful catalogue through the DuckDB, files sandbox and BigQuery connectors, no")
-    print("gate**: every dialect's statements plus each engine's escapes (`canary.ESCAPES`), as")
-    print("written and aimed at a directory holding a secret, on the canary tables (for the")
-    print("sandbox, uploaded as CSV files through the loader; for BigQuery, a dataset in the")
-    print("local bqemulator, whose login may write anything). Checked: tables, settings, attached")
+    print("**Harmful catalogue through the DuckDB, files sandbox, BigQuery and Snowflake")
+    print("connectors, no gate**: every dialect's statements plus each engine's escapes")
+    print("(`canary.ESCAPES`, Snowflake's in `tests/connectors/snowflake/canary.py`), as written")
+    print("and aimed at a directory holding a secret, on the canary tables (for the sandbox,")
+    print("uploaded as CSV files through the loader; for BigQuery, a dataset in the local")
+    print("bqemulator; for Snowflake, a database in fakesnow's server, EXPLAIN answered as")
+    print("Snowflake would; both logins may write anything). Checked: tables, settings, attached")
     print("databases, datasets and files before and after; the secret or /etc/passwd in rows or")
     print("error messages. *Before the engine*: refused by the connector itself, before any query")
     print("or job started.\n")
@@ -178,6 +187,8 @@ def connector_catalogue(use_bigquery: bool, failures: list[str]) -> None:
 
         if use_bigquery:
             _bigquery_row(Path(tmp), secrets, failures)
+        if use_snowflake:
+            _snowflake_row(Path(tmp), secrets, failures)
     print()
 
 
@@ -187,9 +198,13 @@ def _catalogue_row(
     snapshot: Callable[[], object],
     watched: list[Path],
     failures: list[str],
+    escapes: list[str] | None = None,
 ) -> None:
-    """One connector's row; the statements are aimed at `watched[0]`, which holds the secret."""
-    escapes = canary.ESCAPES["bigquery" if connector.dialect == "bigquery" else "duckdb"]
+    """One connector's row; the statements are aimed at `watched[0]`, which holds the secret.
+    `escapes`: the engine's own, tried on top of the catalogue (by default, DuckDB's or
+    BigQuery's)."""
+    if escapes is None:
+        escapes = canary.ESCAPES["bigquery" if connector.dialect == "bigquery" else "duckdb"]
     statements = canary.aimed([h.sql for h in load_harmful()] + escapes, watched[0])
     try:
         run = canary.contain(connector, statements, snapshot, watched, timeout_s=5.0)
@@ -229,9 +244,33 @@ def _bigquery_row(tmp: Path, secrets: Path, failures: list[str]) -> None:
         emulator.stop()
 
 
+def _snowflake_row(tmp: Path, secrets: Path, failures: list[str]) -> None:
+    """The Snowflake row, on a fakesnow server started for it."""
+    try:
+        executable = fakesnow.ensure_venv(cache_dir() / "fakesnow-venv")
+        server = fakesnow.FakesnowServer(executable, tmp / "fakesnow.log")
+    except EmulatorError as error:
+        failures.append(f"fakesnow unavailable: {error}")
+        return
+    try:
+        server.wait_ready()
+        database = SnowflakeCanary(server)
+        connector = database.connector(Recorder(server=server.connect_kwargs()))
+        label = "Snowflake (fakesnow)"
+        _catalogue_row(label, connector, database.snapshot, [secrets], failures, SNOWFLAKE_ESCAPES)
+    except EmulatorError as error:
+        failures.append(f"fakesnow unavailable: {error}")
+    finally:
+        server.stop()
+
+
 def gold(times: list[float], failures: list[str]) -> None:
     print("**sql-eval gold SQL** (alternatives split on `;`, `{a, b}` choices expanded) checked")
-    print("against the defog-data schemas as each connector names the tables.\n")
+    print("against the defog-data schemas as each connector names the tables. sql-eval has no")
+    left_out = len(corpora.gold("postgres")) - len(corpora.gold("snowflake"))
+    print("Snowflake gold: PostgreSQL's is transpiled by sqlglot, leaving out the")
+    print(f"{left_out} alternatives it cannot write or that call a function Snowflake lacks")
+    print("(`corpora.LACKING`: AGE()).\n")
     print("| dialect | gold queries | rejected | rate |")
     print("|---|---:|---:|---:|")
     rejected_all: list[tuple[corpora.Gold, Verdict]] = []
@@ -328,6 +367,9 @@ def main(argv: list[str] | None = None) -> int:
         "--no-bigquery", action="store_true", help="skip the BigQuery emulator's catalogue run"
     )
     parser.add_argument(
+        "--no-snowflake", action="store_true", help="skip fakesnow's catalogue run (a few seconds)"
+    )
+    parser.add_argument(
         "--no-resources", action="store_true", help="skip the resource attacks (about 3 minutes)"
     )
     args = parser.parse_args(argv)
@@ -342,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     accepted = payloads(payload_times, failures)
     canaries(accepted, not args.no_mariadb, failures)
     catalogue(failures)
-    connector_catalogue(not args.no_bigquery, failures)
+    connector_catalogue(not args.no_bigquery, not args.no_snowflake, failures)
     gold(gold_times, failures)
     timing(gold_times, payload_times)
     refusal_classes(failures)

@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -30,6 +31,39 @@ from dataclasses import dataclass
 from pathlib import Path
 
 LLAMA_CPP = "llama-cpp-python[server]==0.3.36"
+#: ggml's instruction-set options, each turned on when /proc/cpuinfo lists the flag. The build
+#: is not `-march=native`: on a CPU with AMX, a native build runs AMX tile instructions that a
+#: virtual machine may not enable, and the server died of a general protection fault on its
+#: first request (seen here on a Xeon with AMX, 2026-11-25). AMX stays off, and what else the CPU
+#: has is used: built for AVX2 alone, the server read 13 prompt tokens/s on one thread; with
+#: AVX-512 too, 61 (a 1,360-token prompt; both with other work on the machine, BENCHMARKS.md).
+_CPU_OPTIONS = {
+    "avx": "GGML_AVX",
+    "avx2": "GGML_AVX2",
+    "fma": "GGML_FMA",
+    "f16c": "GGML_F16C",
+    "avx_vnni": "GGML_AVX_VNNI",
+    "avx512f": "GGML_AVX512",
+    "avx512vbmi": "GGML_AVX512_VBMI",
+    "avx512_vnni": "GGML_AVX512_VNNI",
+    "avx512_bf16": "GGML_AVX512_BF16",
+}
+
+
+def cmake_args(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CMake options llama.cpp is built with on this machine."""
+    flags: set[str] = set()
+    with contextlib.suppress(OSError):
+        for line in cpuinfo.read_text(encoding="utf-8").splitlines():
+            if line.startswith("flags"):
+                flags = set(line.partition(":")[2].split())
+                break
+    options = [
+        f"-D{name}={'ON' if flag in flags else 'OFF'}" for flag, name in _CPU_OPTIONS.items()
+    ]
+    return " ".join(["-DGGML_NATIVE=OFF", *options, "-DGGML_AMX_TILE=OFF", "-DGGML_AMX_INT8=OFF"])
+
+
 DEFAULT_CACHE = Path.home() / ".cache" / "querybot-local"
 
 
@@ -112,14 +146,22 @@ def server_python(cache: Path) -> Path:
     source once."""
     venv = cache / "llama-venv"
     python = venv / "bin" / "python"
+    stamp = venv / "querybot-build"  # what it was built as: another build is built again
     probe = [str(python), "-c", "import llama_cpp.server"]
-    if python.is_file() and subprocess.run(probe, capture_output=True).returncode == 0:
+    build = f"{LLAMA_CPP} {cmake_args()}"
+    built = stamp.read_text(encoding="utf-8") if stamp.is_file() else ""
+    if built == build and subprocess.run(probe, capture_output=True).returncode == 0:
         return python
     print(f"Building {LLAMA_CPP} (about 12 minutes on 2 cores)...", file=sys.stderr)
     uv = shutil.which("uv") or "uv"
-    subprocess.run([uv, "venv", "--quiet", "--seed", "-p", "3.11", str(venv)], check=True)
+    subprocess.run(
+        [uv, "venv", "--quiet", "--clear", "--seed", "-p", "3.11", str(venv)], check=True
+    )
     env = {**os.environ, "VIRTUAL_ENV": str(venv), "CMAKE_BUILD_PARALLEL_LEVEL": "2"}
-    subprocess.run([uv, "pip", "install", "--quiet", LLAMA_CPP], check=True, env=env)
+    env["CMAKE_ARGS"] = cmake_args()
+    install = [uv, "pip", "install", "--quiet", "--reinstall", "--no-cache", LLAMA_CPP]
+    subprocess.run(install, check=True, env=env)
+    stamp.write_text(build, encoding="utf-8")
     return python
 
 
@@ -140,6 +182,9 @@ def serve(model: Weights, cache: Path, *, threads: int = 2, ctx: int = 8192) -> 
     command += ["--host", "127.0.0.1", "--port", str(port)]
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
+    # `kill` (SIGTERM) ends Python without running `finally`, which left the server running
+    # and holding a core; as an exit, it stops the server as Ctrl-C does
+    stopped = signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -159,6 +204,7 @@ def serve(model: Weights, cache: Path, *, threads: int = 2, ctx: int = 8192) -> 
         if process.poll() is None:
             process.kill()
         log.close()
+        signal.signal(signal.SIGTERM, stopped)
 
 
 def main(argv: list[str] | None = None) -> int:

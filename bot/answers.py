@@ -3,11 +3,17 @@ monospaced text where a workspace refuses it; the SQL itself only when the card 
 above does not show it), the whole result as `result.csv` when not every row is shown, the SQL
 as `query.sql` when the message shows only its start, and its chart (Slack's native chart
 block, or a PNG where the data does not fit the block or the workspace refused it lately). A
-failed file or chart costs that file or chart, never the answer."""
+failed file or chart costs that file or chart, never the answer.
+
+In a channel whose answers are private (bot/config.py), `post_privately` sends the result and
+its native chart only to the asker and the approver (chat.postEphemeral, scope chat:write), and
+the thread is told where it went. No file goes with it (a file shared in a channel is there for
+everyone): no CSV, and a chart the block cannot show is not sent."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -22,9 +28,16 @@ from bot.attachments import (
     render_chart,
     sql_file,
 )
-from bot.slack_thread import SlackThread, post
+from bot.slack_thread import SlackThread, post, tell
 
 log = logging.getLogger(__name__)
+
+#: Said in the thread when a private answer reached nobody.
+NOT_SENT = (
+    "The query ran, but Slack would not show its answer privately to the person who asked or "
+    "the approver (are they still in this channel?), and this channel's answers are never "
+    "posted in the thread. Ask again here once they are."
+)
 
 
 class Answers:
@@ -64,6 +77,57 @@ class Answers:
         if answer.total_rows > min(self.display_rows, len(answer.rows)):
             self._upload(thread, csv_file(answer))
         self._chart(thread, answer)
+
+    def post_privately(
+        self, thread: SlackThread, answer: Answer, to: list[str], *, approved_sql: str | None
+    ) -> None:
+        """The result, and its native chart, to each of `to` only (see the module docstring);
+        then the thread's note naming them."""
+        approved_above = approved_sql == answer.sql
+
+        def result(use_table: bool) -> blocks.Message:
+            return blocks.result(
+                answer,
+                display_rows=self.display_rows,
+                use_table=use_table,
+                approved_above=approved_above,
+                private=True,
+            )
+
+        native = blocks.chart(answer)
+        sent = [user for user in to if self._tell(thread, user, result, native)]
+        post(
+            self.client,
+            thread,
+            blocks.sent_privately(sent) if sent else blocks.failure(NOT_SENT),
+        )
+
+    def _tell(
+        self,
+        thread: SlackThread,
+        user: str,
+        result: Callable[[bool], blocks.Message],
+        chart: blocks.Message | None,
+    ) -> bool:
+        """`result` (with Slack's table block, else monospaced rows) and `chart` to `user` only;
+        whether the result reached them (Slack refuses someone no longer in the channel)."""
+        try:
+            try:
+                tell(self.client, thread, user, result(True))
+            except SlackApiError as exc:
+                if exc.response.get("error") != "invalid_blocks":
+                    raise
+                log.warning("Slack refused the table block (%s); sending text", exc.response)
+                tell(self.client, thread, user, result(False))
+        except SlackApiError:
+            log.exception("Could not send the answer to %s in %s", user, thread.id)
+            return False
+        if chart is not None:
+            try:
+                tell(self.client, thread, user, chart)
+            except SlackApiError:  # a failed chart costs the chart, not the answer
+                log.exception("Could not send the chart to %s in %s", user, thread.id)
+        return True
 
     def proposed_sql(self, thread: SlackThread, proposal: Proposal) -> None:
         """The proposal's SQL as a file, when its message shows only the start (the file is

@@ -7,6 +7,7 @@ import signal
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from types import FrameType
 from urllib.parse import urlsplit
 
@@ -112,7 +113,9 @@ def build_app(
         uploads = ThreadUploads(conversations, sandboxes, files)
         sandboxes.start(conversations.work.submit)
 
-    listeners.register(app, conversations, store, approvers, channels, router.tables, uploads)
+    # the Home tab lists to each person the tables their own identity may read (run_as)
+    tables = partial(router.tables, directory=conversations.identities)
+    listeners.register(app, conversations, store, approvers, channels, tables, uploads)
     # threads a crashed process (this one before a restart, or another replica) left mid-way
     # hear what happened
     app.recovery = conversations.recovery.watch(RECOVER_EVERY_S)

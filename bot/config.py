@@ -11,9 +11,19 @@ channel asks which one.
     spec = "postgresql://querybot:${FINANCE_DB_PASSWORD}@db.internal/finance"
     row_limit = 500
     query_timeout_s = 30
+    dbt_project = "../analytics"          # its dbt project (relative to this file): optional
+
+    [warehouses.finance.run_as]           # whose access each question runs with: optional
+    groups = { S0123456789 = "finance_analyst" }
+    unmapped = "refuse"                   # bot/identity.py
 
     [channels]
     C0123456789 = "finance"               # Slack channel id = warehouse name
+    C0987654321 = { warehouse = "finance", answers = "private" }
+
+A channel's `answers` say where the results of its questions go: "thread" (the default: in
+the thread, for everyone in the channel) or "private" (only to the person who asked and the
+person who approved, as messages only they see: bot/outcomes.py).
 
 Secrets stay out of the file: `${NAME}` in a spec is replaced by the environment variable NAME.
 Without a config file the deployment is one warehouse named "main", from `QUERYBOT_WAREHOUSE`.
@@ -30,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.identity import RunAsRules, parse_run_as
 from bot.settings import CHANNEL_ID, Settings, SettingsError
 from connectors.base import ConnectorError
 
@@ -40,7 +51,17 @@ _NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 _VARIABLE = re.compile(r"\$\{([^}]*)\}")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _TOP_KEYS = {"default", "warehouses", "channels"}
-_WAREHOUSE_KEYS = {"spec", "description", "row_limit", "query_timeout_s"}
+_CHANNEL_KEYS = {"warehouse", "answers"}
+#: Where a channel's answers go: in the thread (the default), or only to asker and approver.
+THREAD, PRIVATE = "thread", "private"
+_WAREHOUSE_KEYS = {
+    "spec",
+    "description",
+    "row_limit",
+    "query_timeout_s",
+    "dbt_project",
+    "run_as",
+}
 
 
 class WarehouseError(ConnectorError):
@@ -59,6 +80,10 @@ class Warehouse:
     #: Overrides of QUERYBOT_ROW_LIMIT and QUERYBOT_QUERY_TIMEOUT_S for this warehouse.
     row_limit: int | None = None
     query_timeout_s: float | None = None
+    #: The warehouse's dbt project (agent/semantic/artifacts.py says what it may name), or None.
+    dbt_project: Path | None = None
+    #: Which identity each person's questions run as (bot/identity.py); None: the bot's login.
+    run_as: RunAsRules | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +98,12 @@ class DeploymentConfig:
     channels: dict[str, str] = field(default_factory=dict)
     #: The file it came from; None when built from QUERYBOT_WAREHOUSE.
     path: Path | None = None
+    #: Channels whose answers go only to the asker and the approver (`answers = "private"`).
+    private: frozenset[str] = frozenset()
+
+    def answers_private(self, channel: str) -> bool:
+        """Whether the results of questions in `channel` go only to asker and approver."""
+        return channel in self.private
 
     def warehouse_for(self, channel: str) -> str | None:
         """The name of the warehouse `channel` asks, or None when there is none."""
@@ -103,7 +134,8 @@ class DeploymentConfig:
 def single(settings: Settings) -> DeploymentConfig:
     """The deployment without a config file: QUERYBOT_WAREHOUSE, answered in every channel."""
     spec = settings.warehouse
-    return DeploymentConfig({SINGLE: Warehouse(SINGLE, spec, spec)}, default=SINGLE)
+    warehouse = Warehouse(SINGLE, spec, spec, dbt_project=settings.dbt_project)
+    return DeploymentConfig({SINGLE: warehouse}, default=SINGLE)
 
 
 def deployment_config(settings: Settings, env: Mapping[str, str]) -> DeploymentConfig:
@@ -148,7 +180,9 @@ def parse_config(raw: dict[str, Any], env: Mapping[str, str], *, path: Path) -> 
             "warehouses",
             'no warehouse is defined; add at least one [warehouses.NAME] table with spec = "...".',
         )
-    warehouses = {name: _warehouse(name, value, env, fail) for name, value in tables.items()}
+    warehouses = {
+        name: _warehouse(name, value, env, fail, path.parent) for name, value in tables.items()
+    }
     names = ", ".join(warehouses)
 
     default = raw.get("default")
@@ -159,7 +193,8 @@ def parse_config(raw: dict[str, Any], env: Mapping[str, str], *, path: Path) -> 
     if not isinstance(channels_raw, dict):
         raise fail("channels", 'write it as a table: [channels] then C0123456789 = "NAME" lines.')
     channels: dict[str, str] = {}
-    for channel, name in channels_raw.items():
+    private: set[str] = set()
+    for channel, value in channels_raw.items():
         key = f"channels.{channel}"
         if not CHANNEL_ID.match(channel):
             raise fail(
@@ -167,13 +202,40 @@ def parse_config(raw: dict[str, Any], env: Mapping[str, str], *, path: Path) -> 
                 "not a Slack channel id; use the id (like C0123456789, from the channel's "
                 "details in Slack), not its name.",
             )
+        name, answers = _channel(value, key, fail)
         if not isinstance(name, str) or name not in warehouses:
             raise fail(key, f"{name!r} is not a warehouse of this file; use one of: {names}.")
         channels[channel] = name
-    return DeploymentConfig(warehouses, default=default, channels=channels, path=path)
+        if answers == PRIVATE:
+            private.add(channel)
+    return DeploymentConfig(
+        warehouses, default=default, channels=channels, path=path, private=frozenset(private)
+    )
 
 
-def _warehouse(name: str, value: Any, env: Mapping[str, str], fail: Any) -> Warehouse:
+def _channel(value: Any, key: str, fail: Any) -> tuple[Any, str]:
+    """(warehouse name, answers) of one `[channels]` entry: "NAME", or a table with
+    `warehouse` and `answers`."""
+    if not isinstance(value, dict):
+        return value, THREAD
+    unknown = set(value) - _CHANNEL_KEYS
+    if unknown:
+        raise fail(
+            f"{key}.{sorted(unknown)[0]}",
+            'unknown setting; a channel takes warehouse = "NAME" and answers = "thread" or '
+            '"private".',
+        )
+    answers = value.get("answers", THREAD)
+    if answers not in (THREAD, PRIVATE):
+        raise fail(
+            f"{key}.answers",
+            f'should be "thread" (in the thread, for the channel) or "private" (only to who '
+            f"asked and who approved), not {answers!r}.",
+        )
+    return value.get("warehouse"), answers
+
+
+def _warehouse(name: str, value: Any, env: Mapping[str, str], fail: Any, folder: Path) -> Warehouse:
     key = f"warehouses.{name}"
     if not _NAME.match(name):
         raise fail(key, "a warehouse name is 1-40 letters, digits, '-' or '_'.")
@@ -204,6 +266,10 @@ def _warehouse(name: str, value: Any, env: Mapping[str, str], fail: Any) -> Ware
             )
     row_limit = value.get("row_limit")
     timeout = value.get("query_timeout_s")
+    dbt_project = value.get("dbt_project")
+    if dbt_project is not None and (not isinstance(dbt_project, str) or not dbt_project.strip()):
+        raise fail(f"{key}.dbt_project", "should be a path in quotes (the dbt project directory).")
+    run_as = value.get("run_as")
     return Warehouse(
         name=name,
         spec=_expand(spec.strip(), env, lambda p: fail(f"{key}.spec", p)),
@@ -211,6 +277,8 @@ def _warehouse(name: str, value: Any, env: Mapping[str, str], fail: Any) -> Ware
         description=description.strip(),
         row_limit=row_limit,
         query_timeout_s=float(timeout) if timeout is not None else None,
+        dbt_project=folder / dbt_project.strip() if dbt_project else None,
+        run_as=parse_run_as(run_as, fail, f"{key}.run_as") if run_as is not None else None,
     )
 
 

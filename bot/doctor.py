@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, cast
 
 import psycopg
 from sqlglot import exp
@@ -22,11 +23,16 @@ from sqlglot import exp
 from agent.gate import GateSchema, Verdict, check_sql
 from agent.models import ModelConfigError, load_model
 from bot.config import DeploymentConfig, Warehouse, WarehouseError, deployment_config
+from bot.doctor_access import check_run_as
+from bot.doctor_dbt import check_dbt_project
 from bot.doctor_report import Section, count, render
 from bot.doctor_slack import check_slack
 from bot.settings import Settings, SettingsError
 from bot.wiring import open_configured
 from connectors.base import Connector, ConnectorError, PermissionDenied, TableInfo
+
+if TYPE_CHECKING:
+    from connectors.snowflake import SnowflakeConnector
 
 #: The table the read-only check tries to create (and drops again if the engine let it).
 PROBE_TABLE = "querybot_doctor_probe"
@@ -74,9 +80,19 @@ def check_warehouse(
     try:
         section.ok(f"opens ({connector.name}, {connector.dialect} SQL)")
         tables = _tables(connector, section)
+        if warehouse.dbt_project is not None and tables:
+            check_dbt_project(warehouse.dbt_project, connector, tables, section)
+        if warehouse.run_as is not None:
+            check_run_as(
+                connector, warehouse.run_as, tables, section, f"warehouses.{warehouse.name}.run_as"
+            )
         _read_only(connector, section, timeout_s)
         if connector.name == "postgresql":
             _temp_file_limit(connector, section, timeout_s)
+        if connector.name == "snowflake":
+            from bot.doctor_snowflake import check_snowflake  # its driver is an optional extra
+
+            check_snowflake(cast("SnowflakeConnector", connector), section)
         if tables:
             _sample(connector, tables, section, timeout_s)
     finally:

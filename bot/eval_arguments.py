@@ -43,6 +43,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
     p.add_argument(
+        "--without-dbt",
+        action="store_true",
+        help="leave the warehouse's dbt project out (QUERYBOT_DBT_PROJECT, dbt_project): every "
+        "answer ad hoc SQL, to compare with the governed run",
+    )
+    p.add_argument(
         "--baseline",
         action="store_true",
         help="also run the naive baseline (whole schema, one call, no checks) with the same "

@@ -17,10 +17,12 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
 from agent.context import Limits, Strategies
+from agent.counting import counted
 from agent.evaluation import defog
 from agent.evaluation.baseline import NaiveBaseline
 from agent.evaluation.golden import GoldenQuestion, GoldenSet, dump_golden, load_golden
@@ -35,11 +37,11 @@ from agent.evaluation.report import (
 from agent.evaluation.runner import QuestionResult, evaluation_agent, run_golden
 from agent.examples import ExampleStore
 from agent.models import load_model
+from agent.semantic.artifacts import DbtProjectError, ProjectArtifacts
 from agent.strategies import StrategiesError, describe, parse_strategies
 from bot.config import deployment_config, load_config
 from bot.settings import Settings
 from bot.wiring import warehouse_file
-from bot.words import counted
 from connectors import open_connector
 from connectors.base import Connector
 from connectors.duckdb import DuckDBConnector
@@ -85,19 +87,47 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.baseline:
         runs.insert(0, (BASELINE, Setup(model, None, limits, Strategies(), baseline=True)))
     for name, setup in runs:
-        if golden is None:
-            results, meta = _defog(args, setup)
-        else:
-            warehouse, spec = _warehouse(args.warehouse or golden.warehouse, settings)
-            connector = open_connector(spec, data_dir=settings.data_dir)
-            if connector.name == "bigquery" and settings.profile_values == "auto":
-                setup = replace(setup, limits=replace(limits, profile_values=False))
-            results = _run_on(connector, golden, setup, "")
-            meta = {"golden": str(args.golden), "warehouse": warehouse}
+        try:
+            results, meta = _evaluate(args, settings, setup, golden)
+        except DbtProjectError as exc:
+            print(f"querybot eval: dbt project: {exc}", file=sys.stderr)
+            return 2
         described = BASELINE if setup.baseline else describe(setup.strategies)
         reports[name] = build_report(
             results, {**meta, "model": settings.model, "strategies": described}
         )
+    _report(args, settings, reports)
+    return 0
+
+
+def _evaluate(
+    args: argparse.Namespace, settings: Settings, setup: Setup, golden: GoldenSet | None
+) -> tuple[list[QuestionResult], dict[str, str]]:
+    """One configuration's results, on the golden set's warehouse or on defog's databases when
+    there is no golden set, and where they ran (for the report's meta). With the warehouse's
+    dbt project unless `--without-dbt` (raises DbtProjectError when it cannot be read)."""
+    if golden is None:
+        return _defog(args, setup)
+    warehouse, spec, dbt_project = _warehouse(args.warehouse or golden.warehouse, settings)
+    if args.without_dbt:
+        dbt_project = None
+    # raises DbtProjectError before anything opens
+    project = ProjectArtifacts(dbt_project) if dbt_project else None
+    connector = open_connector(spec, data_dir=settings.data_dir)
+    if connector.name in ("bigquery", "snowflake") and settings.profile_values == "auto":
+        setup = replace(setup, limits=replace(setup.limits, profile_values=False))
+    results = _run_on(connector, golden, replace(setup, project=project), "")
+    meta = {"golden": str(args.golden), "warehouse": warehouse}
+    if dbt_project:
+        meta["dbt_project"] = str(dbt_project)
+    return results, meta
+
+
+def _report(
+    args: argparse.Namespace, settings: Settings, reports: dict[str, dict[str, Any]]
+) -> None:
+    """Print the report (a comparison when several configurations ran), write it to `--out`,
+    and print how it differs from `--compare`'s."""
     if len(reports) == 1:
         (report,) = reports.values()
         print(render(report))
@@ -114,7 +144,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.compare and "configurations" not in report:
         old = json.loads(args.compare.read_text(encoding="utf-8"))
         print("\nCompared with " + str(args.compare) + ":\n" + render_diff(diff(old, report)))
-    return 0
 
 
 @dataclass(frozen=True)
@@ -127,6 +156,8 @@ class Setup:
     strategies: Strategies
     #: Run the naive baseline (agent.evaluation.baseline) instead of the bot's graph.
     baseline: bool = False
+    #: The warehouse's dbt project (metric questions get governed answers), or None.
+    project: ProjectArtifacts | None = None
 
 
 def _run_on(
@@ -145,6 +176,7 @@ def _run_on(
         limits=setup.limits,
         strategies=setup.strategies,
         check_model=setup.check_model,
+        project=setup.project,
     )
     try:
         return run_golden(golden, agent, database=database, progress=_progress)
@@ -152,16 +184,18 @@ def _run_on(
         agent.close()  # once a background catalog refresh (value profiling) has ended
 
 
-def _warehouse(warehouse: str | None, settings: Settings) -> tuple[str, str]:
-    """(name for the report, spec) of `warehouse`: a spec, or the name of a QUERYBOT_CONFIG
-    warehouse; with none named, the bot's (the config's default, else QUERYBOT_WAREHOUSE)."""
+def _warehouse(warehouse: str | None, settings: Settings) -> tuple[str, str, Path | None]:
+    """(name for the report, spec, dbt project) of `warehouse`: a spec (with
+    QUERYBOT_DBT_PROJECT), or the name of a QUERYBOT_CONFIG warehouse (with its `dbt_project`);
+    with none named, the bot's (the config's default, else QUERYBOT_WAREHOUSE)."""
     if settings.config_file is None:
-        return warehouse or settings.warehouse, warehouse or settings.warehouse
+        spec = warehouse or settings.warehouse
+        return spec, spec, settings.dbt_project
     config = load_config(settings.config_file, os.environ)
     if warehouse is None or warehouse in config.warehouses:
         chosen = config.pick(warehouse)
-        return chosen.name, chosen.spec
-    return warehouse, warehouse
+        return chosen.name, chosen.spec, chosen.dbt_project
+    return warehouse, warehouse, settings.dbt_project
 
 
 def _first(golden: GoldenSet, threads: int | None) -> GoldenSet:

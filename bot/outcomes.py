@@ -1,15 +1,20 @@
 """Showing in a thread what a question, a decision or an edit came to: the proposal card (its
 buttons recorded in the store first), the answer, the clarifying question, or the failure; and
-the decided card redrawn with its verdict."""
+the decided card redrawn with its verdict.
+
+In a channel whose answers are private (`answers = "private"`, bot/config.py) the answer goes
+only to the person who asked and the person who approved (bot/answers.py), and every card says
+so; elsewhere a card that runs as the asker's access says the channel will see the result."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from agent.outcome import Outcome
+from agent.outcome import Answer, Outcome
 from bot import blocks
 from bot.answers import Answers
 from bot.blocks import Message, escape
@@ -39,10 +44,38 @@ RUN_FAILED = ":x: did not complete (see below)"
 class Outcomes:
     """Posts outcomes in their threads and redraws decided cards."""
 
-    def __init__(self, client: WebClient, store: Store, *, display_rows: int) -> None:
+    def __init__(
+        self,
+        client: WebClient,
+        store: Store,
+        *,
+        display_rows: int,
+        private: Callable[[str], bool] = lambda channel: False,
+    ) -> None:
         self.client = client
         self.store = store
         self.answers = Answers(client, display_rows=display_rows)
+        #: Whether a channel's answers go only to the asker and the approver.
+        self.private = private
+
+    def audience(self, channel: str) -> blocks.Audience:
+        """Who will see the results of `channel`'s cards."""
+        return blocks.Audience(channel, private=self.private(channel))
+
+    def _answer(
+        self,
+        thread: SlackThread,
+        answer: Answer,
+        *,
+        requested_by: str,
+        approved_sql: str | None,
+    ) -> None:
+        """Post `answer` where its channel's answers go."""
+        if self.private(thread.channel):
+            to = list(dict.fromkeys([requested_by, answer.approved_by]))
+            self.answers.post_privately(thread, answer, to, approved_sql=approved_sql)
+        else:
+            self.answers.post(thread, answer, approved_sql=approved_sql)
 
     def show(
         self,
@@ -68,11 +101,18 @@ class Outcomes:
                 requested_by=requested_by,
                 edited_by=edited_by,
             )
-            message = blocks.proposal(outcome.proposal, requested_by=requested_by, note=note)
+            message = blocks.proposal(
+                outcome.proposal,
+                requested_by=requested_by,
+                note=note,
+                audience=self.audience(thread.channel),
+            )
             update(self.client, thread.channel, placeholder, message)
             self.answers.proposed_sql(thread, outcome.proposal)  # when only its start shows
         elif outcome.kind == "answer" and outcome.answer:
-            self.answers.post(thread, outcome.answer, approved_sql=approved_sql)
+            self._answer(
+                thread, outcome.answer, requested_by=requested_by, approved_sql=approved_sql
+            )
         elif outcome.kind == "rejected":
             return  # the proposal's message already says who rejected it
         elif outcome.kind == "clarify":
@@ -105,7 +145,12 @@ class Outcomes:
         try:
             if outcome.kind == "proposal":
                 if outcome.answer:  # an empty result, then the loosened query (agent relax)
-                    self.answers.post(thread, outcome.answer, approved_sql=card_sql)
+                    self._answer(
+                        thread,
+                        outcome.answer,
+                        requested_by=record.requested_by,
+                        approved_sql=card_sql,
+                    )
                 placeholder = post(self.client, thread, blocks.working())
                 note = escape(outcome.message) if outcome.answer else REPAIRED
                 self.show(outcome, thread, placeholder, requested_by=record.requested_by, note=note)
@@ -120,18 +165,27 @@ class Outcomes:
             log.exception("Posting the outcome of proposal %s failed", record.proposal_id)
             self.fail(thread, None, DECIDE_FAILED)
 
-    @staticmethod
-    def running_card(record: ProposalRecord, verdict: str, elapsed_s: int) -> Message:
+    def running_card(self, record: ProposalRecord, verdict: str, elapsed_s: int) -> Message:
         """The approved card while its query runs: "Running… N s" and the Cancel button."""
         return blocks.running_card(
             record.proposal,
             requested_by=record.requested_by,
             verdict=blocks.running(verdict, elapsed_s),
+            audience=self.audience(record.channel),
+        )
+
+    def decided_card(self, record: ProposalRecord, verdict: str) -> Message:
+        """The card of `record` without its buttons, saying `verdict`."""
+        return blocks.decided(
+            record.proposal,
+            requested_by=record.requested_by,
+            verdict=verdict,
+            audience=self.audience(record.channel),
         )
 
     def redraw(self, record: ProposalRecord, verdict: str) -> None:
         """The card of `record` without its buttons, saying `verdict`."""
-        message = blocks.decided(record.proposal, requested_by=record.requested_by, verdict=verdict)
+        message = self.decided_card(record, verdict)
         try:
             update(self.client, record.channel, record.message_ts, message)
         except SlackApiError:

@@ -96,7 +96,11 @@ class Recovery:
                 update(self.client, question.channel, question.message_ts, message)
             elif record.status is Status.PENDING:
                 # recorded before the restart, maybe never drawn: show it, its buttons work
-                message = blocks.proposal(record.proposal, requested_by=record.requested_by)
+                message = blocks.proposal(
+                    record.proposal,
+                    requested_by=record.requested_by,
+                    audience=self.outcomes.audience(record.channel),
+                )
                 update(self.client, question.channel, question.message_ts, message)
         except SlackApiError:
             log.exception("Could not tell %s about the restart", question.thread_id)

@@ -20,6 +20,7 @@ from agent.outcome import Outcome
 from bot.blocks import escape
 from bot.channels import ChannelRules
 from bot.config import DeploymentConfig
+from bot.identity import Directory, RunAsRules
 from bot.slack_thread import SlackThread
 from connectors.base import ConnectorError
 
@@ -59,6 +60,8 @@ class Route:
     #: The thread has files of its own (bot/sandboxes.py), so it is a conversation from its
     #: first file on: before its first question, and after its files were removed.
     files: bool = False
+    #: Which identity each person's questions run as (bot/identity.py); None: the login's.
+    run_as: RunAsRules | None = None
 
     def is_conversation(self) -> bool:
         """Whether the thread is a conversation with the bot (replies there need no mention)."""
@@ -95,16 +98,27 @@ class Router:
         name = self.config.warehouse_for(SlackThread.from_id(thread_id).channel)
         if name is None:
             return Route(thread_id, None, refusal=unmapped(self.config, links=False))
-        return Route(thread_id, self.agents[name])
+        return Route(thread_id, self.agents[name], run_as=self.config.warehouses[name].run_as)
 
-    def tables(self) -> list[tuple[str, str]]:
-        """(name, description) of every table people can ask about, for the Home tab. With
-        several warehouses each name says its warehouse ("finance: public.invoices")."""
+    def tables(self, user: str = "", directory: Directory | None = None) -> list[tuple[str, str]]:
+        """(name, description) of every table `user` can ask about, for the Home tab. With
+        several warehouses each name says its warehouse ("finance: public.invoices"). Of a
+        warehouse with run_as rules, only the tables `user`'s identity may read, as the
+        warehouse says (none when they are unmapped, or no `directory` says who they are)."""
         several = len(self.agents) > 1
         listed: list[tuple[str, str]] = []
         for name, agent in self.agents.items():
             try:
                 tables = agent.tables()
+                rules = (
+                    self.config.warehouses[name].run_as if name in self.config.warehouses else None
+                )
+                if rules is not None:
+                    run_as = directory.run_as(rules, user) if directory and user else None
+                    if run_as is None or not run_as.role:
+                        continue
+                    hidden = set(agent.unreadable(run_as.role, [t.name for t in tables]))
+                    tables = [t for t in tables if t.name not in hidden]
             except ConnectorError:  # one warehouse down must not blank the whole tab
                 log.exception("Could not list the tables of warehouse %r", name)
                 continue

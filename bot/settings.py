@@ -95,6 +95,9 @@ class QuerySettings(LimitSettings):
     profile_values: Literal["auto", "on", "off"] = variable("QUERYBOT_PROFILE_VALUES", "auto")
     #: A YAML business glossary (terms, definitions, preferred expressions), or None.
     glossary: Path | None = variable("QUERYBOT_GLOSSARY", None)
+    #: The warehouse's dbt project: its directory, its target/ or its manifest.json (descriptions,
+    #: value lists, join keys and metrics; agent/semantic/). A config file sets it per warehouse.
+    dbt_project: Path | None = variable("QUERYBOT_DBT_PROJECT", None)
     #: The team's own pure functions the gate accepts besides the engine's known pure ones
     #: (comma-separated `name` or `schema.name`, lower-cased).
     allowed_functions: Annotated[tuple[str, ...], NoDecode] = variable(

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent.counting import counted
 from agent.outcome import Answer, Outcome, Proposal
-from bot.words import counted, header, label, only_row
+from bot.words import header, label, only_row
 
 #: Where the SQL would go when the person approved it just above.
 APPROVED_ABOVE = "SQL: the query approved above, run exactly as shown there."
@@ -36,6 +37,9 @@ def table_text(columns: list[str], rows: list[list[Any]], max_width: int = 40) -
 
 def proposal_text(proposal: Proposal) -> str:
     parts = [proposal.explanation, "", proposal.sql, "", "Reads: " + ", ".join(proposal.tables)]
+    if proposal.label:
+        parts.append(f"Kind: {proposal.label}")
+    parts += [f"Definition: {d}" for d in proposal.definitions]
     parts += [f"Warning: {w}" for w in proposal.warnings]
     return "\n".join(parts)
 
@@ -57,6 +61,8 @@ def answer_text(answer: Answer, shown: int, *, approved_above: bool = False) -> 
         f"Sources: {', '.join(answer.tables)} · {answer.connector} · "
         f"{counted_rows} · {answer.elapsed_s:.2f} s · approved by {answer.approved_by}"
     )
+    if answer.label:
+        sources += f" · {answer.label}"
     sql = APPROVED_ABOVE if approved_above else answer.sql
     return "\n".join([*lines, sources, "", sql])
 

@@ -9,7 +9,9 @@ the conversation's worker is busy running the very query it stops (bot/cancels.p
 a process which is gone left mid-way is reported by bot/recovery.py.
 
 Each job resolves its thread to the Agent that answers it once (bot/routing.py); in a thread
-no Agent answers, a question or decision comes to the route's refusal.
+no Agent answers, a question or decision comes to the route's refusal. Where the route's
+warehouse has run_as rules, the asker's warehouse identity is resolved before the model is asked
+(bot/identity.py): an unmapped person is refused there, and the question otherwise runs as them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from agent.outcome import Outcome
 from bot import blocks
 from bot.blocks import Message
 from bot.cancels import Cancels
+from bot.clearance import APPROVE, EDIT, EXPLAIN, Clearance
+from bot.identity import Directory
 from bot.outcomes import ASK_FAILED, Outcomes
 from bot.progress import Progress
 from bot.recovery import Recovery
@@ -60,8 +64,14 @@ class Conversations:
         self.work = work
         #: Seconds before a long step first shows its progress (see bot/progress.py).
         self.progress_s = progress_s
-        self.outcomes = Outcomes(client, store, display_rows=display_rows)
+        self.outcomes = Outcomes(
+            client, store, display_rows=display_rows, private=router.config.answers_private
+        )
         self.cancels = Cancels(client, router)
+        #: Who each person is in each warehouse (bot/identity.py), from Slack's directory.
+        self.identities = Directory(client)
+        #: Who may approve, edit or read the account of a proposal run as the asker.
+        self.clearance = Clearance(router, self.identities)
         self.recovery = Recovery(client, router, store, work, self.outcomes)
 
     # -- called by listeners (Bolt's threads): quick Slack calls only --------------------------
@@ -87,7 +97,7 @@ class Conversations:
         """A click that won the claim: swap the buttons for the verdict, then carry it out."""
         assert record.status is Status.RUNNING
         verdict = blocks.approved_by(user) if approved else blocks.rejected_by(user)
-        message = blocks.decided(record.proposal, requested_by=record.requested_by, verdict=verdict)
+        message = self.outcomes.decided_card(record, verdict)
         try:
             update(self.client, record.channel, record.message_ts, message)
         except SlackApiError:
@@ -106,9 +116,23 @@ class Conversations:
 
     def explain(self, record: ProposalRecord, *, user: str) -> None:
         """A "How did you get this?" click: the answer's steps, to the person who clicked only
-        (others may click too; the thread stays a record of questions and answers). A state
-        read, so it runs beside the thread's queue rather than behind a long query."""
+        (others may click too; the thread stays a record of questions and answers), where
+        questions run as the asker only if the clicker's identity could run its query
+        (bot/clearance.py; else an ephemeral says why). A state read, so it runs beside the
+        thread's queue rather than behind a long query."""
         self.work.submit(f"{record.thread_id}:explain", lambda: self._explain(record, user))
+
+    def why_not_run(self, record: ProposalRecord, user: str) -> str | None:
+        """None when `user` could run `record`'s query themselves (bot/clearance.py: where
+        people run as their own warehouse identity, theirs must read every table it reads, and
+        the asker's identity must still be the one the proposal runs as). Else why not (mrkdwn,
+        for an ephemeral). Asks Slack and the warehouse: a listener's thread may call it, once
+        per Approve click."""
+        return self.clearance.why_not(APPROVE, record, user)
+
+    def why_not_edit(self, record: ProposalRecord, user: str) -> str | None:
+        """As `why_not_run`, for opening (or submitting) the Edit SQL box."""
+        return self.clearance.why_not(EDIT, record, user)
 
     def retire_pending(self, thread_id: str, verdict: str) -> None:
         """Mark the thread's waiting proposals as replaced with `verdict` (nothing runs): what
@@ -148,7 +172,14 @@ class Conversations:
             ):
                 route = self.router.route(thread.id)
                 agent = route.agent
-                outcome = agent.ask(thread.id, text, user=user) if agent else route.refused()
+                run_as = self.identities.run_as(route.run_as, user)
+                if agent is None:
+                    outcome = route.refused()
+                elif run_as.refusal:
+                    log.info("Refused a question in %s: %s is not mapped", thread.id, user)
+                    outcome = Outcome(kind="failed", message=run_as.refusal)
+                else:
+                    outcome = agent.ask(thread.id, text, user=user, identity=run_as.role)
             self.outcomes.show(outcome, thread, placeholder, requested_by=user)
             log.info("Question in %s answered: %s", thread.id, outcome.kind)
         except Exception:
@@ -204,10 +235,15 @@ class Conversations:
         self.store.finish(record.proposal_id)
 
     def _explain(self, record: ProposalRecord, user: str) -> None:
+        thread = SlackThread.from_id(record.thread_id)
+        refusal = self.clearance.why_not(EXPLAIN, record, user)
+        if refusal:
+            tell(self.client, thread, user, refusal)
+            return
         agent = self.router.route(record.thread_id).agent
         account = agent.explain(record.thread_id, record.proposal_id) if agent else None
         message = blocks.explanation(account) if account else blocks.unknown_explanation()
-        tell(self.client, SlackThread.from_id(record.thread_id), user, message)
+        tell(self.client, thread, user, message)
 
     def _edit(self, record: ProposalRecord, sql: str, user: str) -> None:
         thread = SlackThread.from_id(record.thread_id)

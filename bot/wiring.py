@@ -24,18 +24,26 @@ from agent.examples import ExampleStore
 from agent.failures import FailureStore
 from agent.glossary import Glossary, GlossaryError
 from agent.models import load_model
+from agent.semantic.artifacts import DbtProjectError, ProjectArtifacts
 from agent.storage import PostgresStorage, Storage
 from bot.config import DeploymentConfig, Warehouse, WarehouseError, deployment_config
+from bot.identity import RunAsRules
 from bot.settings import Settings, SettingsError
 from connectors import open_connector
-from connectors.base import Connector, ConnectorError
+from connectors.allowlist import TableAllowlist
+from connectors.base import Connector, ConnectorError, acts_as
 
 log = logging.getLogger(__name__)
 
-#: Connectors whose values `QUERYBOT_PROFILE_VALUES=auto` leaves unprofiled: on BigQuery the
-#: profiling scans cost money; Looker refuses the plain aggregates profiling sends (measures may
-#: only appear inside AGGREGATE()), and its connector shows sample rows instead.
-NOT_PROFILED = frozenset({"bigquery", "looker"})
+#: Connectors whose values `QUERYBOT_PROFILE_VALUES=auto` leaves unprofiled: on BigQuery and
+#: Snowflake the profiling scans cost money (bytes billed, warehouse credits); Looker refuses the
+#: plain aggregates profiling sends (measures may only appear inside AGGREGATE()), and its
+#: connector shows sample rows instead.
+NOT_PROFILED = frozenset({"bigquery", "looker", "snowflake"})
+
+#: Connectors whose identities are table allowlists querybot enforces (connectors/allowlist.py):
+#: engines with no identities of their own to act as.
+ALLOWLISTED = frozenset({"duckdb", "sqlite"})
 
 
 class Deployment:
@@ -97,6 +105,8 @@ class Deployment:
         limits: Limits | None = None,
         examples: ExampleStore | None = None,
         failures: FailureStore | None = None,
+        project: ProjectArtifacts | None = None,
+        run_as_required: bool = False,
     ) -> Agent:
         """An Agent over `connector` sharing this deployment's model, audit log and
         checkpointer. `name` is for logs; `limits` default to the deployment's (value profiling
@@ -117,6 +127,8 @@ class Deployment:
             strategies=self.strategies,
             check_model=self.check_model,
             failures=failures or FailureStore(),
+            project=project,
+            run_as_required=run_as_required,
         )
         log.info("Agent %r over %s ready", name, connector.name)
         return Agent(deps, self.checkpointer)
@@ -125,7 +137,20 @@ class Deployment:
         """The Agent of a configured warehouse, opened once. Raises WarehouseError naming it."""
         if warehouse.name in self.agents:
             return self.agents[warehouse.name]
+        project = None
+        if warehouse.dbt_project is not None:
+            try:
+                project = ProjectArtifacts(warehouse.dbt_project)
+            except DbtProjectError as exc:
+                raise WarehouseError(f"Warehouse {warehouse.name!r}: dbt project: {exc}") from exc
         connector = open_configured(warehouse, self.config, self.settings)
+        if warehouse.run_as is not None:
+            try:
+                key = f"{self.config.path}: warehouses.{warehouse.name}.run_as"
+                connector = with_identities(connector, warehouse.run_as, key)
+            except BaseException:
+                connector.close()
+                raise
         row_limit = warehouse.row_limit or self.limits.row_limit
         limits = replace(
             self.limits,
@@ -143,6 +168,8 @@ class Deployment:
             failures=FailureStore(
                 self.state or self.failures_path(warehouse.name), warehouse=warehouse.name
             ),
+            project=project,
+            run_as_required=warehouse.run_as is not None,
         )
         self.agents[warehouse.name] = agent
         agent.deps.catalog.start()  # tables, gate schema, index: built now, not on a question
@@ -186,6 +213,36 @@ def warehouse_file(settings: Settings, config: DeploymentConfig, stem: str, name
     `STEM.sqlite` for the one warehouse without (as before config files existed)."""
     suffix = f"-{name}" if config.path is not None else ""
     return settings.data_dir / f"{stem}{suffix}.sqlite"
+
+
+def with_identities(connector: Connector, rules: RunAsRules, key: str) -> Connector:
+    """`connector` as it runs the identities `rules` name: itself where the engine acts as them
+    (PostgreSQL and MariaDB roles, BigQuery service accounts), held to each identity's table
+    allowlist where it cannot (`run_as.tables`). SettingsError starting with `key` (where the
+    rules are written) when they do not fit the engine, or an allowlist names a table the
+    catalog does not have."""
+    if acts_as(connector):
+        if rules.tables:
+            raise SettingsError(
+                f"{key}.tables: {connector.name} runs each query as the identity itself, so its "
+                "own grants decide what each may read; remove run_as.tables."
+            )
+        return connector
+    if connector.name not in ALLOWLISTED:
+        raise SettingsError(
+            f"{key}: querybot cannot run queries as another identity on {connector.name} yet; "
+            "remove run_as from this warehouse."
+        )
+    if not rules.tables:
+        raise SettingsError(
+            f"{key}: {connector.name} has no identities querybot can act as; give each identity "
+            'the tables it may read under run_as.tables (identity = ["table", ...]), or remove '
+            "run_as from this warehouse."
+        )
+    allowlist = TableAllowlist(connector, rules.tables)
+    for entry, why in allowlist.problems().items():
+        raise SettingsError(f"{key}.tables.{entry}: {why}")
+    return allowlist
 
 
 def open_configured(

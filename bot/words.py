@@ -49,13 +49,6 @@ _AGGREGATE = re.compile(
 _ROUND = re.compile(r"round\((?P<inner>.+),\s*-?\d+\s*\)", re.IGNORECASE)
 
 
-def counted(n: int, noun: str, plural: str = "", *, more: bool = False) -> str:
-    """`n` with thousands separators and `noun`, singular for exactly one: "1 row",
-    "0 rows", "1,234 rows"; `more` marks a count that may be higher ("1,000+ rows")."""
-    word = noun if n == 1 and not more else plural or noun + "s"
-    return f"{n:,}{'+' if more else ''} {word}"
-
-
 def _spaced(name: str) -> str:
     """An identifier with spaces for underscores, in lower case when it was all upper case (as
     Snowflake and Oracle return unquoted names)."""

@@ -11,7 +11,12 @@ from pathlib import Path
 
 from connectors.base import Connector
 from connectors.limits import Limits
-from connectors.settings import BigQuerySettings, ConnectorSettings, LookerSettings
+from connectors.settings import (
+    BigQuerySettings,
+    ConnectorSettings,
+    LookerSettings,
+    SnowflakeSettings,
+)
 
 #: An opener: the text after "kind:", the data directory, what one query may cost, and the
 #: connectors' settings (None: a connector that needs some reads them from the environment).
@@ -76,6 +81,19 @@ def _open_looker(
     return from_spec(arg, settings or LookerSettings.from_env(), limits=limits)
 
 
+def _open_snowflake(
+    arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
+) -> Connector:
+    try:
+        from connectors.snowflake_spec import from_spec
+    except ImportError as exc:
+        raise ValueError(
+            "The Snowflake warehouse needs its driver: install it with "
+            "`uv sync --extra snowflake` (snowflake-connector-python)."
+        ) from exc
+    return from_spec(arg, settings or SnowflakeSettings.from_env(), limits=limits)
+
+
 #: Spec kind -> (opener taking the text after "kind:" and the data directory, form for people).
 _OPENERS: dict[str, tuple[Opener, str]] = {
     "demo": (
@@ -88,6 +106,13 @@ _OPENERS: dict[str, tuple[Opener, str]] = {
         "bigquery:PROJECT/DATASET[,DATASET...]  (Google BigQuery; the first dataset is the "
         "default; see BIGQUERY_LOCATION, GOOGLE_APPLICATION_CREDENTIALS, "
         "QUERYBOT_BQ_MAX_BYTES_BILLED, QUERYBOT_BQ_PRICE_PER_TIB, BIGQUERY_API_ENDPOINT)",
+    ),
+    "snowflake": (
+        _open_snowflake,
+        "snowflake://ACCOUNT/DATABASE[/SCHEMA,...]?warehouse=WH[&role=ROLE]  (Snowflake; the "
+        "first schema is the default, PUBLIC when none is listed; needs `uv sync --extra "
+        "snowflake`, SNOWFLAKE_USER and SNOWFLAKE_PRIVATE_KEY_FILE[_PASSPHRASE] or "
+        "SNOWFLAKE_PASSWORD; see QUERYBOT_SF_MAX_BYTES_SCANNED)",
     ),
     "looker": (
         _open_looker,

@@ -93,10 +93,21 @@ class CostEstimate:
 class RunContext:
     """Who and what a run is for. `job_key` is unique per approval: a connector that can
     (BigQuery) derives its job id from it so a repeated approval never runs twice; `labels`
-    are short key/values for the warehouse's own job records."""
+    are short key/values for the warehouse's own job records. `identity` is the warehouse
+    identity the statement runs as (a PostgreSQL or MariaDB role, a BigQuery service account, a
+    name with a table allowlist), "" for the connector's own login: a connector that cannot act
+    as another identity (`acts_as` is False) refuses a run naming one rather than run it as its
+    login."""
 
     job_key: str = ""
     labels: dict[str, str] = field(default_factory=dict)
+    identity: str = ""
+
+
+def acts_as(connector: object) -> bool:
+    """Whether `connector` can run a statement as another identity than its login
+    (`RunContext.identity`), and so implements `ActsAs`."""
+    return bool(getattr(connector, "acts_as_identities", False)) and isinstance(connector, ActsAs)
 
 
 class ConnectorError(Exception):
@@ -210,6 +221,23 @@ class Connector(Protocol):
 
     def close(self) -> None:
         """Release connections."""
+        ...
+
+
+@runtime_checkable
+class ActsAs(Protocol):
+    """A connector that can run as a warehouse identity other than its login (PostgreSQL's
+    `SET LOCAL ROLE`, MariaDB's `SET ROLE`, BigQuery's impersonated service accounts), so the
+    engine's grants (and row-level security, where it has it) apply to that identity; or, on
+    engines without identities, one that holds each to a table allowlist
+    (connectors/allowlist.py). An optional addition to `Connector`, in force when
+    `acts_as_identities` is True."""
+
+    acts_as_identities: bool
+
+    def unreadable(self, identity: str, tables: Sequence[str]) -> list[str]:
+        """Those of `tables` (names as the catalog lists them) `identity` may not read. Raises
+        PermissionDenied when the login may not act as `identity` at all."""
         ...
 
 

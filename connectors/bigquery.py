@@ -4,7 +4,9 @@ Every statement is dry-run before it is offered for approval (bytes, cost, parti
 and a refusal over `maximum_bytes_billed`); every job carries `maximum_bytes_billed`, a job
 timeout and labels; a run's job id comes from the approval, so a repeated approval finds the
 first job instead of starting a second, and `cancel` can stop it by that key. Only the
-allow-listed datasets may be read.
+allow-listed datasets may be read. A run naming an identity (`RunContext.identity`, a service
+account's email) runs its job with a token impersonating that account, so the account's own IAM
+grants decide what it reads (connectors/bigquery_client.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from google.api_core import exceptions as api
 from google.api_core.retry import Retry
 from google.auth import exceptions as auth
 from google.cloud import bigquery
+from google.cloud.bigquery import Client, QueryJobConfig
 
 from connectors import bigquery_jobs as jobs
 from connectors.base import (
@@ -36,8 +39,8 @@ from connectors.base import (
     TableProfile,
     find_table,
 )
+from connectors.bigquery_client import Impersonation, endpoint_client
 from connectors.bigquery_client import client as _client
-from connectors.bigquery_client import endpoint_client
 from connectors.bigquery_errors import size, translate
 from connectors.bigquery_metadata import (
     DatasetMetadata,
@@ -75,6 +78,7 @@ class BigQueryConnector:
 
     name = "bigquery"
     dialect = "bigquery"
+    acts_as_identities = True
 
     def __init__(
         self,
@@ -106,6 +110,7 @@ class BigQueryConnector:
         self._names = Names(project, self.datasets[0])
         self._allowed = frozenset(self.datasets)
         self._client = client or _client(project, location, credentials_path)
+        self._impersonation = Impersonation(self._client)
         self._metadata = MetadataCache(self._load_dataset, metadata_ttl_s)
         self._runs = Runs()
         #: Real BigQuery has COLUMN_FIELD_PATHS; the local emulator does not.
@@ -131,6 +136,16 @@ class BigQueryConnector:
             for row in self._metadata_rows(row_counts_sql(project, dataset)):
                 counts[f"{project}.{dataset}.{row['table_id']}"] = int(row["row_count"])
         return {name: TableProfile(count) for name, count in counts.items() if name in wanted}
+
+    def unreadable(self, identity: str, tables: Sequence[str]) -> list[str]:
+        """Those of `tables` the service account `identity` may not read the rows of, as IAM
+        says (testIamPermissions); PermissionDenied when the login may not impersonate it."""
+        known = {t.name for t in self.list_tables()}
+        readable = partial(self._impersonation.readable, identity, timeout_s=self.job_timeout_s)
+        try:
+            return [name for name in tables if name not in known or not readable(name)]
+        except _CLIENT_ERRORS as exc:
+            raise self._translate(exc, self.job_timeout_s) from exc
 
     # -- before approval ---------------------------------------------------------------------
 
@@ -192,14 +207,15 @@ class BigQueryConnector:
             raise ValueError("max_rows must not be negative")
         check_datasets(parse(sql), self._allowed, self._names)
         context = context or RunContext()
+        client = self._impersonation.client(context.identity) if context.identity else None
         timeout = min(timeout_s, self.job_timeout_s)
         config = self._config(job_timeout_ms=int(timeout * 1000), labels=context.labels)
         started = time.perf_counter()
         job: bigquery.QueryJob | None = None
         with self._runs.track(context.job_key) as run:
             try:
-                job = self._start(sql, config, context.job_key, timeout)
-                self._runs.arm(run, partial(self._cancel_job, job.job_id, job.location))
+                job = self._start(sql, config, context.job_key, timeout, client)
+                self._runs.arm(run, partial(self._cancel, job))
                 remaining = max(timeout - (time.perf_counter() - started), 0.001)
                 rows_iter = job.result(
                     page_size=min(max_rows, _PAGE_ROWS) or None,
@@ -232,20 +248,20 @@ class BigQueryConnector:
         )
 
     def _start(
-        self, sql: str, config: bigquery.QueryJobConfig, job_key: str, timeout: float
+        self, sql: str, config: QueryJobConfig, job_key: str, timeout: float, client: Client | None
     ) -> bigquery.QueryJob:
-        """Start the job, or find the one an earlier run of this approval started.
+        """Start the job (as `client`'s account, else the login's), or find the earlier one.
 
         A doubled approval, or the client's own retry of an insert whose response was lost,
         gets a Conflict for the id, and reads that job.
         """
         if not job_key:
-            return self._submit(sql, config, timeout)
+            return self._submit(sql, config, timeout, client=client)
         job_id = jobs.job_id(job_key)
         try:
-            return self._submit(sql, config, timeout, job_id)
+            return self._submit(sql, config, timeout, job_id, client=client)
         except api.Conflict:
-            existing = self._client.get_job(
+            existing = (client or self._client).get_job(
                 job_id, location=self.location, retry=_retry(timeout), timeout=timeout
             )
         if not isinstance(existing, bigquery.QueryJob) or existing.query != sql:
@@ -262,10 +278,12 @@ class BigQueryConnector:
         config: bigquery.QueryJobConfig,
         timeout: float,
         job_id: str | None = None,
+        *,
+        client: bigquery.Client | None = None,
     ) -> bigquery.QueryJob:
         """Insert a job. Request retries stay within `timeout` (the client's default allows
         ten minutes), and `job_retry=None`: a failed job is reported, never started again."""
-        return self._client.query(
+        return (client or self._client).query(
             sql,
             job_config=config,
             location=self.location,
@@ -281,16 +299,14 @@ class BigQueryConnector:
         the run's wait for results then fails with the job "stopped"."""
         return self._runs.cancel(job_key)
 
-    def _cancel_job(self, job_id: str, location: str | None) -> None:
-        with contextlib.suppress(*_CLIENT_ERRORS):
-            self._client.cancel_job(job_id, location=location, timeout=_CANCEL_TIMEOUT_S)
-
     def _cancel(self, job: bigquery.QueryJob) -> None:
-        """Ask BigQuery to stop a job the bot gave up on (job_timeout_ms stops it anyway)."""
+        """Ask BigQuery to stop a job someone stopped or the bot gave up on (job_timeout_ms
+        stops it anyway), with the client that started it."""
         with contextlib.suppress(*_CLIENT_ERRORS):
-            job.cancel()
+            job.cancel(timeout=_CANCEL_TIMEOUT_S)
 
     def close(self) -> None:
+        self._impersonation.close()
         self._client.close()
 
     # -- helpers -----------------------------------------------------------------------------

@@ -51,7 +51,9 @@ def reason_of(exc: api.GoogleAPICallError) -> tuple[str, str]:
 
 
 def translate(exc: BaseException, *, timeout_s: float, cap_bytes: int) -> ConnectorError:
-    """The connector error for a client exception; the engine text names the reason."""
+    """The connector error for a client exception; the engine text names the reason. Failures
+    before BigQuery answers (time, credentials, network) are told here, its answers by
+    `_api_error`."""
     if isinstance(exc, concurrent.futures.TimeoutError):
         return QueryTimeout(timeout_s)
     if isinstance(exc, api.RetryError) and exc.cause is not None:
@@ -72,6 +74,12 @@ def translate(exc: BaseException, *, timeout_s: float, cap_bytes: int) -> Connec
         )
     if not isinstance(exc, api.GoogleAPICallError):
         return WarehouseUnavailable(f"BigQuery failed: {exc}", engine_message=str(exc))
+    return _api_error(exc, timeout_s=timeout_s, cap_bytes=cap_bytes)
+
+
+def _api_error(exc: api.GoogleAPICallError, *, timeout_s: float, cap_bytes: int) -> ConnectorError:
+    """The connector error for an error BigQuery's API returned: by its reason, else by the
+    HTTP status's exception class."""
     reason, message = reason_of(exc)
     engine = f"{reason}: {message}" if reason else message
     message = message.splitlines()[0] if message else type(exc).__name__

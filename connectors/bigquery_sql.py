@@ -11,21 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from connectors.base import PermissionDenied, QueryFailed
+from connectors.base import PermissionDenied
+from connectors.read_only import Engine, one_read_only_query, shorten
 
 #: Ingestion-time partitioning exposes both pseudo-columns; a filter on either prunes.
 _PSEUDO = frozenset({"_partitiontime", "_partitiondate"})
 
-#: sqlglot keeps statements that write or change state (DML, DDL, SET, scripting, opaque
-#: commands) in these modules; none may appear anywhere inside a query.
-_STATEMENT_MODULES = ("sqlglot.expressions.dml", "sqlglot.expressions.ddl")
-#: Query clauses that write (`SELECT ... INTO`), lock, or change access.
-_WRITING_CLAUSES: tuple[type[exp.Expr], ...] = (exp.Into, exp.Lock, exp.Grant, exp.Revoke)
 #: Dotted prefixes of BigQuery's plain scalar functions (`SAFE.DIVIDE`, `NET.HOST`); any other
 #: qualified call runs a model (`ML.`, `AI.`), a key service (`KEYS.`), an object table
 #: (`OBJ.`) or a dataset's own, possibly remote, function. The gate allows these same four.
@@ -50,81 +44,45 @@ def parse(sql: str) -> exp.Expr:
     BigQuery runs `a; b` as a script, so a second statement must never reach it. BigQuery has
     no read-only session: past this check only the service account's IAM roles would stop a
     write, so a statement that is not a query (DDL, DML, a script, anything sqlglot keeps as an
-    opaque command), or a query that writes or calls out (`check_reads_only`), is refused here,
-    before any job exists.
+    opaque command), or a query that writes or calls out anywhere in its tree, is refused here,
+    before any job exists. Calling out: table functions (`EXTERNAL_QUERY` reaches Cloud SQL,
+    `ML.PREDICT` and `AI.*` call models, `KEYS.KEYSET_CHAIN` a key service, a dataset's remote
+    function any endpoint), which BigQuery bills and runs under the bot's service account.
     """
-    try:
-        statements = [s for s in sqlglot.parse(sql, read="bigquery") if s is not None]
-    except SqlglotError as exc:
-        raise QueryFailed(
-            f"The SQL does not parse as BigQuery GoogleSQL: {str(exc).splitlines()[0]}",
-            hint="Write GoogleSQL (the BigQuery dialect).",
-            engine_message=str(exc),
-        ) from exc
-    if len(statements) != 1:
-        raise QueryFailed(
-            f"Expected one statement, got {len(statements)}.",
-            hint="Send exactly one SELECT.",
-        )
-    statement = statements[0]
-    if not isinstance(statement, exp.Query):
-        raise PermissionDenied(
-            f"Only a query may run on BigQuery, not {statement.key.upper()}.",
-            hint="Send one read-only SELECT.",
-        )
-    check_reads_only(statement)
-    return statement
-
-
-def check_reads_only(tree: exp.Expr) -> None:
-    """Refuse a query that writes, or reads anything but tables, from anywhere in its tree.
-
-    A query root is not enough: `SELECT * INTO t FROM ...` writes a table, and a query can call
-    out through table functions (`EXTERNAL_QUERY` reaches Cloud SQL, `ML.PREDICT` and `AI.*`
-    call models, `KEYS.KEYSET_CHAIN` a key service, a dataset's remote function any endpoint).
-    BigQuery bills and runs those under the bot's service account, so they are refused here,
-    before a job exists, whatever the gate let through.
-    """
-    for node in tree.walk():
-        if type(node).__module__ in _STATEMENT_MODULES or isinstance(node, _WRITING_CLAUSES):
-            raise PermissionDenied(
-                f"This query contains {node.key.upper()}, which writes or changes the "
-                "warehouse; only reads may run on BigQuery.",
-                hint=_HINT,
-            )
-        if called := _outside_call(node):
-            raise PermissionDenied(
-                f"This query calls {called}, which reaches past the allow-listed tables "
-                "(a model, a key service, another database or a user-defined function).",
-                hint=_HINT,
-            )
+    return one_read_only_query(sql, BIGQUERY)
 
 
 def _outside_call(node: exp.Expr) -> str:
     """The call `node` makes past plain tables and built-in scalar functions, else ''."""
     if isinstance(node, exp.Table) and isinstance(node.this, exp.Func):
-        return _shorten(node.sql("bigquery"))  # a table function: `EXTERNAL_QUERY(...)`
+        return shorten(node.sql("bigquery"))  # a table function: `EXTERNAL_QUERY(...)`
     if (
         isinstance(node, exp.Func)
         and not isinstance(node, exp.Unnest)
         and node.arg_key == "this"  # not a JOIN's ON condition
         and isinstance(node.parent, (exp.From, exp.Join, exp.Lateral))
     ):
-        return _shorten(node.sql("bigquery"))
+        return shorten(node.sql("bigquery"))
     if (
         isinstance(node, exp.Dot)
         and isinstance(node.expression, exp.Func)
         and node.this.sql("bigquery").strip("`").lower() not in FUNCTION_PREFIXES
     ):
-        return _shorten(node.sql("bigquery"))
+        return shorten(node.sql("bigquery"))
     if isinstance(node, exp.Anonymous) and "." in node.name:
-        return _shorten(node.sql("bigquery"))  # `` `dataset.fn`(x) ``
+        return shorten(node.sql("bigquery"))  # `` `dataset.fn`(x) ``
     return ""
 
 
-def _shorten(text: str, width: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+BIGQUERY = Engine(
+    name="BigQuery",
+    dialect="bigquery",
+    language="GoogleSQL (the BigQuery dialect)",
+    outside=_outside_call,
+    reaches="reaches past the allow-listed tables (a model, a key service, another database or "
+    "a user-defined function)",
+    hint=_HINT,
+)
 
 
 @dataclass(frozen=True)

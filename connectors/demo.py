@@ -1,7 +1,7 @@
 """The demo warehouse: a small online shop's sales over two years, as a DuckDB file.
 
-`ensure_demo` builds it on first use (in about a second); the rows come from `demo_data`, the tables
-and their comments from `demo_schema`.
+`ensure_demo` builds it on first use (in about a second); the rows come from `demo_data` (the shop
+they describe from `demo_shop`), the tables and their comments from `demo_schema`.
 """
 
 from __future__ import annotations

@@ -148,49 +148,68 @@ def main(requests: Connection, replies: Connection, control: Connection) -> None
         )
         return
     replies.send(("ready", None))
-    # The run in progress (its seq and its stop event), and cancels that came before the run
-    # they name was read (seqs only grow, so one below the current run's is stale).
-    current: dict[str, Any] = {"seq": -1}
-    early: set[int] = set()
-    lock = threading.Lock()
-
-    def listen() -> None:
-        while True:
-            try:
-                seq = control.recv()
-            except (EOFError, OSError):
-                return
-            with lock:
-                if current["seq"] == seq and "stop" in current:
-                    current["stop"].set()
-                elif seq > current["seq"]:
-                    early.add(seq)
-
-    threading.Thread(target=listen, name="querybot-duckdb-cancel", daemon=True).start()
+    cancels = _Cancels()
+    threading.Thread(
+        target=cancels.listen, args=(control,), name="querybot-duckdb-cancel", daemon=True
+    ).start()
     while True:
         try:
             seq, sql, max_rows, timeout_s, limits = requests.recv()
         except EOFError:
             break
-        stop = threading.Event()
-        with lock:
-            current.update(seq=seq, stop=stop)
-            if seq in early:
-                stop.set()
-            early.difference_update([s for s in early if s <= seq])
+        stop = cancels.started(seq)
         try:
             reply: tuple[Any, ...] = ("ok", _run(con, spec, sql, max_rows, timeout_s, limits, stop))
         except ConnectorError as exc:
             reply = freeze(exc)
         except MemoryError:
             reply = freeze(engine_memory(limits, "MemoryError in the DuckDB worker"))
-        with lock:
-            current.pop("stop")
+        cancels.ended()
         try:
             replies.send(reply)
         except MemoryError:
             replies.send(freeze(engine_memory(limits, "MemoryError sending the result")))
     con.close()
+
+
+class _Cancels:
+    """Cancels from the control pipe, each matched to the run it names: the run in progress is
+    stopped, and a cancel that came before its run was read is kept until that run starts
+    (seqs only grow, so one below the current run's is stale)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seq = -1
+        self._stop: threading.Event | None = None
+        self._early: set[int] = set()
+
+    def listen(self, control: Connection) -> None:
+        """Read cancels until the parent closes the control pipe."""
+        while True:
+            try:
+                seq = control.recv()
+            except (EOFError, OSError):
+                return
+            with self._lock:
+                if self._seq == seq and self._stop is not None:
+                    self._stop.set()
+                elif seq > self._seq:
+                    self._early.add(seq)
+
+    def started(self, seq: int) -> threading.Event:
+        """The stop event of run `seq`, which starts now: already set if it was cancelled."""
+        stop = threading.Event()
+        with self._lock:
+            self._seq, self._stop = seq, stop
+            if seq in self._early:
+                stop.set()
+            self._early.difference_update([s for s in self._early if s <= seq])
+        return stop
+
+    def ended(self) -> None:
+        """The run in progress has ended: a cancel of it comes too late to stop anything."""
+        with self._lock:
+            self._stop = None
 
 
 def _run(

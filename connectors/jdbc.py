@@ -18,7 +18,7 @@ do not all honour `setQueryTimeout`, and it does not cover reading the rows) and
 `cancel(job_key)`, again every few milliseconds until the run ends, since a cancel that reaches a
 driver before the statement starts is lost. Rows are read through jaydebeapi's cursor and
 converters; Java and JDBC exceptions become the errors of `connectors.base`, by SQLSTATE class
-and exception type.
+and exception type (`connectors.jdbc_errors`).
 """
 
 from __future__ import annotations
@@ -38,19 +38,7 @@ from typing import Any
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import QueuePool
 
-from connectors.base import (
-    ConnectorError,
-    PermissionDenied,
-    QueryCancelled,
-    QueryFailed,
-    QueryResult,
-    QueryTimeout,
-    RunContext,
-    WarehouseUnavailable,
-)
-from connectors.limits import Limits, Meter
-from connectors.runs import Runs
-
+# Before connectors.jdbc_errors, which needs the bridge too: the message says how to install it.
 try:
     import jaydebeapi
     import jpype
@@ -59,6 +47,19 @@ except ImportError as missing:  # pragma: no cover - exercised by the factory's 
         "JDBC connectors need the optional Java bridge: install it with "
         "`uv sync --extra looker` (jaydebeapi and JPype1), and a Java runtime."
     ) from missing
+
+from connectors.base import (
+    ConnectorError,
+    PermissionDenied,
+    QueryCancelled,
+    QueryResult,
+    QueryTimeout,
+    RunContext,
+    WarehouseUnavailable,
+)
+from connectors.jdbc_errors import first_line, message, translate
+from connectors.limits import Limits, Meter
+from connectors.runs import Runs
 
 log = logging.getLogger(__name__)
 
@@ -184,10 +185,9 @@ class JdbcRunner:
                 with contextlib.suppress(Exception):
                     conn.close()
                 raise WarehouseUnavailable(
-                    f"The {self.name} driver cannot open a read-only connection: "
-                    f"{_first_line(exc)}",
+                    f"The {self.name} driver cannot open a read-only connection: {first_line(exc)}",
                     hint="Use a driver that supports read-only connections.",
-                    engine_message=_message(exc),
+                    engine_message=message(exc),
                 ) from exc
             log.info("%s: setReadOnly(true) refused (%s); relying on SELECT-only", self.name, exc)
         return conn
@@ -368,112 +368,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, jpype.JObject) and hasattr(value, "booleanValue"):
         return bool(value.booleanValue())
     return str(value)
-
-
-def _java(name: str) -> Any:
-    return jpype.JClass(name)
-
-
-def _chain(exc: Any) -> Iterator[Any]:
-    """The exception and its causes (Java's `getCause()` chain)."""
-    seen = 0
-    while exc is not None and seen < 10:
-        yield exc
-        exc = exc.getCause() if hasattr(exc, "getCause") else None
-        seen += 1
-
-
-def _message(exc: Any) -> str:
-    text = exc.getMessage() if hasattr(exc, "getMessage") else None
-    return str(text) if text is not None else str(exc)
-
-
-def _first_line(exc: Any) -> str:
-    text = _message(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-def translate(
-    exc: Any,
-    *,
-    name: str,
-    connecting: bool = False,
-    timeout_s: float = 0.0,
-    unavailable_hint: str = "",
-    login_hint: str = "",
-) -> ConnectorError:
-    """The connector error for a Java exception from a JDBC driver.
-
-    The SQLSTATE class decides where the driver sets one (`08` connection, `28` login, `25`
-    read-only transaction, `42` syntax or access rule, `22` data, `0A` unsupported); the
-    exception's type otherwise. A non-SQL exception caused by an I/O failure means the warehouse
-    cannot be reached.
-    """
-    sql_exception = _java("java.sql.SQLException")
-    text = _message(exc)
-    line = _first_line(exc)
-    state = ""
-    for link in _chain(exc):
-        if isinstance(link, sql_exception) and link.getSQLState():
-            state = str(link.getSQLState())
-            break
-    io_failure = any(isinstance(link, _java("java.io.IOException")) for link in _chain(exc))
-    if isinstance(exc, _java("java.sql.SQLTimeoutException")):
-        timeout = QueryTimeout(timeout_s)
-        timeout.engine_message = text
-        return timeout
-    if state.startswith("28") or isinstance(
-        exc, _java("java.sql.SQLInvalidAuthorizationSpecException")
-    ):
-        return PermissionDenied(
-            f"{name} refused the login: {line}", hint=login_hint, engine_message=text
-        )
-    if (
-        state.startswith("08")
-        or io_failure
-        or isinstance(
-            exc,
-            (
-                _java("java.sql.SQLNonTransientConnectionException"),
-                _java("java.sql.SQLTransientConnectionException"),
-                _java("java.sql.SQLRecoverableException"),
-            ),
-        )
-        or (connecting and not isinstance(exc, sql_exception))
-    ):
-        return WarehouseUnavailable(
-            f"Cannot reach {name}: {line}", hint=unavailable_hint, engine_message=text
-        )
-    if state.startswith("25"):
-        return PermissionDenied(
-            f"{name} refused to write on a read-only connection: {line}",
-            hint="Only read-only queries are allowed.",
-            engine_message=text,
-        )
-    if state == "42501" and "privilege" in text.lower() and "not found" not in text.lower():
-        return PermissionDenied(
-            f"{name} refused access: {line}",
-            hint="Ask an admin to grant the bot's login access to it.",
-            engine_message=text,
-        )
-    if state.startswith("0A") or isinstance(exc, _java("java.sql.SQLFeatureNotSupportedException")):
-        return QueryFailed(
-            f"{name} does not support this: {line}",
-            hint="Rewrite the query without that feature.",
-            engine_message=text,
-        )
-    if state.startswith("22"):
-        return QueryFailed(
-            f"{name} error: {line}",
-            hint="Check casts and the types of compared values.",
-            engine_message=text,
-        )
-    if connecting:
-        return WarehouseUnavailable(
-            f"Cannot connect to {name}: {line}", hint=unavailable_hint, engine_message=text
-        )
-    return QueryFailed(
-        f"{name} error: {line}",
-        hint="Check the names against the listed fields and the dialect's rules.",
-        engine_message=text,
-    )

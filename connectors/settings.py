@@ -31,6 +31,9 @@ from connectors.limits import MIB, SETTINGS, Limits
 #: and the on-demand price per TiB the estimates are shown in.
 BQ_MAX_BYTES_BILLED = 10 * 1024**3
 BQ_PRICE_PER_TIB_USD = 6.25
+#: What a `snowflake://` query may read (bytes EXPLAIN assigns to its scan) before it is offered
+#: for approval, unless QUERYBOT_SF_MAX_BYTES_SCANNED says otherwise.
+SF_MAX_BYTES_SCANNED = 10 * 1024**3
 #: Sample rows shown to the model per Looker Explore unless LOOKER_SAMPLE_ROWS says otherwise.
 LOOKER_SAMPLE_ROWS = 3
 
@@ -210,6 +213,25 @@ class LookerSettings(EnvSettings):
     looker_sample_rows: int = variable("LOOKER_SAMPLE_ROWS", LOOKER_SAMPLE_ROWS, ge=0, le=100)
 
 
-class ConnectorSettings(BigQuerySettings, LookerSettings):
+class SnowflakeSettings(EnvSettings):
+    """What a `snowflake://ACCOUNT/DATABASE` warehouse reads (connectors/snowflake.py): the user,
+    a key pair (or a password), and the cap on what one query may read."""
+
+    snowflake_user: str = variable("SNOWFLAKE_USER", "")
+    #: A PEM private key; its passphrase only when it is encrypted.
+    snowflake_private_key_file: str | None = variable("SNOWFLAKE_PRIVATE_KEY_FILE", None)
+    snowflake_private_key_passphrase: str | None = variable(
+        "SNOWFLAKE_PRIVATE_KEY_PASSPHRASE", None, repr=False
+    )
+    #: Used only when no key file is set.
+    snowflake_password: str | None = variable("SNOWFLAKE_PASSWORD", None, repr=False)
+    #: A Snowflake-compatible endpoint, `http://HOST:PORT` (a local stand-in such as fakesnow).
+    snowflake_endpoint: str | None = variable("SNOWFLAKE_ENDPOINT", None)
+    sf_max_bytes_scanned: int = variable(
+        "QUERYBOT_SF_MAX_BYTES_SCANNED", SF_MAX_BYTES_SCANNED, ge=1, le=10**15
+    )
+
+
+class ConnectorSettings(BigQuerySettings, LookerSettings, SnowflakeSettings):
     """What the connectors read from the environment besides their spec (bot/settings.py's
     Settings is one, so the values checked at start are the ones a warehouse opens with)."""

@@ -32,6 +32,7 @@ from sqlalchemy.engine import URL, make_url
 from connectors.base import (
     ConnectorError,
     CostEstimate,
+    PermissionDenied,
     QueryCancelled,
     QueryResult,
     QueryTimeout,
@@ -43,7 +44,7 @@ from connectors.base import (
 )
 from connectors.limits import Limits, Meter, ResourceLimitExceeded
 from connectors.runs import Run, Runs
-from connectors.sql_flavor import Flavor, first_line
+from connectors.sql_flavor import ActsAsFlavor, Flavor, first_line
 
 #: Time allowed for the one catalog pass that builds the table list.
 _METADATA_TIMEOUT_S = 60.0
@@ -83,6 +84,9 @@ class SqlConnector:
         self._flavor = flavor_for(url, self.limits)
         self.name: str = self._flavor.name
         self.dialect: str = self._flavor.dialect
+        #: PostgreSQL and MySQL/MariaDB run a statement as the role `RunContext.identity` names.
+        self._roles = self._flavor if isinstance(self._flavor, ActsAsFlavor) else None
+        self.acts_as_identities: bool = self._roles is not None
         self._pool_size = pool_size
         self._engine = self._flavor.create_engine(pool_size)
         self._closed = False
@@ -125,6 +129,29 @@ class SqlConnector:
             self._flavor.end(con)
         return profiles
 
+    def unreadable(self, identity: str, tables: Sequence[str]) -> list[str]:
+        """Those of `tables` (catalog names) the role `identity` may not SELECT from; a name the
+        catalog does not know counts as unreadable. PermissionDenied when the login may not act
+        as `identity`, or the engine has no roles querybot can act as."""
+        roles = self._role_flavor(identity)
+        known = {t.name: t for t in self.list_tables()}
+        found = [known[name] for name in tables if name in known]
+        with self._connection(_METADATA_TIMEOUT_S) as con:
+            self._flavor.begin(con, _METADATA_TIMEOUT_S)
+            refused = roles.unreadable(con, identity, found)
+            self._flavor.end(con)
+        return [name for name in tables if name not in known or name in refused]
+
+    def _role_flavor(self, identity: str) -> ActsAsFlavor:
+        if self._roles is None:
+            raise PermissionDenied(
+                f"querybot cannot run queries as {identity!r} on {self.name}: it has no roles "
+                "to act as.",
+                hint="Give each identity a table allowlist (run_as.tables in the config file), "
+                "or remove run_as from this warehouse.",
+            )
+        return self._roles
+
     def estimate(self, sql: str) -> CostEstimate | None:
         """These engines bill nothing per query and have no cheap byte estimate."""
         return None
@@ -144,6 +171,8 @@ class SqlConnector:
         """
         if max_rows < 0:
             raise ValueError("max_rows must not be negative")
+        identity = context.identity if context else ""
+        roles = self._role_flavor(identity) if identity else None
         started = time.perf_counter()
         key = (context.job_key if context else "") or f"querybot-run-{next(self._run_ids)}"
         expired = threading.Event()
@@ -159,6 +188,8 @@ class SqlConnector:
                 with self._connection(timeout_s, run=run) as con:
                     watchdog.start()
                     self._flavor.begin(con, timeout_s)
+                    if roles is not None:
+                        roles.act_as(con, identity)
                     # Armed as late as possible: a cancel sent to an idle server is lost.
                     self._runs.arm(run, self._flavor.stopper(self._engine, con))
                     try:

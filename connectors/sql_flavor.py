@@ -10,7 +10,7 @@ execution layer, so what is sent is exactly the statement given, with no paramet
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from sqlalchemy.engine import Engine
 from sqlglot import exp
@@ -87,6 +87,21 @@ class Flavor(Protocol):
 
     def unavailable_hint(self) -> str:
         """What to check when the database cannot be reached (host, port, credentials)."""
+        ...
+
+
+@runtime_checkable
+class ActsAsFlavor(Protocol):
+    """An engine whose runs can act as another role than the login (PostgreSQL, MySQL/MariaDB).
+    `end` leaves the connection as the login again."""
+
+    def act_as(self, con: Any, identity: str) -> None:
+        """Inside the run's transaction (after `begin`): from here on, until `end`, statements
+        run with `identity`'s privileges. PermissionDenied when the login may not."""
+        ...
+
+    def unreadable(self, con: Any, identity: str, tables: Sequence[TableInfo]) -> list[str]:
+        """The names of `tables` `identity` may not SELECT from (inside `begin`)."""
         ...
 
 

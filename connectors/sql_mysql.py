@@ -14,18 +14,20 @@ Rows are read unbuffered, one at a time (a value is at most the server's `max_al
 longer ones come back NULL); each run caps in-memory temporary tables (`tmp_table_size`,
 `max_heap_table_size`) from `Limits.engine_memory_mb`. Temporary tables on disk are the server's
 to bound (MariaDB 11.5+ `max_tmp_session_space_usage`, otherwise the size of `tmpdir`).
+A run naming an identity (`RunContext.identity`) enables that role with `SET ROLE` inside the
+transaction, and the connection goes back to the login's default role after it
+(connectors/sql_mysql_roles.py).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pymysql
 from pymysql.connections import Connection
 from pymysql.constants import FIELD_TYPE
-from pymysql.cursors import Cursor, SSCursor
+from pymysql.cursors import SSCursor
 from sqlalchemy import create_engine
 from sqlalchemy.engine import URL, Engine
 from sqlalchemy.pool import QueuePool
@@ -41,7 +43,18 @@ from connectors.base import (
     WarehouseUnavailable,
 )
 from connectors.limits import Limits, engine_memory, engine_temp
-from connectors.sql_flavor import Stream, first_line, qualified
+from connectors.sql_flavor import Stream, qualified
+from connectors.sql_mysql_roles import (
+    act_as,
+    applicable_roles,
+    current_role,
+    driver_message,
+    grants,
+    own_reads,
+    refuse_privileged,
+    set_role,
+    unreadable,
+)
 from connectors.sql_mysql_stats import read_statistics
 
 #: In-memory temporary tables may use this share of `Limits.engine_memory_mb`.
@@ -54,23 +67,6 @@ _OVER_TEMP = frozenset({1114, 4204, 4205})
 
 #: MySQL 5.7.3+ and MariaDB 10.2.4+: reset the session without re-authenticating.
 _COM_RESET_CONNECTION = 0x1F
-
-#: Global privileges that reach past the tables: server files, server settings, shutdown.
-_DANGEROUS = frozenset(
-    {"ALL", "ALL PRIVILEGES", "FILE", "SUPER", "SHUTDOWN", "RELOAD", "SYSTEM_VARIABLES_ADMIN"}
-)
-#: Privileges that write or change objects, on any level (database, table, column). MariaDB
-#: lets one statement lift the read-only transaction (`SET STATEMENT tx_read_only=0 FOR CREATE
-#: TABLE ...`: DDL commits implicitly, then runs read-write), so the login itself must not be
-#: able to write: only SELECT-like logins are accepted.
-_WRITES = frozenset(
-    {"ALL", "ALL PRIVILEGES", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "INDEX"}
-    | {"CREATE VIEW", "CREATE ROUTINE", "ALTER ROUTINE", "EVENT", "TRIGGER", "LOCK TABLES"}
-    | {"DELETE HISTORY", "CREATE USER", "CREATE TABLESPACE"}
-)
-_GRANT = re.compile(r"^GRANT (.+?) ON (.+?) TO ", re.IGNORECASE)
-#: Column lists in grants (`UPDATE (salary)`): dropped before splitting on commas.
-_COLUMNS = re.compile(r"\s*\([^)]*\)")
 
 _SYSTEM_SCHEMAS = ("information_schema", "mysql", "performance_schema", "sys")
 _SCHEMA_FILTER = "TABLE_SCHEMA = COALESCE(%s, TABLE_SCHEMA) AND TABLE_SCHEMA NOT IN %s"
@@ -120,6 +116,12 @@ class MySQLFlavor:
         self.url = url.set(drivername="mysql+pymysql")
         self.mariadb = True
         self.limits = limits
+        #: The login (`user@host`) and the statement that enables the role(s) a connection
+        #: starts with ("" on a server without roles): `end` runs it after every run.
+        self.login = ""
+        self.home_role = ""
+        #: What the login may SELECT on by its own grants (every role it acts as reads it too).
+        self.own_reads: list[str] = []
 
     def create_engine(self, pool_size: int) -> Engine:
         connect_args: dict[str, Any] = {}
@@ -137,30 +139,31 @@ class MySQLFlavor:
     def check_login(self, con: Connection) -> None:
         self.mariadb = "mariadb" in con.get_server_info().lower()
         with con.cursor() as cur:
-            grants = _grants(cur)
-            for role in _applicable_roles(cur, all_at_once=not self.mariadb):
-                cur.execute(role)
-                grants |= _grants(cur)
+            found = grants(cur)
             cur.execute("SELECT CURRENT_USER()")
-            user = cur.fetchone()[0]  # type: ignore[index]
-        privileges = {p for p, on in grants if on == "*.*"}
-        dangerous = sorted(privileges & _DANGEROUS)
-        writes = sorted({f"{p} ON {on}" for p, on in grants if p in _WRITES})
-        if dangerous:
+            self.login = str(cur.fetchone()[0])  # type: ignore[index]
+            self.own_reads = own_reads(cur, self.login)
+            roles = applicable_roles(cur, all_at_once=not self.mariadb)
+            if roles is not None:
+                # what each run goes back to: the default role (MySQL: every default one)
+                self.home_role = set_role(current_role(cur)) if self.mariadb else "SET ROLE DEFAULT"
+            for role in roles or []:
+                cur.execute(role)
+                found |= grants(cur)
+        refuse_privileged(self.login, found)
+
+    def act_as(self, con: Connection, identity: str) -> None:
+        if not self.home_role:
             raise PermissionDenied(
-                f"Refusing to query MySQL as {user!r}: it holds {', '.join(dangerous)}, which "
-                "reach server files and settings even in a read-only transaction.",
-                hint="Connect as a user with only SELECT, e.g. CREATE USER 'querybot'@'%' "
-                "IDENTIFIED BY '...'; GRANT SELECT, SHOW VIEW ON mydb.* TO 'querybot'@'%';",
+                f"querybot cannot run queries as {identity!r}: this MySQL server has no roles.",
+                hint="Use MySQL 8 or MariaDB 10.0.5 or later, or remove run_as from this "
+                "warehouse in querybot's config file.",
             )
-        if writes:
-            raise PermissionDenied(
-                f"Refusing to query MySQL as {user!r}: it may {', '.join(writes[:4])}"
-                f"{' and more' if len(writes) > 4 else ''}; one statement can lift MariaDB's "
-                "read-only transaction, so the login must not be able to write.",
-                hint="Connect as a user with only SELECT, e.g. CREATE USER 'querybot'@'%' "
-                "IDENTIFIED BY '...'; GRANT SELECT, SHOW VIEW ON mydb.* TO 'querybot'@'%';",
-            )
+        act_as(con, identity, self.login, self.own_reads)
+
+    def unreadable(self, con: Connection, identity: str, tables: Sequence[TableInfo]) -> list[str]:
+        self.act_as(con, identity)
+        return unreadable(con, tables)
 
     def begin(self, con: Connection, timeout_s: float) -> None:
         with con.cursor() as cur:
@@ -215,6 +218,9 @@ class MySQLFlavor:
         con._read_ok_packet()  # type: ignore[attr-defined]
         if self.url.database:
             con.select_db(self.url.database)
+        if self.home_role:  # the reset keeps the role a run enabled: the login's again
+            with con.cursor() as cur:
+                cur.execute(self.home_role)
 
     def read_tables(self, con: Connection) -> list[TableInfo]:
         args = (self.url.database, _SYSTEM_SCHEMAS)
@@ -260,18 +266,18 @@ class MySQLFlavor:
             return engine_temp(self.limits, text)
         if code in _REFUSED:
             return PermissionDenied(
-                f"MySQL refused this statement: {_message(exc)}",
+                f"MySQL refused this statement: {driver_message(exc)}",
                 hint="Only read-only queries on tables the bot's login may read are allowed.",
                 engine_message=text,
             )
         if code in _GONE or isinstance(exc, pymysql.err.InterfaceError):
             return WarehouseUnavailable(
-                f"The MySQL connection failed: {_message(exc)}",
+                f"The MySQL connection failed: {driver_message(exc)}",
                 hint=self.unavailable_hint(),
                 engine_message=text,
             )
         return QueryFailed(
-            f"MySQL error: {_message(exc)}", hint=_HINTS.get(code, ""), engine_message=text
+            f"MySQL error: {driver_message(exc)}", hint=_HINTS.get(code, ""), engine_message=text
         )
 
     def unavailable_hint(self) -> str:
@@ -281,35 +287,3 @@ class MySQLFlavor:
             f"that user {url.username or '(default)'!r} may connect to database "
             f"{url.database or '(none)'!r}, and the password (QUERYBOT_WAREHOUSE)."
         )
-
-
-def _grants(cur: Cursor) -> set[tuple[str, str]]:
-    """(privilege, level) pairs granted to the current user and its active role, the level as
-    written by SHOW GRANTS without quotes (`*.*`, `shop.*`, `shop.orders`)."""
-    cur.execute("SHOW GRANTS")
-    found: set[tuple[str, str]] = set()
-    for (line,) in cur.fetchall():
-        if match := _GRANT.match(line):
-            level = match.group(2).replace("`", "").strip()
-            privileges = _COLUMNS.sub("", match.group(1)).split(",")
-            found |= {(p.strip().upper(), level) for p in privileges}
-    return found
-
-
-def _applicable_roles(cur: Cursor, *, all_at_once: bool) -> list[str]:
-    """`SET ROLE` statements that enable, in turn, each role the user could enable itself."""
-    try:
-        cur.execute("SELECT DISTINCT ROLE_NAME FROM information_schema.APPLICABLE_ROLES")
-    except pymysql.err.MySQLError:  # servers without roles
-        return []
-    roles = [r[0] for r in cur.fetchall()]
-    if all_at_once:  # MySQL 8: role names carry hosts; enable them all at once
-        return ["SET ROLE ALL"] if roles else []
-    return ["SET ROLE `" + role.replace("`", "``") + "`" for role in roles]
-
-
-def _message(exc: BaseException) -> str:
-    """PyMySQL's `(code, 'text')` as `text`."""
-    if len(exc.args) >= 2 and isinstance(exc.args[1], str):
-        return exc.args[1].strip().splitlines()[0] if exc.args[1].strip() else first_line(exc)
-    return first_line(exc)

@@ -12,6 +12,9 @@ in single-row mode: a row can be as long as PostgreSQL allows (1 GB), so the bot
 a batch of rows it has not measured. `work_mem` is set per run from
 `Limits.engine_memory_mb`; `temp_file_limit` only a superuser may set, so `querybot doctor` says
 when the login has none (`ALTER ROLE querybot SET temp_file_limit = '2GB'`).
+A run naming an identity (`RunContext.identity`) runs `SET LOCAL ROLE` inside that transaction,
+so the role's grants and row-level security policies decide what the statement reads; the
+login must be granted the role (and, being checked as above, no privileged one).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg import sql as pg_sql
 from sqlalchemy import create_engine
 from sqlalchemy.engine import URL, Engine
 from sqlalchemy.pool import QueuePool
@@ -68,6 +72,9 @@ _FILE_ROLES = {
     "pg_execute_server_program": "run programs on the server",
 }
 
+#: PostgreSQL's identifier limit (NAMEDATALEN - 1 bytes): longer names are silently cut.
+_MAX_NAME = 63
+
 #: Roles named in a refusal; the rest are counted.
 _ROLES_SHOWN = 4
 
@@ -105,6 +112,22 @@ WHERE a.attnum > 0 AND NOT a.attisdropped
   AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition
   AND n.nspname <> 'information_schema' AND n.nspname !~ '^pg_'
 ORDER BY 1, 2, a.attnum
+"""
+
+#: The oid and schema oid of each table named (as the catalog writes names), for the login.
+_OIDS_SQL = """
+SELECT t.name, c.oid, c.relnamespace
+FROM pg_catalog.unnest(%s::text[]) AS t(name)
+JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass(t.name)
+"""
+
+#: Of those oids, the ones the current role (after SET ROLE) may not read.
+_UNREADABLE_SQL = """
+SELECT t.name
+FROM ROWS FROM (pg_catalog.unnest(%s::text[]), pg_catalog.unnest(%s::oid[]),
+                pg_catalog.unnest(%s::oid[])) AS t(name, rel, nsp)
+WHERE NOT (pg_catalog.has_schema_privilege(t.nsp, 'USAGE')
+           AND pg_catalog.has_table_privilege(t.rel, 'SELECT'))
 """
 
 #: Server shutting down or starting, too many connections (SQLSTATE class 08 is added to these).
@@ -182,6 +205,41 @@ class PostgresFlavor:
             f"SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = {ms}; "
             f"SET LOCAL work_mem = '{work_mem}kB'"
         )
+
+    def act_as(self, con: psycopg.Connection, identity: str) -> None:
+        # `SET LOCAL` ends with the run's transaction: the pooled connection is the login again.
+        # The gate refuses set_config() and SET, so a statement cannot switch back.
+        if len(identity.encode()) > _MAX_NAME:  # PostgreSQL would cut it: another role's name
+            raise PermissionDenied(
+                f"querybot may not run queries as the PostgreSQL role {identity!r}: role names "
+                f"are at most {_MAX_NAME} bytes.",
+                hint="Change the run_as rules in querybot's config file to the role's name.",
+            )
+        statement = pg_sql.SQL("SET LOCAL ROLE {}").format(pg_sql.Identifier(identity))
+        try:
+            con.execute(statement)
+        except psycopg.Error as exc:
+            user = con.info.user
+            raise PermissionDenied(
+                f"querybot may not run queries as the PostgreSQL role {identity!r}: "
+                f"{first_line(exc)}",
+                hint=f'Create the role and grant it to the bot\'s login (GRANT "{identity}" TO '
+                f"{user}), or change the run_as rules in querybot's config file.",
+                engine_message=str(exc),
+            ) from exc
+
+    def unreadable(
+        self, con: psycopg.Connection, identity: str, tables: Sequence[TableInfo]
+    ) -> list[str]:
+        names = [t.name for t in tables]
+        with con.cursor() as cur:
+            found = cur.execute(_OIDS_SQL, (names,)).fetchall()
+        self.act_as(con, identity)
+        with con.cursor() as cur:
+            columns = [[row[i] for row in found] for i in range(3)]
+            refused = {row[0] for row in cur.execute(_UNREADABLE_SQL, columns).fetchall()}
+        resolved = {row[0] for row in found}
+        return [name for name in names if name in refused or name not in resolved]
 
     def execute(self, con: psycopg.Connection, sql: str) -> Stream:
         cursor = con.cursor()

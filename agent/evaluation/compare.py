@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agent.counting import counted
+
 Match = Literal["exact", "subset"]
 Row = tuple[Any, ...]
 
@@ -144,7 +146,7 @@ def difference(golds: Sequence[Table], gen: Table) -> str:
     """A short reason why `gen` matches no gold result, for the failure list."""
     gold = golds[0]
     if len(gen.rows) != len(gold.rows):
-        return f"{len(gen.rows)} rows where the gold answer has {len(gold.rows)}"
+        return f"{counted(len(gen.rows), 'row')} where the gold answer has {len(gold.rows)}"
     if len(gen.columns) < len(gold.columns):
         return (
             f"{len(gen.columns)} columns ({', '.join(gen.columns)}) where the gold answer has "

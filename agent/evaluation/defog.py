@@ -46,27 +46,12 @@ def build_defog(database: str, target: Path, *, corpora: Path = CORPORA) -> Path
     if target.exists():
         return target
     source = corpora / "defog-data"
-    text = (source / f"{database}.sql").read_text()
-    text = re.sub(r"INTERVAL '(\d+) min'", r"INTERVAL '\1 minutes'", text)
-    text = text.replace("'%Y%m%d %H:%i:%s'", "'YYYYMMDD HH24:MI:SS'")
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(".partial")
     partial.unlink(missing_ok=True)
     con = duckdb.connect(str(partial))
-    for tree in sqlglot.parse(text, read="postgres"):
-        if tree is None:
-            continue
-        for table in tree.find_all(exp.Table):
-            if table.db == "public":
-                table.set("db", None)
-        for type_ in tree.find_all(exp.DataType):
-            if type_.this in (exp.DataType.Type.SERIAL, exp.DataType.Type.BIGSERIAL):
-                type_.set("this", exp.DataType.Type.INT)
-        for node in list(tree.find_all(exp.ForeignKey, exp.Reference)):
-            (node.parent if isinstance(node.parent, exp.ColumnConstraint) else node).pop()
-        if isinstance(tree, exp.Create) and tree.kind == "SCHEMA":
-            tree.set("exists", True)
-        con.execute(tree.sql("duckdb"))
+    for statement in duckdb_statements((source / f"{database}.sql").read_text()):
+        con.execute(statement)
     meta = json.loads((source / f"{database}.json").read_text())["table_metadata"]
     for table, columns in meta.items():
         for column in columns:
@@ -75,6 +60,32 @@ def build_defog(database: str, target: Path, *, corpora: Path = CORPORA) -> Path
     con.close()
     partial.rename(target)
     return target
+
+
+def duckdb_statements(dump: str) -> list[str]:
+    """The statements of a defog-data PostgreSQL dump as DuckDB runs them. Two spellings sqlglot
+    or DuckDB cannot read ('15 min' intervals, a MySQL-style TO_CHAR format) are written the
+    PostgreSQL way first."""
+    dump = re.sub(r"INTERVAL '(\d+) min'", r"INTERVAL '\1 minutes'", dump)
+    dump = dump.replace("'%Y%m%d %H:%i:%s'", "'YYYYMMDD HH24:MI:SS'")
+    return [_for_duckdb(tree) for tree in sqlglot.parse(dump, read="postgres") if tree is not None]
+
+
+def _for_duckdb(tree: exp.Expr) -> str:
+    """One statement of a defog-data dump as DuckDB runs it: tables out of `public`, serials as
+    plain integers, no foreign keys (DuckDB checks their types), and CREATE SCHEMA IF NOT
+    EXISTS."""
+    for table in tree.find_all(exp.Table):
+        if table.db == "public":
+            table.set("db", None)
+    for type_ in tree.find_all(exp.DataType):
+        if type_.this in (exp.DataType.Type.SERIAL, exp.DataType.Type.BIGSERIAL):
+            type_.set("this", exp.DataType.Type.INT)
+    for node in list(tree.find_all(exp.ForeignKey, exp.Reference)):
+        (node.parent if isinstance(node.parent, exp.ColumnConstraint) else node).pop()
+    if isinstance(tree, exp.Create) and tree.kind == "SCHEMA":
+        tree.set("exists", True)
+    return tree.sql("duckdb")
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,11 @@ def build_report(results: Sequence[QuestionResult], meta: dict[str, Any]) -> dic
         "latency_s": _spread([r.latency_s for r in results]),
         **_per_question(results),
     }
+    governed = [r for r in results if r.kind.startswith("governed")]
+    if governed or any(r.kind for r in results):
+        # where the warehouse has metric definitions: how many answers were governed, and right
+        summary["governed"] = len(governed)
+        summary["governed_right"] = sum(r.status == "pass" for r in governed)
     return {
         "meta": meta,
         "summary": summary,
@@ -138,6 +143,11 @@ def render(report: dict[str, Any], *, failures: int = 20) -> str:
     if not report["questions"]:
         return "No questions ran: there is nothing to report."
     lines = [_outcomes(s)]
+    if "governed" in s:
+        lines.append(
+            f"governed (metric queries compiled by MetricFlow): {s['governed']} of "
+            f"{count(len(report['questions']), 'question')}, {s['governed_right']} right"
+        )
     for name, unit in (
         ("model_calls", ""),
         ("input_tokens", ""),

@@ -29,6 +29,7 @@ from agent.examples import ExampleStore
 from agent.failures import FailureStore
 from agent.nodes.execute import plain
 from agent.outcome import Outcome
+from agent.semantic.artifacts import ProjectArtifacts
 from connectors.base import Connector, ConnectorError
 
 Status = Literal["pass", "fail", "gold_error"]
@@ -65,6 +66,9 @@ class QuestionResult:
     database: str = ""
     #: Model calls and tokens per graph node (generate, plan, check, candidates, vary).
     nodes: dict[str, Any] = field(default_factory=dict)
+    #: Which kind of answer it was where the warehouse has metric definitions: "governed:
+    #: metric ..." or "ad hoc SQL" (the proposal's label); "" where it has none.
+    kind: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -85,6 +89,7 @@ def evaluation_agent(
     limits: Limits | None = None,
     strategies: Strategies | None = None,
     check_model: BaseChatModel | None = None,
+    project: ProjectArtifacts | None = None,
 ) -> Agent:
     """An agent like the bot's, with threads in memory and no learning from approvals.
     Failures are remembered, in memory, when `strategies` say so (that is the strategy), but
@@ -101,6 +106,7 @@ def evaluation_agent(
         failures=FailureStore(across_threads=False),
         strategies=strategies or Strategies(),
         check_model=check_model,
+        project=project,
     )
     # every question sees the same catalog (with its value profiles), not a half-read one; if
     # the warehouse cannot be read, each question says so
@@ -156,6 +162,11 @@ def _one(
     sql = (
         outcome.answer.sql if outcome.answer else (outcome.proposal.sql if outcome.proposal else "")
     )
+    kind = (
+        outcome.answer.label
+        if outcome.answer
+        else (outcome.proposal.label if outcome.proposal else "")
+    )
     return QuestionResult(
         id=q.id,
         category=q.category,
@@ -174,6 +185,7 @@ def _one(
         repairs=_repairs(outcome, usage.calls),
         database=database,
         nodes=dict(outcome.usage.get("nodes", {})) if outcome.usage else {},
+        kind=kind,
     )
 
 

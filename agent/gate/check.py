@@ -11,6 +11,7 @@ from agent.gate.characters import check_characters, tokenize
 from agent.gate.columns import ColumnCheck, check_columns
 from agent.gate.errors import Rejection
 from agent.gate.fixes import keep_dual, quote_statement_words
+from agent.gate.functions import snowflake_calls_reason
 from agent.gate.limit import cap_rows
 from agent.gate.looker import DIALECT as LOOKER
 from agent.gate.looker import looker_reasons
@@ -68,6 +69,8 @@ def _check(sql: str, schema: GateSchema, row_limit: int | None) -> Verdict:
         message = f"This statement cannot be written in {dialect}: {error}"
         raise Rejection(Reason("unsupported", message), sql=parsed.text) from None
     normalised = _stable(written, schema, row_limit, tables.tables)
+    if dialect == "snowflake" and (call := snowflake_calls_reason(normalised)):
+        raise Rejection(call, sql=parsed.text)
     warnings = ("schema unknown: table and column names were not checked",) if schema.empty else ()
     return Verdict(
         ok=True,

@@ -56,7 +56,15 @@ def check_columns(tree: exp.Expr, schema: GateSchema, entries: list[TableEntry])
         message = f"Could not check the columns (sqlglot failed: {type(error).__name__})"
         result.reasons.append(Reason("column_check_failed", message))
         return result
+    result.columns = _columns_read(qualified, entries, dialect)
+    return result
+
+
+def _columns_read(qualified: exp.Expr, entries: list[TableEntry], dialect: str) -> list[str]:
+    """The known tables' columns the qualified statement reads, as `table.column`, each once in
+    the order first read."""
     by_key = {entry.key: entry for entry in entries}
+    columns: list[str] = []
     for scope in traverse_scope(qualified):
         # the scope's own nodes, not `scope.columns`: that climbs to the SELECT from every
         # column, quadratic in a chain's length; a correlated column's source is further out
@@ -72,9 +80,9 @@ def check_columns(tree: exp.Expr, schema: GateSchema, entries: list[TableEntry])
                 continue
             name = entry.columns.get(column.name, column.name)  # qualify normalised it
             qualified_name = f"{entry.name}.{name}"
-            if qualified_name not in result.columns:
-                result.columns.append(qualified_name)
-    return result
+            if qualified_name not in columns:
+                columns.append(qualified_name)
+    return columns
 
 
 def _requote_columns(tree: exp.Expr, entries: list[TableEntry], dialect: str) -> bool:

@@ -17,6 +17,7 @@ from fnmatch import translate
 from sqlglot import exp
 
 from connectors.bigquery_sql import FUNCTION_PREFIXES
+from connectors.snowflake_functions import TABLE_FUNCTIONS as SNOWFLAKE_TABLE_FUNCTIONS
 
 FILES = "reads or writes files"
 NETWORK = "reaches other databases or the network"
@@ -146,6 +147,26 @@ DIALECT: dict[str, dict[str, str]] = {
         "external_object_transform": FILES,
         "obj_*": FILES,
     },
+    "snowflake": {
+        "system$*": STATE,  # cancel queries, run tasks, read account state
+        "result_scan": SYSTEM,  # other queries' results
+        "last_query_id": SYSTEM,
+        "*_history*": SYSTEM,  # QUERY_HISTORY, LOGIN_HISTORY, COPY_HISTORY...
+        "infer_schema": FILES,  # reads staged files
+        "validate*": FILES,
+        "build_*_url": FILES,  # stage file URLs
+        "get_presigned_url": FILES,
+        "get_stage_location": FILES,
+        "get_relative_path": FILES,
+        "get_absolute_path": FILES,
+        "external_*": NETWORK,
+        "is_role_in_session": SYSTEM,
+        "is_*_in_session": SYSTEM,
+        "invoker_*": SYSTEM,
+        "policy_context": SYSTEM,
+        "get_ddl": SYSTEM,
+        "generator": TIME,  # rows out of nothing: GENERATOR(ROWCOUNT => 1e12)
+    },
 }
 
 #: Postgres administration functions live under `pg_`; these few only describe values.
@@ -207,6 +228,7 @@ TABLE_FUNCTIONS: dict[str, frozenset[str]] = {
     "mysql": frozenset({"json_table"}),
     "sqlite": frozenset({"json_each", "json_tree", "generate_series"}),
     "bigquery": frozenset({"unnest"}),
+    "snowflake": SNOWFLAKE_TABLE_FUNCTIONS,
 }
 
 #: Typed sqlglot table functions that only generate rows from their arguments.
@@ -216,6 +238,7 @@ TABLE_FUNCTION_CLASSES: tuple[type[exp.Expr], ...] = (
     exp.GenerateSeries,
     exp.ExplodingGenerateSeries,
     exp.JSONTable,
+    exp.SplitToTable,
 )
 
 #: Dotted function prefixes BigQuery uses for plain scalar functions (`SAFE.DIVIDE`, `NET.HOST`):
@@ -231,6 +254,18 @@ SYSTEM_SCHEMAS: dict[str, frozenset[str]] = {
     "mysql": frozenset({"information_schema", "mysql", "performance_schema", "sys"}),
     "sqlite": frozenset(),
     "bigquery": frozenset({"information_schema"}),
+    # The shared SNOWFLAKE database holds ACCOUNT_USAGE (every query, login and grant).
+    "snowflake": frozenset(
+        {
+            "information_schema",
+            "snowflake",
+            "account_usage",
+            "organization_usage",
+            "data_sharing_usage",
+            "reader_account_usage",
+            "snowflake_sample_data",
+        }
+    ),
 }
 SYSTEM_TABLE_PREFIXES: dict[str, tuple[str, ...]] = {
     "duckdb": ("duckdb_", "sqlite_", "pragma_"),
@@ -238,6 +273,7 @@ SYSTEM_TABLE_PREFIXES: dict[str, tuple[str, ...]] = {
     "mysql": (),
     "sqlite": ("sqlite_", "pragma_"),
     "bigquery": ("information_schema", "__tables"),
+    "snowflake": (),
 }
 
 

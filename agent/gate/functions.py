@@ -10,14 +10,22 @@ catalog or administration functions. Anything else is refused unless the deploym
 `QUERYBOT_ALLOWED_FUNCTIONS` (a team's own pure functions, possibly schema-qualified).
 
 Sources: PostgreSQL 17 "Functions and Operators", MariaDB/MySQL "Built-in Functions", SQLite
-"Core/Date/Math/JSON Functions", DuckDB "Functions", BigQuery "GoogleSQL function list".
+"Core/Date/Math/JSON Functions", DuckDB "Functions", BigQuery "GoogleSQL function list",
+Snowflake "All functions" (connectors/snowflake_functions.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+import sqlglot
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from agent.gate.verdict import Reason
+from connectors.base import PermissionDenied
+from connectors.snowflake_functions import PURE as SNOWFLAKE
+from connectors.snowflake_sql import check_calls
 
 #: Clock readings are the only `Current*` classes accepted: they say when, not who or where.
 CLOCK_CLASSES: frozenset[type[exp.Expr]] = frozenset(
@@ -217,6 +225,8 @@ PURE_FUNCTIONS: dict[str, frozenset[str]] = {
     "duckdb": frozenset(DUCKDB.split()),
     "bigquery": frozenset(BIGQUERY.split()),
     "looker": frozenset(BIGQUERY.split()) | {"aggregate"},
+    # The Snowflake connector's own list, which it enforces before anything is sent.
+    "snowflake": SNOWFLAKE,
 }
 PURE_FUNCTIONS["mariadb"] = PURE_FUNCTIONS["mysql"]
 
@@ -280,3 +290,19 @@ def unknown_message(call: str, dialect: str) -> str:
         f"function, or, if it is a pure function your team defined, ask an admin to add it to "
         f"{SETTING}"
     )
+
+
+def snowflake_calls_reason(text: str) -> Reason | None:
+    """Why the connector would refuse the Snowflake statement `text` for one of its calls, else
+    None. The gate's own walk accepts a call sqlglot models unless it is denied; the Snowflake
+    connector accepts only calls named on its list of pure built-ins (connectors/snowflake_sql.py),
+    so the gate asks the connector's check of the text that will run: nothing is offered for
+    approval that the connector then refuses."""
+    try:
+        tree = sqlglot.parse_one(text, read="snowflake")
+        check_calls(tree, text)
+    except PermissionDenied as refused:
+        return Reason("denied_function", refused.message)
+    except SqlglotError:
+        return None  # the gate's own parse of this text already passed; nothing to add
+    return None

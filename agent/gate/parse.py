@@ -31,6 +31,7 @@ NEIGHBOURS: dict[str, tuple[str, ...]] = {
     "mysql": ("postgres", "sqlite"),
     "sqlite": ("mysql", "postgres"),
     "bigquery": ("duckdb", "postgres"),
+    "snowflake": ("duckdb", "postgres"),
 }
 
 #: MySQL runs the body of `/*! ... */` (MariaDB also `/*M! ... */`); sqlglot drops it as a comment.

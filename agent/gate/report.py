@@ -26,6 +26,7 @@ DIALECTS: dict[str, str] = {
     "mariadb": "mysql",
     "mysql": "mysql",
     "postgres": "postgres",
+    "snowflake": "snowflake",
     "sqlite": "sqlite",
 }
 

@@ -213,6 +213,8 @@ def node_reason(
     if isinstance(node, exp.DataType) and functions.catalog_type(node, dialect):
         message = f"a cast to {node.sql(dialect)} looks names up in the system catalog"
         return Reason("denied_function", message)
+    if isinstance(node, exp.TableFromRows) and dialect == "snowflake":
+        return _table_of_rows_reason(node, dialect)
     code = _code(node)
     return _reason(code, node, source) if code else None
 
@@ -268,6 +270,29 @@ def table_function_reason(node: exp.Func, dialect: str) -> Reason | None:
     allowed = ", ".join(sorted(denylist.TABLE_FUNCTIONS.get(dialect, frozenset())))
     message = f"{names[0]}() is not allowed in FROM (allowed table functions: {allowed})"
     return Reason("denied_table_function", message)
+
+
+def _table_of_rows_reason(node: exp.TableFromRows, dialect: str) -> Reason | None:
+    """Snowflake's `TABLE(...)` around FLATTEN of a column or expression, which reads its input
+    and nothing else (no table, stage or history), is allowed; any other table function there,
+    or a subquery as FLATTEN's input, is refused."""
+    inner = node.this
+    if not isinstance(inner, exp.Explode):
+        written = shorten(inner.sql(dialect) if inner is not None else "")
+        message = (
+            f"TABLE({written}) is not allowed: TABLE(...) may only wrap FLATTEN(...) of a "
+            "column or expression, which reads nothing but its input (table functions such as "
+            "RESULT_SCAN, INFER_SCHEMA or QUERY_HISTORY read earlier results, stages or query "
+            "history); read the schema's tables instead"
+        )
+        return Reason("denied_table_function", message)
+    if inner.find(exp.Query):
+        message = (
+            "FLATTEN(...) may flatten a column or an expression, not a subquery: select the "
+            "value in a WITH clause and flatten that column"
+        )
+        return Reason("denied_table_function", message)
+    return None
 
 
 def function_names(node: exp.Func) -> list[str]:

@@ -5,7 +5,8 @@ The resume is typed (agent.state `Decision` or `Edit`) and checked here, failing
 naming another proposal, or a decision naming other SQL than this proposal's (or none), is not
 a decision on this proposal, and execute runs only SQL with the hash the approval named. An edit
 goes to the edit node, which checks it. A rejection is remembered (the remember-failures
-strategy) so the model does not propose the same SQL again in this thread.
+strategy; not under a warehouse identity) so the model does not propose the same SQL again in
+this thread.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def approve(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upda
     )
     pid, by = proposal.proposal_id, decision["by"]
     if not decision["approved"]:
-        if deps.strategies.remember_failures:
+        if deps.remembers_failures(proposal.run_as):
             sql = " ".join(proposal.sql.split())
             problem = f"A person rejected this SQL, so do not propose it again: {sql}"
             deps.failures.record(

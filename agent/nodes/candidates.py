@@ -26,7 +26,9 @@ from langchain_core.runnables.config import get_executor_for_config
 from sqlglot.errors import SqlglotError
 
 from agent import prompts
+from agent.catalog import CatalogSnapshot
 from agent.context import AgentDeps
+from agent.counting import counted
 from agent.model_errors import is_retryable, user_message
 from agent.nodes.generate import build_messages, model_context
 from agent.nodes.validate import Screened, judge, screen
@@ -94,19 +96,15 @@ def _ask_all(
         return list(pool.map(ask, prompts_))
 
 
-def candidates(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
-    attempts = state.get("attempts", 0) + 1
-    total = deps.strategies.candidates
-    try:
-        snapshot = deps.catalog.snapshot()
-    except ConnectorError as exc:
-        return {"attempts": attempts, **failed(unreadable_tables(exc))}
-    base = build_messages(state, deps, model_context(state, deps, snapshot), config)
-    prompts_ = [base] + [
-        [*base, HumanMessage(prompts.CANDIDATE.format(number=i, total=total))]
-        for i in range(2, total + 1)
-    ]
-    outs = _ask_all(deps, prompts_, config)
+def _screen_all(
+    outs: list[dict[str, Any] | Exception],
+    snapshot: CatalogSnapshot,
+    deps: AgentDeps,
+    identity: str,
+) -> tuple[list[Candidate], list[Exception]]:
+    """The drafts the model's replies hold, each screened (a clarifying question is a draft with
+    no SQL) for a question asked as `identity`, and the model calls that failed; a reply that
+    could not be read is neither."""
     drafts: list[Candidate] = []
     errors: list[Exception] = []
     screened: dict[str, Screened] = {}  # by normalised SQL: the same statement is checked once
@@ -123,15 +121,32 @@ def candidates(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> U
             continue
         written = normalised(reply.sql, snapshot.dialect)
         if written not in screened:
-            screened[written] = screen(reply.sql, snapshot, deps)
+            screened[written] = screen(reply.sql, snapshot, deps, identity=identity)
         checks = screened[written]
         key = normalised(checks.verdict.sql, snapshot.dialect) if checks.verdict.ok else written
         drafts.append(Candidate(index, reply, checks, key))
+    return drafts, errors
+
+
+def candidates(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
+    attempts = state.get("attempts", 0) + 1
+    total = deps.strategies.candidates
+    try:
+        snapshot = deps.visible(state.get("identity", ""))
+    except ConnectorError as exc:
+        return {"attempts": attempts, **failed(unreadable_tables(exc))}
+    base = build_messages(state, deps, model_context(state, deps, snapshot), config)
+    prompts_ = [base] + [
+        [*base, HumanMessage(prompts.CANDIDATE.format(number=i, total=total))]
+        for i in range(2, total + 1)
+    ]
+    outs = _ask_all(deps, prompts_, config)
+    drafts, errors = _screen_all(outs, snapshot, deps, state.get("identity", ""))
     lost = []
     if errors:
-        lost.append(f"{len(errors)} model call(s) failed")
+        lost.append(f"{counted(len(errors), 'model call')} failed")
     if unread := len(outs) - len(errors) - len(drafts):
-        lost.append(f"{unread} repl{'y' if unread == 1 else 'ies'} could not be read")
+        lost.append(f"{counted(unread, 'reply', 'replies')} could not be read")
     lost_text = f" ({'; '.join(lost)})" if lost else ""
     if not drafts:
         if len(errors) == len(outs):
@@ -148,7 +163,8 @@ def candidates(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> U
     best, agreeing = rank(drafts)
     read = len(drafts)
     if not best.key:
-        text = f"{agreeing} of {read} drafts asked a clarifying question instead of writing SQL"
+        asked = "asked a clarifying question instead of writing SQL"
+        text = f"{agreeing} of {counted(read, 'draft')} {asked}"
         step: Step = {"kind": "candidates", "text": text + lost_text + ".", "brief": text.lower()}
         message = best.reply.explanation.strip() or "Could you rephrase?"
         return {
@@ -160,13 +176,15 @@ def candidates(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> U
     asking = sum(1 for d in drafts if not d.key)
     others = [f"{failing} failed the checks"] if failing else []
     others += [f"{asking} asked a clarifying question instead"] if asking else []
-    vote = f"{agreeing} of {read} drafts agreed on the one kept"
-    text = f"{total} drafts were written at once{lost_text}; " + "; ".join([vote, *others])
+    vote = f"{agreeing} of {counted(read, 'draft')} agreed on the one kept"
+    written = f"{counted(total, 'draft')} were written at once{lost_text}"
+    text = f"{written}; " + "; ".join([vote, *others])
     step = {"kind": "candidates", "text": text + ".", "brief": vote}
     notes = []
     if agreeing < read and best.passed:
         notes.append(
-            "; ".join([f"{agreeing} of {read} drafts agreed on this query", *others]) + "."
+            "; ".join([f"{agreeing} of {counted(read, 'draft')} agreed on this query", *others])
+            + "."
         )
     draft: Draft = {
         "kind": "sql",

@@ -39,7 +39,7 @@ def check(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update
     proposal = Proposal.from_dict(stored)
     plan = state.get("plan")
     try:
-        snapshot = deps.catalog.snapshot()
+        snapshot = deps.visible(state.get("identity", ""))
         read = {table_key(t) for t in proposal.tables}
         tables = [t for key, t in snapshot.by_key.items() if key in read]
         schema = "\n\n".join(table_text(t, snapshot, deps.context.limits) for t in tables)

@@ -14,7 +14,7 @@ from langchain_core.runnables import RunnableConfig
 
 from agent.context import AgentDeps
 from agent.nodes.paste import judge_pasted
-from agent.nodes.validate import judge, screen
+from agent.nodes.validate import judge, outside_access, screen
 from agent.state import Draft, Edit, Step, ThreadState, Update, unreadable_tables
 from connectors.base import ConnectorError
 
@@ -23,14 +23,27 @@ def edit(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
     edited = state["edit"]
     assert edited is not None
     try:
-        snapshot = deps.catalog.snapshot()
+        snapshot = deps.visible(state.get("identity", ""))
     except ConnectorError as exc:
         return _refused(
             edited,
             f"The edit could not be checked, so nothing changed. {unreadable_tables(exc)}\n"
             "Try the edit again in a moment, or approve the original proposal.",
         )
-    screened = screen(edited["sql"], snapshot, deps)
+    screened = screen(edited["sql"], snapshot, deps, identity=state.get("identity", ""))
+    draft: Draft = {
+        "kind": "sql",
+        "explanation": f"SQL edited by {edited['by']}.",
+        "sql": edited["sql"],
+    }
+    beyond = None if screened.ok else outside_access(state, screened, deps)
+    if beyond is not None:
+        # the question runs as the asker's identity, whose view has no such table
+        return _refused(
+            edited,
+            f"The edit was not accepted, so nothing changed: {beyond}\n"
+            "Edit again, or approve the original proposal.",
+        )
     if not screened.verdict.ok:
         reasons = "\n".join(f"• {problem}" for problem in screened.problems)
         return _refused(
@@ -39,7 +52,6 @@ def edit(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
             "Fix it and edit again, or approve the original proposal.",
         )
     by = edited["by"]
-    draft: Draft = {"kind": "sql", "explanation": f"SQL edited by {by}.", "sql": edited["sql"]}
     text = f"{by} edited the SQL; the edit went through the checks again."
     step: Step = {"kind": "edited", "text": text, "proposal_id": edited["proposal_id"], "by": by}
     replaced: Update = {

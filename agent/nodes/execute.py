@@ -9,19 +9,24 @@ import decimal
 import logging
 import math
 import sqlite3
-from functools import partial
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
 from agent.audit import sql_sha256
 from agent.context import AgentDeps, thread_of
+from agent.counting import counted
 from agent.nodes.paste import NEXT_STEP
 from agent.outcome import Answer, Proposal
 from agent.state import Decision, Draft, Step, ThreadState, Update, failed
 from connectors.base import ConnectorError, QueryCancelled, QueryResult, RunContext
 
 log = logging.getLogger(__name__)
+
+NO_IDENTITY = (
+    "This warehouse runs every query as the identity of the person who asked, and this proposal "
+    "names none, so it was not run. Ask the question again."
+)
 
 
 def plain(value: Any) -> Any:
@@ -57,6 +62,8 @@ def answer_of(
         approved_by=decision["by"],
         bytes_processed=result.bytes_processed,
         job_url=result.job_url,
+        label=proposal.label,
+        definitions=proposal.definitions,
     )
 
 
@@ -65,10 +72,14 @@ def learn(state: ThreadState, deps: AgentDeps) -> None:
 
     The tables and columns are the gate's, recorded on the proposal when it passed: the gate is
     not run again (a proposal checkpointed before columns were recorded is kept without them).
+    One asked as a warehouse identity records it, and is shown only to questions asked as that
+    identity whose catalog view has all its tables (agent/examples.py).
     Learning must never cost the person their answer, so a failure is logged and dropped.
     """
     proposal, decision = state["proposal"], state["decision"]
     assert proposal is not None and decision is not None
+    if str(proposal.get("label", "")).startswith("governed"):
+        return  # the metric step answers it again; its long compiled SQL would crowd examples
     try:
         deps.examples.add(
             proposal["question"],
@@ -76,6 +87,7 @@ def learn(state: ThreadState, deps: AgentDeps) -> None:
             tables=list(proposal["tables"]),
             columns=list(proposal.get("columns", [])),
             approved_by=decision["by"],
+            run_as=str(proposal.get("run_as", "")),
         )
     except (sqlite3.Error, ConnectorError) as exc:
         log.warning("could not store the verified example: %s", exc)
@@ -89,13 +101,20 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upda
     approved = deps.audit.approved_sha256(proposal.proposal_id)
     if not decision["approved"] or decision.get("sql_sha256") != to_run or approved != to_run:
         return failed("This SQL does not match what was approved, so it was not run. Ask again.")
-    record = partial(
-        deps.audit.record,
-        thread_of(config),
-        proposal_id=proposal.proposal_id,
-        actor=decision["by"],
-        sql=proposal.sql,
-    )
+    if deps.run_as_required and not proposal.run_as:
+        return failed(NO_IDENTITY)
+    ran_as = {"ran_as": proposal.run_as} if proposal.run_as else {}
+
+    def record(event: str, *, detail: dict[str, Any]) -> None:
+        deps.audit.record(
+            thread_of(config),
+            event,
+            proposal_id=proposal.proposal_id,
+            actor=decision["by"],
+            sql=proposal.sql,
+            detail={**detail, **ran_as},
+        )
+
     labels = {
         **decision.get("labels", {}),
         "requester": state.get("user", ""),
@@ -106,7 +125,9 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upda
             proposal.sql,
             max_rows=deps.limits.answer_rows,
             timeout_s=deps.limits.query_timeout_s,
-            context=RunContext(job_key=proposal.proposal_id, labels=labels),
+            context=RunContext(
+                job_key=proposal.proposal_id, labels=labels, identity=proposal.run_as
+            ),
         )
     except QueryCancelled:
         by = deps.audit.cancelled_by(proposal.proposal_id) or "someone"
@@ -118,7 +139,7 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upda
         detail = {"error": exc.message, "type": type(exc).__name__}
         record("execution_failed", detail=detail)
         pasted = bool(state.get("pasted"))  # the person's SQL: not the model's to repair
-        if deps.strategies.remember_failures and exc.retryable_by_repair and not pasted:
+        if deps.remembers_failures(proposal.run_as) and exc.retryable_by_repair and not pasted:
             problem = f"The warehouse refused: {exc.engine_message[:300]}"
             deps.failures.record(
                 deps.connector.name, thread_of(config), "engine", [problem], proposal.sql
@@ -147,8 +168,7 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upda
     if result.total_rows > 0:
         learn(state, deps)
     answer = answer_of(proposal, decision, deps, result).to_state()
-    summary = f"{result.total_rows} rows"
-    rows = f"{result.total_rows:,} row{'' if result.total_rows == 1 else 's'}"
+    rows = counted(result.total_rows, "row")
     ran = f"Ran in {result.elapsed_s:.2f} s on {deps.connector.name}: {rows}."
     step = {"kind": "executed", "text": ran, "proposal_id": proposal.proposal_id}
-    return {"final": {"kind": "answer", "message": summary, "answer": answer}, "trace": [step]}
+    return {"final": {"kind": "answer", "message": rows, "answer": answer}, "trace": [step]}

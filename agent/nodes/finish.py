@@ -28,5 +28,9 @@ def finish(state: ThreadState) -> Update:
         "columns": columns,
         "total_rows": total_rows,
         "steps": list(state.get("trace") or []),
+        "identity": state.get("identity", ""),
     }
+    governed = draft.get("metric") if draft else None
+    if governed and final["kind"] == "answer":
+        turn["metric"] = governed
     return {"turns": [turn]}

@@ -16,7 +16,16 @@ from agent.model_errors import is_retryable, user_message
 from agent.planning import plan_text
 from agent.question_context import ModelContext
 from agent.reply import SqlRepair, SqlReply
-from agent.state import Draft, Step, ThreadState, Turn, Update, failed, unreadable_tables
+from agent.state import (
+    Draft,
+    Step,
+    ThreadState,
+    Turn,
+    Update,
+    failed,
+    own_turns,
+    unreadable_tables,
+)
 from connectors.base import Connector, ConnectorError
 
 log = logging.getLogger(__name__)
@@ -40,9 +49,15 @@ def history_text(turns: list[Turn]) -> str:
 def model_context(state: ThreadState, deps: AgentDeps, snapshot: CatalogSnapshot) -> ModelContext:
     """What the model is shown: a follow-up ("and by month?") searches with the question it
     follows, and paraphrases (the variations strategy) widen the table search."""
-    previous = [t["question"] for t in state.get("turns", [])[-1:]]
+    previous = [t["question"] for t in own_turns(state)[-1:]]
     question = " ".join([*previous, state["question"]])
-    return deps.context.build(question, snapshot, also=state.get("variations") or ())
+    return deps.context.build(
+        question,
+        snapshot,
+        also=state.get("variations") or (),
+        restricted=bool(state.get("identity")),
+        identity=state.get("identity", ""),
+    )
 
 
 def system_prompt(connector: Connector, limits: Limits, context: str, *, dates: bool = True) -> str:
@@ -68,13 +83,14 @@ def build_messages(
     mistakes to avoid when those strategies are on, and the problems of a draft under repair."""
     system = system_prompt(deps.connector, deps.limits, context.text, dates=context.temporal)
     messages: list[BaseMessage] = [SystemMessage(system)]
-    turns = state.get("turns", [])[-deps.limits.history_turns :]
+    turns = own_turns(state)[-deps.limits.history_turns :]
     if turns:
         messages.append(HumanMessage(prompts.HISTORY.format(turns=history_text(turns))))
     messages.append(HumanMessage(state["question"]))
     if plan := state.get("plan"):
         messages.append(HumanMessage(plan_text(plan)))
-    if deps.strategies.remember_failures:
+    # other threads' mistakes may quote what another identity read: none under an identity
+    if deps.remembers_failures(state.get("identity", "")):
         # other threads' mistakes only for a draft under repair, over the tables it read
         draft = state.get("draft") if state.get("feedback") else None
         dialect = deps.connector.dialect
@@ -103,7 +119,7 @@ def build_messages(
 def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
     attempts = state.get("attempts", 0) + 1
     try:
-        snapshot = deps.catalog.snapshot()
+        snapshot = deps.visible(state.get("identity", ""))
     except ConnectorError as exc:
         return {"attempts": attempts, **failed(unreadable_tables(exc))}
     context = model_context(state, deps, snapshot)

@@ -31,10 +31,17 @@ def paste(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update
     draft = state["draft"]
     assert draft is not None
     try:
-        snapshot = deps.catalog.snapshot()
+        snapshot = deps.visible(state.get("identity", ""))
     except ConnectorError as exc:
         return failed(unreadable_tables(exc))
-    return judge_pasted(state, draft, screen(draft["sql"], snapshot, deps), snapshot, config, deps)
+    return judge_pasted(
+        state,
+        draft,
+        screen(draft["sql"], snapshot, deps, identity=state.get("identity", "")),
+        snapshot,
+        config,
+        deps,
+    )
 
 
 def judge_pasted(
@@ -57,6 +64,8 @@ def judge_pasted(
             told = Proposal.from_dict(proposal)
             explanation = f"{told.explanation} The checks changed it: {changes}."
             update["proposal"] = replace(told, explanation=explanation).to_state()
+        return update
+    if update.get("final"):  # outside the asker's access (agent.nodes.validate.outside_access)
         return update
     names = [t.short_name for t in snapshot.tables]
     # judge's one step says why the checks refused it: the question ends with it

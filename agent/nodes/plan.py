@@ -22,7 +22,7 @@ def plan(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
     """A plan for the SQL step; any failure here only means no plan (generate goes on, and
     reports a model or warehouse fault that stops it too)."""
     try:
-        snapshot = deps.catalog.snapshot()
+        snapshot = deps.visible(state.get("identity", ""))
         context = model_context(state, deps, snapshot)
         messages = [*build_messages(state, deps, context, config), HumanMessage(prompts.PLAN)]
         out = deps.structured(PlanReply).invoke(messages, config)
@@ -39,7 +39,7 @@ def plan(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
             "final": {"kind": "clarify", "message": message},
             "trace": [_step("Planning showed the question needs clarifying.")],
         }
-    live = deps.connector if deps.limits.profile_values else None
+    live = deps.live(state.get("identity", ""))
     grounded = ground_plan(reply, snapshot, context.tables, live)
     if grounded.clarify:
         return {

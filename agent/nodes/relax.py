@@ -27,7 +27,7 @@ def relax(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update
     why = "returned no rows" if answer.total_rows == 0 else "returned only empty (NULL) values"
     steps: list[Step] = [{"kind": "empty", "text": f"The query {why}."}]
     try:
-        loosened = loosen(answer.sql, deps.catalog.snapshot(), answer.tables)
+        loosened = loosen(answer.sql, deps.visible(state.get("identity", "")), answer.tables)
     except ConnectorError:
         loosened = None
     if loosened is None:

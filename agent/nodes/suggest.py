@@ -16,7 +16,7 @@ def suggest(state: ThreadState, deps: AgentDeps) -> Update:
     final = state["final"]
     assert final is not None
     try:
-        questions = follow_ups(final["answer"], deps.catalog.snapshot())
+        questions = follow_ups(final["answer"], deps.visible(state.get("identity", "")))
     except Exception:  # suggestions are a nicety: the answer must still be shown
         log.exception("could not suggest follow-ups")
         return {}

@@ -25,7 +25,7 @@ class Variations(BaseModel):
 def vary(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
     count = deps.strategies.variations
     try:
-        index, _ = deps.context.warm(deps.catalog.snapshot())
+        index, _ = deps.context.warm(deps.visible(state.get("identity", "")))
         if index is None:  # the whole schema is shown: nothing to widen
             return {"variations": []}
         human = prompts.VARIATIONS.format(count=count, question=state["question"])

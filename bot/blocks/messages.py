@@ -4,6 +4,7 @@ clarifying questions and failures."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement
 
@@ -58,7 +59,24 @@ def help_message() -> Message:
     return finish("Ask me a question about the data.", [section(text)])
 
 
-def _proposal_body(prop: Proposal, requested_by: str, note: str) -> list[Block]:
+@dataclass(frozen=True)
+class Audience:
+    """Who will see the result of a card's query: everyone in `channel`'s thread, or
+    (`private`) only the asker and the approver (bot/outcomes.py)."""
+
+    channel: str = ""
+    private: bool = False
+
+    def said(self, requested_by: str) -> str:
+        """The card's words for it (mrkdwn)."""
+        if self.private:
+            return f"the result will be sent only to {mention(requested_by)} and the approver"
+        if not self.channel or self.channel.startswith("D"):
+            return "the result is posted in this conversation"
+        return f"the result will be visible to everyone in <#{self.channel}>"
+
+
+def _proposal_body(prop: Proposal, requested_by: str, note: str, audience: Audience) -> list[Block]:
     blocks: list[Block] = []
     if note:
         blocks.append(context(note))
@@ -77,12 +95,25 @@ def _proposal_body(prop: Proposal, requested_by: str, note: str) -> list[Block]:
                 "thread. Approve only if you trust it, or ask for a simpler query."
             )
         )
+    if prop.label:
+        # governed (MetricFlow compiled it from the team's metric definitions) or ad hoc SQL
+        shown = [f"*{escaped(prop.label, CONTEXT_TEXT - 4)}*"]
+        shown += [escaped(d, CONTEXT_TEXT) for d in prop.definitions[:5]]
+        blocks.append(context(*shown))
     facts = [f"Reads {names(prop.tables)}"]
     if prop.estimated_bytes is not None:
         facts.append(f"will scan about {size(prop.estimated_bytes)}")
     if prop.estimated_cost_usd is not None:
         facts.append(f"estimated cost ${prop.estimated_cost_usd:,.2f}")
     facts.append(f"asked by {mention(requested_by)}")
+    if prop.run_as:
+        # whose access the warehouse applies, and who will see what it returns
+        facts.append(
+            f"runs as {mention(requested_by)}'s access (`{escaped(prop.run_as, 100)}`); "
+            + audience.said(requested_by)
+        )
+    elif audience.private:
+        facts.append(audience.said(requested_by))
     blocks.append(context(" · ".join(facts)))
     warnings = [f":warning: {escaped(w, CONTEXT_TEXT - 10)}" for w in prop.warnings[:10]]
     if warnings:
@@ -108,9 +139,11 @@ def card_of(value: str) -> tuple[str, str]:
     return (pid, sha) if isinstance(pid, str) and isinstance(sha, str) else ("", "")
 
 
-def proposal(prop: Proposal, *, requested_by: str, note: str = "") -> Message:
+def proposal(
+    prop: Proposal, *, requested_by: str, note: str = "", audience: Audience = Audience()
+) -> Message:
     """The SQL awaiting approval, with Approve / Reject / Edit SQL buttons (`card_value`).
-    `note` is mrkdwn the caller escaped."""
+    `note` is mrkdwn the caller escaped; `audience`: who will see the result."""
     value = card_value(prop)
     buttons = ActionsBlock(
         elements=[
@@ -119,23 +152,27 @@ def proposal(prop: Proposal, *, requested_by: str, note: str = "") -> Message:
             ButtonElement(text="Edit SQL", action_id=EDIT_ACTION, value=value),
         ]
     )
-    blocks = [*_proposal_body(prop, requested_by, note), buttons]
+    blocks = [*_proposal_body(prop, requested_by, note, audience), buttons]
     return finish(f"Proposed query: {prop.explanation}", blocks)
 
 
-def decided(prop: Proposal, *, requested_by: str, verdict: str) -> Message:
+def decided(
+    prop: Proposal, *, requested_by: str, verdict: str, audience: Audience = Audience()
+) -> Message:
     """The proposal's message after a decision: the buttons replaced by `verdict` (mrkdwn)."""
-    blocks = [*_proposal_body(prop, requested_by, ""), context(verdict)]
+    blocks = [*_proposal_body(prop, requested_by, "", audience), context(verdict)]
     return finish(f"Proposed query: {prop.explanation}", blocks)
 
 
-def running_card(prop: Proposal, *, requested_by: str, verdict: str) -> Message:
+def running_card(
+    prop: Proposal, *, requested_by: str, verdict: str, audience: Audience = Audience()
+) -> Message:
     """The approved proposal's message while its query runs: `verdict` (mrkdwn, "Running…")
     and a Cancel button carrying only the proposal id."""
     cancel = ActionsBlock(
         elements=[ButtonElement(text="Cancel", action_id=CANCEL_ACTION, value=prop.proposal_id)]
     )
-    blocks = [*_proposal_body(prop, requested_by, ""), context(verdict), cancel]
+    blocks = [*_proposal_body(prop, requested_by, "", audience), context(verdict), cancel]
     return finish(f"Proposed query: {prop.explanation}", blocks)
 
 
@@ -180,6 +217,16 @@ def clarify(message: str) -> Message:
 def refused(mrkdwn: str) -> Message:
     """The bot will not answer here; `mrkdwn` (already escaped) says why and where to ask."""
     return finish("I cannot answer here.", [section(f":no_entry: {mrkdwn}")])
+
+
+def sent_privately(users: list[str]) -> Message:
+    """The thread's note where a result went instead of the thread (a private channel's)."""
+    who = " and ".join(mention(u) for u in users)
+    text = (
+        f"The answer was sent privately to {who}: this channel's answers go only to the person "
+        "who asked and the approver."
+    )
+    return finish(text, [section(f":lock: {text}")], mrkdwn=True)
 
 
 def notice(message: str) -> Message:

@@ -10,6 +10,7 @@ from typing import Any
 from slack_sdk.models.blocks import ActionsBlock, Block, RawTextObject, TableBlock
 
 from agent.accounting import QuestionUsage
+from agent.counting import counted
 from agent.outcome import Answer
 from agent.relax import is_empty
 from bot.blocks.base import (
@@ -34,7 +35,7 @@ from bot.blocks.base import (
 )
 from bot.blocks.explain import explain_button
 from bot.blocks.followups import follow_up_buttons
-from bot.words import counted, header, label, only_row
+from bot.words import header, label, only_row
 
 #: Characters kept of one table cell.
 CELL_TEXT = 200
@@ -151,8 +152,21 @@ def _sql_blocks(sql: str, approved_above: bool) -> list[Block]:
     return blocks
 
 
+#: Said in a private answer (bot/outcomes.py) that shows only some of its rows.
+NOT_ATTACHED = (
+    "The whole result is not attached: files are shared with everyone in the channel, and "
+    "this answer is only for the person who asked and the approver. Ask for fewer rows or an "
+    "aggregate to see it all."
+)
+
+
 def result(
-    answer: Answer, *, display_rows: int, use_table: bool = True, approved_above: bool = False
+    answer: Answer,
+    *,
+    display_rows: int,
+    use_table: bool = True,
+    approved_above: bool = False,
+    private: bool = False,
 ) -> Message:
     """The answer to an approved query: summary, first rows, SQL and sources.
 
@@ -160,25 +174,15 @@ def result(
     `use_table` picks Slack's table block when the rows fit it; otherwise (or when a workspace
     refuses table blocks) the rows go in a monospaced code block. `approved_above`: the thread
     shows this very SQL on the approved card just above, so the answer refers to it instead of
-    repeating it.
+    repeating it. `private`: only the asker and the approver see it (no file follows it, and it
+    offers no follow-up question: a follow-up is asked in the thread, for everyone).
     """
     rows = answer.rows[: max(0, display_rows)]
-    columns = answer.columns
     only = only_row(answer, len(rows))
-    fits_table = 0 < len(columns) <= TABLE_COLUMNS and len(rows) + 1 <= TABLE_ROWS
-    table_blocks: list[Block] = []
-    if only is not None:
-        shown = 1
-    elif not columns:
-        shown = 0
-    elif use_table and fits_table:
-        table_blocks, shown = [_table_block(columns, rows)], len(rows)
-    else:
-        table_blocks, shown = _text_table(columns, rows)
-
+    table_blocks, shown = _rows_blocks(answer.columns, rows, only is not None, use_table)
     rows_text = counted(answer.total_rows, "row", more=answer.capped)
     if only is not None:
-        summary, headline = _sentences(columns, only)
+        summary, headline = _sentences(answer.columns, only)
     else:
         summary = f"*{rows_text}*"
         headline = rows_text
@@ -186,13 +190,45 @@ def result(
         summary += f" (first {shown:,} shown)"
     if answer.capped:
         summary += " — the query hit the row cap, so more rows may exist"
+    if private and shown < answer.total_rows:
+        summary += f"\n:lock: {NOT_ATTACHED}"
     if is_empty(answer.columns, answer.rows, answer.total_rows):
         summary += f"\n:mag: {EMPTY if answer.total_rows == 0 else ALL_NULL}"
     explanation = answer.explanation.strip()
     if explanation:
         summary += f"\n{escaped(explanation, SECTION_TEXT - len(summary) - 1)}"
+    blocks: list[Block] = [
+        section(summary),
+        *table_blocks,
+        *_sql_blocks(answer.sql, approved_above),
+    ]
+    if answer.proposal_id:
+        buttons = follow_up_buttons(answer.proposal_id, [] if private else answer.follow_ups)
+        blocks.append(ActionsBlock(elements=[*buttons, explain_button(answer.proposal_id)]))
+    blocks.append(context(_sources(answer, rows_text)))  # the footer stays last
+    return finish(" — ".join(p for p in (headline, explanation) if p), blocks)
 
+
+def _rows_blocks(
+    columns: list[str], rows: list[list[Any]], as_sentences: bool, use_table: bool
+) -> tuple[list[Block], int]:
+    """The blocks that show `rows` (none when the summary says the one row in sentences, or
+    there are no columns), and how many rows they show."""
+    if as_sentences:
+        return [], 1
+    if not columns:
+        return [], 0
+    if use_table and len(columns) <= TABLE_COLUMNS and len(rows) + 1 <= TABLE_ROWS:
+        return [_table_block(columns, rows)], len(rows)
+    return _text_table(columns, rows)
+
+
+def _sources(answer: Answer, rows_text: str) -> str:
+    """The footer: tables, rows, time, warehouse, bytes and job where known, who approved, and
+    what the model calls cost."""
     sources = [f"Sources: {names(answer.tables)}", rows_text, f"{answer.elapsed_s:.2f} s"]
+    if answer.label:
+        sources.insert(0, escape(answer.label))
     sources.append(escape(answer.connector))
     if answer.bytes_processed is not None:
         sources.append(f"{size(answer.bytes_processed)} processed")
@@ -201,13 +237,4 @@ def result(
     sources.append(f"approved by {mention(answer.approved_by)}")
     if spent := usage_text(answer.usage):
         sources.append(spent)
-    blocks: list[Block] = [
-        section(summary),
-        *table_blocks,
-        *_sql_blocks(answer.sql, approved_above),
-    ]
-    if answer.proposal_id:
-        buttons = follow_up_buttons(answer.proposal_id, answer.follow_ups)
-        blocks.append(ActionsBlock(elements=[*buttons, explain_button(answer.proposal_id)]))
-    blocks.append(context(" · ".join(sources)))  # the footer stays last
-    return finish(" — ".join(p for p in (headline, explanation) if p), blocks)
+    return " · ".join(sources)

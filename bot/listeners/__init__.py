@@ -25,13 +25,13 @@ def register(
     store: Store,
     approvers: Approvers | None = None,
     channels: ChannelRules | None = None,
-    tables: Callable[[], list[tuple[str, str]]] = list,
+    tables: Callable[[str], list[tuple[str, str]]] = lambda user: [],
     uploads: ThreadUploads | None = None,
 ) -> None:
     """Wire every listener. The defaults are the default settings: anyone may approve, every
     channel that is not shared with another organisation is answered. `tables` lists the
-    (name, description) of the tables the agent reads, for the Home tab. `uploads` loads files
-    shared in a conversation (None: files are ignored)."""
+    (name, description) of the tables a user (by id) may ask about, for the Home tab. `uploads`
+    loads files shared in a conversation (None: files are ignored)."""
     querybot = Querybot(
         conversations=conversations,
         store=store,

@@ -26,13 +26,14 @@ CONTEXT_KEY = "querybot"
 class Querybot:
     """What the listeners need besides the request: the conversations they hand work to, the
     store of proposals, who may decide, which channels are answered, the tables the Home tab
-    lists as (name, description), and the loader of shared files (None: files are ignored)."""
+    lists to a user (by their id) as (name, description), and the loader of shared files (None:
+    files are ignored)."""
 
     conversations: Conversations
     store: Store
     approvers: Approvers
     channels: ChannelRules
-    tables: Callable[[], list[tuple[str, str]]]
+    tables: Callable[[str], list[tuple[str, str]]]
     uploads: ThreadUploads | None
 
     def provide(self, context: BoltContext, next_: Callable[[], None]) -> None:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from agent.context import Limits
 from agent.conversation import Agent, sqlite_checkpointer
 from agent.models import ScriptedChatModel
 from tests.agent.conftest import MakeAgent, clarify_reply, reply
@@ -29,6 +30,13 @@ def test_question_proposal_approval_answer(make_agent: MakeAgent) -> None:
     assert (answer.total_rows, answer.capped, answer.approved_by) == (3, False, "U2")
     assert answer.connector == "duckdb" and spy.runs == 1
     assert agent.pending_proposal("t1") is None
+
+
+def test_one_try_is_counted_in_words_that_agree(make_agent: MakeAgent) -> None:
+    agent, model, _ = make_agent([reply("DELETE FROM sales")], limits=Limits(max_attempts=1))
+    outcome = agent.ask("t1", "delete everything", user="U1")
+    assert outcome.kind == "failed" and model.calls == 1
+    assert "after 1 try." in outcome.message, outcome.message
 
 
 def test_reject_runs_nothing(make_agent: MakeAgent) -> None:

@@ -57,9 +57,9 @@ def test_the_same_statement_is_screened_once(make: Make, monkeypatch: pytest.Mon
     screened: list[str] = []
     real = validate.screen
 
-    def counting(sql: str, *args: object) -> validate.Screened:
+    def counting(sql: str, *args: object, **kwargs: str) -> validate.Screened:
         screened.append(sql)
-        return real(sql, *args)  # type: ignore[arg-type]
+        return real(sql, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr("agent.nodes.candidates.screen", counting)
     same = "select sum(AMOUNT) as total from SALES where REGION = 'North'"
@@ -154,8 +154,7 @@ def test_some_calls_failing_leave_the_others_to_answer(make: Make) -> None:
     assert account is not None
     vote = next(s["text"] for s in account.steps if s["kind"] == "candidates")
     assert vote == (
-        "3 drafts were written at once (1 model call(s) failed); 2 of 2 drafts agreed on the "
-        "one kept."
+        "3 drafts were written at once (1 model call failed); 2 of 2 drafts agreed on the one kept."
     )
 
 

@@ -13,9 +13,9 @@ from google.cloud import bigquery
 
 from connectors.bigquery import BigQueryConnector, endpoint_client
 from connectors.bigquery_metadata import metadata_sql
-from tests.bigquery.emulator import Emulator, EmulatorError, cache_dir, ensure_venv
+from tests.bigquery.emulator import Emulator, ensure_venv
 from tests.bigquery.fake_api import FakeBigQuery, metadata_rows
-from tests.needs import unavailable
+from tests.side_venv import cache_dir, serving
 
 EMULATOR_PROJECT = "demo"
 
@@ -147,20 +147,13 @@ def connector(api: FakeBigQuery) -> Iterator[BigQueryConnector]:
 
 @pytest.fixture(scope="session")
 def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
-    try:
-        executable = ensure_venv(cache_dir() / "bqemulator-venv")
-        running = Emulator(
-            executable, tmp_path_factory.mktemp("bqemulator") / "log", EMULATOR_PROJECT
-        )
-    except EmulatorError as exc:
-        unavailable(f"The BigQuery emulator cannot be installed: {exc}")
-    try:
-        running.wait_ready()
-    except EmulatorError as exc:
-        running.stop()
-        unavailable(f"The BigQuery emulator did not start: {exc}")
-    yield running
-    running.stop()
+    log = tmp_path_factory.mktemp("bqemulator") / "log"
+
+    def start() -> Emulator:
+        return Emulator(ensure_venv(cache_dir() / "bqemulator-venv"), log, EMULATOR_PROJECT)
+
+    with serving(start, "The BigQuery emulator") as running:
+        yield running
 
 
 @pytest.fixture(scope="session")

@@ -22,9 +22,8 @@ from typing import Any
 import duckdb
 import sqlglot
 from google.cloud import bigquery
-from sqlglot import exp
 
-from agent.evaluation.defog import CORPORA
+from agent.evaluation.defog import CORPORA, duckdb_statements
 
 DEFOG = CORPORA / "defog-data"
 SQL_EVAL = CORPORA / "sql-eval"
@@ -47,30 +46,11 @@ _BQ_TYPES = {
 
 
 def load_duckdb(database: str) -> duckdb.DuckDBPyConnection:
-    """The PostgreSQL dump `database`.sql in an in-memory DuckDB.
-
-    Three repairs make the dumps load: the `public.` schema is dropped, SERIAL becomes INT and
-    foreign keys go (DuckDB checks their types), and two spellings sqlglot or DuckDB cannot
-    read ('15 min' intervals, a MySQL-style TO_CHAR format) are written the Postgres way.
-    """
-    text = (DEFOG / f"{database}.sql").read_text()
-    text = re.sub(r"INTERVAL '(\d+) min'", r"INTERVAL '\1 minutes'", text)
-    text = text.replace("'%Y%m%d %H:%i:%s'", "'YYYYMMDD HH24:MI:SS'")
+    """The PostgreSQL dump `database`.sql in an in-memory DuckDB, repaired to load as
+    `querybot eval` loads it (`duckdb_statements`)."""
     con = duckdb.connect()
-    for tree in sqlglot.parse(text, read="postgres"):
-        if tree is None:
-            continue
-        for table in tree.find_all(exp.Table):
-            if table.db == "public":
-                table.set("db", None)
-        for type_ in tree.find_all(exp.DataType):
-            if type_.this in (exp.DataType.Type.SERIAL, exp.DataType.Type.BIGSERIAL):
-                type_.set("this", exp.DataType.Type.INT)
-        for node in list(tree.find_all(exp.ForeignKey, exp.Reference)):
-            (node.parent if isinstance(node.parent, exp.ColumnConstraint) else node).pop()
-        if isinstance(tree, exp.Create) and tree.kind == "SCHEMA":
-            tree.set("exists", True)
-        con.execute(tree.sql("duckdb"))
+    for statement in duckdb_statements((DEFOG / f"{database}.sql").read_text()):
+        con.execute(statement)
     return con
 
 

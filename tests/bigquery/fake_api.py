@@ -3,7 +3,9 @@
 The real `google-cloud-bigquery` client builds every request, retries, polls and parses
 responses as it would against Google; only the bytes on the wire come from here. That shows
 what the emulator cannot: dry-run byte counts, `jobs.insert` conflicts on a reused job id,
-job failures by reason, and paging.
+job failures by reason, and paging; and IAM's `generateAccessToken`, the call that
+impersonates a service account, with the tokens it hands out recognised on later calls
+(testIamPermissions answers what each account may read).
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import requests
-from google.auth.credentials import AnonymousCredentials
+from google.auth.credentials import AnonymousCredentials, Credentials
 from google.auth.transport.requests import AuthorizedSession
 from google.cloud import bigquery
 
@@ -38,6 +41,8 @@ class Answer:
     insert_error: tuple[int, str, str] | None = None
     #: The job never finishes until it is cancelled, which ends it "stopped" as BigQuery does.
     running: bool = False
+    #: Service accounts whose jobs of this SQL IAM refuses (accessDenied), dry runs included.
+    denied_to: tuple[str, ...] = ()
 
 
 @dataclass
@@ -46,6 +51,9 @@ class Call:
     path: str
     params: dict[str, str]
     body: dict[str, Any] | None
+    #: The Authorization header sent ("Bearer TOKEN"), "" without one.
+    authorization: str = ""
+    host: str = ""
 
 
 class FakeBigQuery(requests.adapters.BaseAdapter):
@@ -65,6 +73,12 @@ class FakeBigQuery(requests.adapters.BaseAdapter):
         self.drop_next_insert_response = False
         #: Rows sent back in results pages, over all jobs.
         self.rows_served = 0
+        #: Service accounts the login may impersonate (IAM's Token Creator on each).
+        self.impersonable: set[str] = set()
+        #: Access token -> the service account it acts as, for every token handed out.
+        self.tokens: dict[str, str] = {}
+        #: Service account -> the tables (`dataset.table`) whose rows IAM lets it read.
+        self.can_read: dict[str, set[str]] = {}
         self._jobs: dict[str, dict[str, Any]] = {}
         self._results: dict[str, Answer] = {}
         self._lock = threading.Lock()
@@ -74,8 +88,9 @@ class FakeBigQuery(requests.adapters.BaseAdapter):
     def answer(self, sql: str, answer: Answer) -> None:
         self.answers[sql] = answer
 
-    def client(self) -> bigquery.Client:
-        credentials = AnonymousCredentials()  # type: ignore[no-untyped-call]
+    def client(self, credentials: Credentials | None = None) -> bigquery.Client:
+        """A client whose every request reaches this fake; `credentials` default to none."""
+        credentials = credentials or AnonymousCredentials()  # type: ignore[no-untyped-call]
         session = AuthorizedSession(credentials)
         session.mount("https://", self)
         return bigquery.Client(project=self.project, credentials=credentials, _http=session)
@@ -88,6 +103,10 @@ class FakeBigQuery(requests.adapters.BaseAdapter):
         """The bodies of every jobs.insert call."""
         return [c.body or {} for c in self.calls if c.method == "POST" and c.path.endswith("/jobs")]
 
+    def token_requests(self) -> list[Call]:
+        """Every generateAccessToken call, refused ones included."""
+        return [c for c in self.calls if c.path.endswith(":generateAccessToken")]
+
     # -- transport ---------------------------------------------------------------------------
 
     def send(self, request: requests.PreparedRequest, **_: Any) -> requests.Response:
@@ -96,7 +115,8 @@ class FakeBigQuery(requests.adapters.BaseAdapter):
         params = {k: v[-1] for k, v in parse_qs(url.query).items()}
         raw = request.body.decode() if isinstance(request.body, bytes) else request.body
         body = json.loads(raw) if raw else None
-        call = Call(request.method or "", path, params, body)
+        authorization = str(request.headers.get("Authorization", ""))
+        call = Call(request.method or "", path, params, body, authorization, url.netloc)
         with self._lock:
             self.calls.append(call)
             status, payload = self._route(call)
@@ -108,8 +128,13 @@ class FakeBigQuery(requests.adapters.BaseAdapter):
     def _route(self, call: Call) -> tuple[int, dict[str, Any]]:
         parts = call.path.strip("/").split("/")
         match call.method, parts:
+            case "POST", ["v1", "projects", "-", "serviceAccounts", target]:
+                return self._impersonate(target.removesuffix(":generateAccessToken"))
+            case "POST", ["projects", _, "datasets", dataset, "tables", table]:
+                account = self.tokens.get(call.authorization[7:], "")
+                return self._test_permissions(account, f"{dataset}.{table}", call.body or {})
             case "POST", ["projects", _, "jobs"]:
-                return self._insert(call.body or {})
+                return self._insert(call.body or {}, self.tokens.get(call.authorization[7:], ""))
             case "GET", ["projects", _, "jobs", job_id]:
                 return self._get_job(job_id)
             case "POST", ["projects", _, "jobs", job_id, "cancel"]:
@@ -118,7 +143,29 @@ class FakeBigQuery(requests.adapters.BaseAdapter):
                 return self._query_results(job_id, call.params)
         return _error(404, "notFound", f"The fake has no route for {call.method} {call.path}")
 
-    def _insert(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def _impersonate(self, account: str) -> tuple[int, dict[str, Any]]:
+        if account not in self.impersonable:
+            return _error(
+                403,
+                "forbidden",
+                "Permission 'iam.serviceAccounts.getAccessToken' denied on resource (or it may "
+                "not exist).",
+            )
+        token = f"token-{len(self.tokens) + 1}-for-{account}"
+        self.tokens[token] = account
+        expires = (datetime.now(UTC) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return 200, {"accessToken": token, "expireTime": expires}
+
+    def _test_permissions(
+        self, account: str, table: str, body: dict[str, Any]
+    ) -> tuple[int, dict[str, Any]]:
+        name, _, method = table.partition(":")
+        if method != "testIamPermissions":
+            return _error(404, "notFound", f"The fake has no route for tables/{table}")
+        held = ["bigquery.tables.getData"] if name in self.can_read.get(account, set()) else []
+        return 200, {"permissions": [p for p in body.get("permissions", []) if p in held]}
+
+    def _insert(self, body: dict[str, Any], account: str = "") -> tuple[int, dict[str, Any]]:
         reference = body["jobReference"]
         job_id = reference["jobId"]
         if job_id in self._jobs:
@@ -130,6 +177,12 @@ class FakeBigQuery(requests.adapters.BaseAdapter):
             return _error(400, "invalidQuery", f"The fake has no answer for: {sql}")
         if answer.insert_error is not None:
             return _error(*answer.insert_error)
+        if account and account in answer.denied_to:
+            return _error(
+                403,
+                "accessDenied",
+                f"Access Denied: User {account} does not have permission to query this table.",
+            )
         statistics = {
             "query": {
                 "totalBytesProcessed": str(answer.bytes_processed),

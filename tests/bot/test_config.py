@@ -84,6 +84,15 @@ def test_without_a_config_file_the_single_warehouse_answers_everywhere() -> None
     assert config.warehouse_for("C0ANY00001") == SINGLE and config.path is None
 
 
+def test_a_dbt_project_per_warehouse_relative_to_the_file(tmp_path: Path) -> None:
+    text = GOOD.replace('description = "The demo shop"', 'dbt_project = "analytics/shop"')
+    config = load_config(write(tmp_path, text), ENV)
+    assert config.warehouses["shop"].dbt_project == tmp_path / "analytics" / "shop"
+    assert config.warehouses["finance"].dbt_project is None
+    settings = Settings.from_env({"QUERYBOT_DBT_PROJECT": "/srv/dbt"}, dotenv=False)
+    assert deployment_config(settings, {}).warehouses[SINGLE].dbt_project == Path("/srv/dbt")
+
+
 def test_settings_read_the_config_path(tmp_path: Path) -> None:
     path = write(tmp_path, GOOD)
     settings = Settings.from_env({"QUERYBOT_CONFIG": str(path)}, dotenv=False)
@@ -118,8 +127,8 @@ def test_settings_read_the_config_path(tmp_path: Path) -> None:
         pytest.param(
             '[warehouses.a]\nspec = "demo"\nrow_limt = 5\n',
             {},
-            r"warehouses\.a\.row_limt: unknown setting; a warehouse takes description, "
-            "query_timeout_s, row_limit, spec",
+            r"warehouses\.a\.row_limt: unknown setting; a warehouse takes dbt_project, "
+            "description, query_timeout_s, row_limit, run_as, spec",
             id="typo",
         ),
         pytest.param(
@@ -225,3 +234,101 @@ def test_pick_an_unknown_name(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, GOOD), ENV)
     with pytest.raises(SettingsError, match=r"no warehouse named 'hr'.*shop, finance, files"):
         config.pick("hr")
+
+
+def test_a_channel_may_send_its_answers_only_to_asker_and_approver(tmp_path: Path) -> None:
+    text = GOOD.replace(
+        'G0PRIVATE1 = "files"',
+        'G0PRIVATE1 = { warehouse = "files", answers = "private" }\n'
+        'C0THREAD01 = { warehouse = "shop", answers = "thread" }\n'
+        'C0PLAIN001 = { warehouse = "shop" }',
+    )
+    config = load_config(write(tmp_path, text), ENV)
+    assert config.warehouse_for("G0PRIVATE1") == "files"
+    assert config.warehouse_for("C0THREAD01") == config.warehouse_for("C0PLAIN001") == "shop"
+    assert config.answers_private("G0PRIVATE1")
+    for channel in ("C0FINANCE1", "C0THREAD01", "C0PLAIN001", "C0ELSEWHERE", "D0DIRECT01"):
+        assert not config.answers_private(channel)
+
+
+@pytest.mark.parametrize(
+    ("entry", "key", "problem"),
+    [
+        ('{ warehouse = "files", answers = "dm" }', "channels.G0PRIVATE1.answers", '"thread"'),
+        ('{ warehouse = "files", post = "x" }', "channels.G0PRIVATE1.post", "unknown setting"),
+        ('{ answers = "private" }', "channels.G0PRIVATE1", "is not a warehouse"),
+    ],
+)
+def test_a_channel_table_with_a_mistake_says_what_to_write(
+    tmp_path: Path, entry: str, key: str, problem: str
+) -> None:
+    text = GOOD.replace('G0PRIVATE1 = "files"', f"G0PRIVATE1 = {entry}")
+    with pytest.raises(SettingsError) as raised:
+        load_config(write(tmp_path, text), ENV)
+    assert f"querybot.toml: {key}: " in str(raised.value) and problem in str(raised.value)
+
+
+ALLOWLISTED = """
+[warehouses.files]
+spec = "sqlite:///srv/data/shop.db"
+
+[warehouses.files.run_as]
+users = { U0ANA0001 = "sales" }
+unmapped = "staff"
+
+[warehouses.files.run_as.tables]
+sales = ["orders", "main.customers"]
+staff = ["products"]
+"""
+
+
+def test_table_allowlists_per_identity(tmp_path: Path) -> None:
+    rules = load_config(write(tmp_path, ALLOWLISTED), {}).warehouses["files"].run_as
+    assert rules is not None
+    assert rules.tables == {"sales": ("orders", "main.customers"), "staff": ("products",)}
+    assert rules.roles() == ["sales", "staff"]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        pytest.param(
+            ('staff = ["products"]', ""),
+            r"warehouses\.files\.run_as\.tables: 'staff' \(named by the rules\) has no "
+            r'allowlist; add staff = \["table", \.\.\.\]',
+            id="missing-identity",
+        ),
+        pytest.param(
+            ('staff = ["products"]', 'staff = ["products"]\nnobody = ["x"]'),
+            r"warehouses\.files\.run_as\.tables\.nobody: no rule names this identity",
+            id="unnamed-identity",
+        ),
+        pytest.param(
+            ('staff = ["products"]', "staff = []"),
+            r"warehouses\.files\.run_as\.tables\.staff: should be a list of table names",
+            id="empty-list",
+        ),
+        pytest.param(
+            ('staff = ["products"]', 'staff = "products"'),
+            r"warehouses\.files\.run_as\.tables\.staff: should be a list of table names",
+            id="not-a-list",
+        ),
+        pytest.param(
+            ('staff = ["products"]', 'staff = ["products", " "]'),
+            r"warehouses\.files\.run_as\.tables\.staff: should be a list of table names",
+            id="blank-name",
+        ),
+    ],
+)
+def test_allowlist_mistakes_name_the_key(
+    tmp_path: Path, change: tuple[str, str], expected: str
+) -> None:
+    path = write(tmp_path, ALLOWLISTED.replace(*change))
+    with pytest.raises(SettingsError, match=expected):
+        load_config(path, {})
+
+
+def test_run_as_tables_must_be_a_table(tmp_path: Path) -> None:
+    text = '[warehouses.a]\nspec = "demo"\n[warehouses.a.run_as]\nunmapped = "x"\ntables = 3\n'
+    with pytest.raises(SettingsError, match=r"warehouses\.a\.run_as\.tables: write it as a table"):
+        load_config(write(tmp_path, text), {})

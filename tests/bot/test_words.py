@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.words import counted, header, label
+from agent.counting import counted
+from bot.words import header, label
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,8 @@ from connectors.base import (
     RunContext,
     WarehouseUnavailable,
 )
-from connectors.jdbc import JdbcRunner, translate
+from connectors.jdbc import JdbcRunner
+from connectors.jdbc_errors import translate
 from connectors.looker import LookerConnector
 from tests.fixtures.looker import standin
 

@@ -13,6 +13,10 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel, SqlglotError
+
 from agent.evaluation.defog import CORPORA
 from agent.gate import GateSchema
 from connectors.base import ColumnInfo, TableInfo
@@ -22,7 +26,12 @@ GOLD = CORPORA / "sql-eval"
 DEFOG = CORPORA / "defog-data"
 
 DIALECTS = ("duckdb", "bigquery", "mysql", "postgres", "sqlite")
-GOLD_DIALECTS = ("postgres", "mysql", "sqlite", "bigquery")
+GOLD_DIALECTS = ("postgres", "mysql", "sqlite", "bigquery", "snowflake")
+#: Dialects sql-eval has no gold for: another dialect's gold, transpiled by sqlglot.
+TRANSPILED_GOLD = {"snowflake": "postgres"}
+#: Functions of the source dialect the target lacks and sqlglot writes unchanged: a transpiled
+#: alternative calling one is no gold in the target (Snowflake has no AGE(); two alternatives).
+LACKING = {"snowflake": frozenset({"age"})}
 
 #: Where a payload is spliced: alone, and into a query in string and numeric positions.
 SPLICES = {
@@ -73,17 +82,33 @@ class Gold:
 
 @cache
 def gold(dialect: str) -> tuple[Gold, ...]:
-    """Gold SQL for `dialect`: alternatives split on `;`, `{a, b}` column choices expanded."""
-    path = GOLD / f"questions_gen_{dialect}.csv"
+    """Gold SQL for `dialect`: alternatives split on `;`, `{a, b}` column choices expanded; for
+    a dialect in TRANSPILED_GOLD, each transpiled from its source (one sqlglot cannot write is
+    left out)."""
+    source = TRANSPILED_GOLD.get(dialect, dialect)
+    path = GOLD / f"questions_gen_{source}.csv"
     with path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     result: list[Gold] = []
     for row in rows:
         for alternative in row["query"].split(";"):
             for sql in expand_braces(alternative.strip()):
+                if sql and source != dialect:
+                    sql = _transpiled(sql, source, dialect)
                 if sql:
                     result.append(Gold(dialect, row["db_name"], row["question"], sql))
     return tuple(result)
+
+
+def _transpiled(sql: str, source: str, dialect: str) -> str:
+    """`sql` written in `dialect`, or "" when sqlglot cannot or `dialect` lacks a function."""
+    try:
+        tree = sqlglot.parse_one(sql, read=source)
+        written = tree.sql(dialect, unsupported_level=ErrorLevel.RAISE)
+    except SqlglotError:
+        return ""
+    called = {f.name.lower() for f in tree.find_all(exp.Anonymous)}
+    return "" if called & LACKING.get(dialect, frozenset()) else written
 
 
 _BRACES = re.compile(r"\{([^{}]*)\}")
@@ -118,6 +143,8 @@ def table_name(db: str, key: str, dialect: str) -> str:
         return f"main.{table}"
     if dialect == "bigquery":
         return f"defog.{db}.{table}"
+    if dialect == "snowflake":  # as tests/connectors/snowflake/defog.py loads them
+        return f"DEFOG.{schema or db}.{table}".upper()
     return f"{db}.main.{table}"
 
 
@@ -126,7 +153,7 @@ def defog_tables(db: str, dialect: str) -> list[TableInfo]:
     metadata = json.loads((DEFOG / f"{db}.json").read_text(encoding="utf-8"))["table_metadata"]
     tables = []
     for key, columns in metadata.items():
-        fold = str.lower if dialect == "postgres" else str
+        fold = {"postgres": str.lower, "snowflake": str.upper}.get(dialect, str)
         infos = tuple(ColumnInfo(fold(c["column_name"]), c["data_type"]) for c in columns)
         tables.append(TableInfo(table_name(db, key, dialect), infos))
     return tables

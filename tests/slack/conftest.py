@@ -1,8 +1,10 @@
 """Fixtures for the Slack tests: the Web API stand-in and the prebuilt demo warehouse.
 
 End-to-end modules define their own `bot` (a BotProcess with that module's script and
-settings), or a module-scoped `bots` (a SharedBot, see shared_bot.py) from which the `bot` here
-gives each test a process holding its own replies; they mark themselves
+settings), or get one from a module-scoped `bots` (a SharedBot, see shared_bot.py), from which
+the `bot` here gives each test a process holding its own replies. The `bots` here serves a module
+on the demo warehouse: it names its tests' replies in `REPLIES` and may add settings in `BOT_ENV`;
+a module on another warehouse defines its own `bots`. They mark themselves
 `pytestmark = pytest.mark.usefixtures("checked")`.
 """
 
@@ -12,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from botproc import BotProcess
+from botproc import BotProcess, data_dir_with
 from shared_bot import SharedBot
 from standin import SlackStandin
 
@@ -30,6 +32,28 @@ def standin() -> Iterator[SlackStandin]:
     """One Web API stand-in per end-to-end module, shared with that module's bot process."""
     with SlackStandin() as slack:
         yield slack
+
+
+@pytest.fixture(scope="module")
+def bots(
+    standin: SlackStandin,
+    demo_db: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
+) -> Iterator[SharedBot]:
+    """The shared bot of a module on the demo warehouse, with the module's `REPLIES` and its
+    `BOT_ENV` settings, if any (over botproc's: the demo warehouse, the scripted model)."""
+    module = request.module
+    assert hasattr(module, "REPLIES"), f"{module.__name__} names no REPLIES for its shared bot"
+    env = dict(getattr(module, "BOT_ENV", {}))
+
+    def start(script: Path, data_dir: Path) -> BotProcess:
+        data_dir = data_dir_with(data_dir, demo_db)
+        return BotProcess(slack=standin, data_dir=data_dir, script=script, env=env)
+
+    tmp = tmp_path_factory.mktemp(module.__name__.removeprefix("test_slack_"))
+    with SharedBot(module.REPLIES, start, tmp) as shared:
+        yield shared
 
 
 @pytest.fixture

@@ -81,7 +81,7 @@ class FakeAgent:
             raise reply
         return reply
 
-    def ask(self, thread_id: str, question: str, *, user: str) -> Outcome:
+    def ask(self, thread_id: str, question: str, *, user: str, identity: str = "") -> Outcome:
         with self._lock:
             self.asks.append((thread_id, question, user))
         outcome = self._next(self.ask_replies, proposal_outcome(question=question))

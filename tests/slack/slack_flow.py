@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import slack_payloads as payloads
 from botproc import BotProcess
@@ -109,3 +110,31 @@ def values(posted: Posted) -> dict[str, str]:
 
 def has_text(needle: str) -> Callable[[Posted], bool]:
     return lambda m: needle in m.all_text()
+
+
+def approved(bot: BotProcess, slack: SlackStandin, thread: Thread) -> Posted:
+    """Approve the thread's proposal waiting for a click, and wait until the decision's job is
+    done (result and files posted); the proposal as it was before the click."""
+    card = proposal(slack, thread)
+    click(bot, card, approve=True)
+    bot.wait_log(f"Decision on proposal {proposal_id(card)} done: answer")
+    return card
+
+
+def ask_approved(bot: BotProcess, slack: SlackStandin, question: str) -> tuple[Thread, Posted]:
+    """Ask `question` in a new thread and approve its proposal (`approved`); the thread and the
+    proposal."""
+    thread = ask(bot, question)
+    return thread, approved(bot, slack, thread)
+
+
+def shown_sql(message: Any) -> str:
+    """The SQL as a person reads it in `message` (posted, or built by bot.blocks): its code
+    blocks' text, joined and unescaped."""
+    code = [
+        b["text"]["text"].removeprefix("```\n").removesuffix("\n```")
+        for b in message.blocks
+        if b["type"] == "section" and b["text"]["text"].startswith("```")
+    ]
+    text = "\n".join(code)
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")

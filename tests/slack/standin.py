@@ -14,8 +14,8 @@ out a local upload URL, the bytes are POSTed there, `files.completeUploadExterna
 `uploads` keeps each shared file's bytes. Files people share (`add_file`) get a
 `url_private_download` that serves their bytes only to a bot token (anything else gets Slack's
 HTML sign-in page), recorded in `downloads`; `files.info` describes them.
-`usergroups.users.list` and `conversations.info` answer from `usergroups` and `channels`, which a
-test fills.
+`usergroups.users.list`, `users.info` and `conversations.info` answer from `usergroups`, `emails`
+and `channels`, which a test fills.
 A refused call answers `invalid_blocks` (or `msg_too_long`, `no_text`...) and is listed in
 `refused`, so a test can assert that the bot never sent anything Slack would refuse.
 
@@ -172,6 +172,8 @@ class SlackStandin:
         self.uploads: list[Upload] = []
         #: Usergroup id -> member user ids, for `usergroups.users.list`.
         self.usergroups: dict[str, list[str]] = {}
+        #: User id -> email address, for `users.info` (a user not listed is unknown to Slack).
+        self.emails: dict[str, str] = {}
         #: Channel id -> the `channel` object `conversations.info` returns (else a plain channel).
         self.channels: dict[str, dict[str, Any]] = {}
         self._pending_uploads: dict[str, dict[str, Any]] = {}
@@ -419,6 +421,7 @@ class SlackStandin:
             "files.getUploadURLExternal": self._upload_url,
             "files.completeUploadExternal": self._complete_upload,
             "usergroups.users.list": self._usergroup_users,
+            "users.info": self._users_info,
             "conversations.info": self._conversation_info,
             "files.info": self._files_info,
         }.get(method)
@@ -544,6 +547,13 @@ class SlackStandin:
         if group not in self.usergroups:
             raise Refused("no_such_subteam", f"no usergroup {group!r}")
         return {"ok": True, "users": list(self.usergroups[group])}
+
+    def _users_info(self, params: dict[str, Any]) -> dict[str, Any]:
+        user = str(params.get("user") or "")
+        if user not in self.emails:
+            raise Refused("user_not_found", f"no user {user!r}")
+        profile = {"email": self.emails[user]} if self.emails[user] else {}
+        return {"ok": True, "user": {"id": user, "team_id": TEAM_ID, "profile": profile}}
 
     def add_file(
         self,

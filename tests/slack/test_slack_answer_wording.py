@@ -11,15 +11,15 @@ Each message is checked with the stand-in's validator and mrkdwn checker, as Sla
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from message_checks import sections, texts, valid
 from slack_sdk import WebClient
-from standin import SlackStandin, check_blocks, mrkdwn_problems
+from standin import SlackStandin
 
 from agent.explain import Explanation
 from agent.outcome import Answer, Proposal
@@ -35,21 +35,6 @@ BOB = "U0BOB0001"
 SQL = "SELECT\n  COUNT(*)\nFROM demo.main.orders\nLIMIT 1000"
 #: Escaped Slack control sequences: what a mention looks like once escaped by mistake.
 ESCAPED_CONTROL = ("&lt;@", "&lt;#", "&lt;!")
-
-
-def valid(message: Message) -> Message:
-    check_blocks(message.blocks)
-    assert not mrkdwn_problems(message.text, message.blocks)
-    assert len(message.text) <= blocks.FALLBACK_TEXT
-    return message
-
-
-def texts(message: Message) -> str:
-    return json.dumps(message.blocks, ensure_ascii=False)
-
-
-def sections(message: Message) -> list[str]:
-    return [b["text"]["text"] for b in message.blocks if b["type"] == "section"]
 
 
 def footer(message: Message) -> str:

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from standin import check_blocks, check_view, mrkdwn_problems
+from message_checks import sections, texts, valid
+from standin import check_view, mrkdwn_problems
 
 from agent.explain import Explanation
 from agent.outcome import Answer, Proposal
@@ -23,21 +24,6 @@ from bot.blocks.messages import card_of
 
 NASTY = "a < b && c > d <!channel> <@U123|x> ``` *bold* _it_ ~s~ `code` &amp; <https://x.io|x>"
 UNICODE = "売上 📈 Umsätze — ¿cuánto? עברית"
-
-
-def valid(message: Message) -> Message:
-    check_blocks(message.blocks)
-    assert not mrkdwn_problems(message.text, message.blocks)
-    assert len(message.text) <= blocks.FALLBACK_TEXT
-    return message
-
-
-def texts(message: Message) -> str:
-    return json.dumps(message.blocks, ensure_ascii=False)
-
-
-def sections(message: Message) -> list[str]:
-    return [b["text"]["text"] for b in message.blocks if b["type"] == "section"]
 
 
 def make_proposal(**changes: Any) -> Proposal:

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 import slack_flow as flow
 import slack_payloads as payloads
-from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply
-from shared_bot import SharedBot
+from botproc import BotProcess, audit_events, expected_rows, sql_reply
 from slack_flow import Thread, has_text
 from slack_payloads import BOB
 from standin import TEAM_ID, SlackStandin
@@ -37,6 +36,12 @@ REPLIES = {
     ],
     "test_no_self_approval_but_the_asker_may_reject": [sql_reply(REGION_COUNT, "Counts regions.")],
 }
+#: Settings of the module's bot, over the demo defaults (conftest's `bots`).
+BOT_ENV = {
+    "QUERYBOT_APPROVERS": f"{BOB},{GROUP}",
+    "QUERYBOT_NO_SELF_APPROVAL": "true",
+    "QUERYBOT_CHANNELS": f"{DATA}, {SALES}",
+}
 
 
 @pytest.fixture(scope="module")
@@ -44,24 +49,6 @@ def standin() -> Iterator[SlackStandin]:
     with SlackStandin() as slack:
         slack.usergroups[GROUP] = [DAVE]
         yield slack
-
-
-@pytest.fixture(scope="module")
-def bots(
-    standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SharedBot]:
-    env = {
-        "QUERYBOT_APPROVERS": f"{BOB},{GROUP}",
-        "QUERYBOT_NO_SELF_APPROVAL": "true",
-        "QUERYBOT_CHANNELS": f"{DATA}, {SALES}",
-    }
-
-    def start(script: Path, data_dir: Path) -> BotProcess:
-        data_dir = data_dir_with(data_dir, demo_db)
-        return BotProcess(slack=standin, data_dir=data_dir, script=script, env=env)
-
-    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-access")) as shared:
-        yield shared
 
 
 def test_a_click_by_someone_not_allowed_runs_nothing(

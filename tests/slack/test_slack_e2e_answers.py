@@ -9,15 +9,12 @@ audit log says ran). A breakdown stays a table, its `count_star()` column headed
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import slack_flow as flow
-from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply
-from shared_bot import SharedBot
-from slack_flow import Thread
-from standin import Posted, SlackStandin
+from botproc import BotProcess, audit_events, expected_rows, sql_reply
+from standin import SlackStandin
 
 from bot.blocks import cell_text
 
@@ -35,41 +32,10 @@ REPLIES = {
 }
 
 
-@pytest.fixture(scope="module")
-def bots(
-    standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SharedBot]:
-    def start(script: Path, data_dir: Path) -> BotProcess:
-        return BotProcess(slack=standin, data_dir=data_dir_with(data_dir, demo_db), script=script)
-
-    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-answers")) as shared:
-        yield shared
-
-
-def approved(bot: BotProcess, standin: SlackStandin, question: str) -> tuple[Thread, str]:
-    """Ask, approve, and wait until the answer is posted; the thread and the proposal id."""
-    thread = flow.ask(bot, question)
-    card = flow.proposal(standin, thread)
-    pid = flow.proposal_id(card)
-    flow.click(bot, card, approve=True)
-    bot.wait_log(f"Decision on proposal {pid} done: answer")
-    return thread, pid
-
-
-def code(message: Posted) -> str:
-    """The SQL a message shows in its code blocks, unescaped."""
-    shown = "\n".join(
-        b["text"]["text"].removeprefix("```\n").removesuffix("\n```")
-        for b in message.blocks
-        if b["type"] == "section" and b["text"]["text"].startswith("```")
-    )
-    return shown.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-
-
 def test_a_single_value_is_a_sentence_under_the_card_it_ran(
     bot: BotProcess, standin: SlackStandin, demo_db: Path
 ) -> None:
-    thread, pid = approved(bot, standin, "how many orders?")
+    thread, proposal = flow.ask_approved(bot, standin, "how many orders?")
     [(count,)] = expected_rows(demo_db, COUNT)
     card, result = standin.thread(thread.channel, thread.ts)
     assert "Sources:" in result.all_text()
@@ -82,20 +48,20 @@ def test_a_single_value_is_a_sentence_under_the_card_it_ran(
     assert "1 rows" not in result.all_text() and "count_star()" not in result.all_text()
 
     # the SQL is on the card just above, as it ran; the answer refers to it
-    [ran] = audit_events(bot, proposal_id=pid, event="executed")
-    assert code(card) == ran["sql"] and "Approved by <@" in card.all_text()
-    assert code(result) == "" and "COUNT(*)" not in result.all_text()
+    [ran] = audit_events(bot, proposal_id=flow.proposal_id(proposal), event="executed")
+    assert flow.shown_sql(card) == ran["sql"] and "Approved by <@" in card.all_text()
+    assert flow.shown_sql(result) == "" and "COUNT(*)" not in result.all_text()
     assert "The SQL is the query approved above, run exactly as shown there." in result.all_text()
 
 
 def test_a_breakdown_is_a_table_headed_in_words_with_its_rows_counted(
     bot: BotProcess, standin: SlackStandin, demo_db: Path
 ) -> None:
-    thread, _ = approved(bot, standin, "orders by status?")
+    thread, _ = flow.ask_approved(bot, standin, "orders by status?")
     result = flow.result(standin, thread)
     expected = expected_rows(demo_db, BY_STATUS)
     assert result.table() == [["status", "Count"], *[[s, cell_text(n)] for s, n in expected]]
     assert flow.values(result) == {}
     assert f"*{len(expected)} rows*" in result.all_text()
     assert result.text == f"{len(expected)} rows — Orders by status."
-    assert code(result) == ""
+    assert flow.shown_sql(result) == ""

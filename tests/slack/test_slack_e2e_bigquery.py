@@ -8,26 +8,22 @@ BigQuery tables; then a rejected proposal runs no job.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-import slack_flow as flow
-from botproc import BotProcess, audit_events, sql_reply
+from botproc import BotProcess, sql_reply
 from google.cloud import bigquery
+from sales_flow import SALES, approved_by_region, rejected_runs_nothing, warehouse_bots
 from shared_bot import SharedBot
-from slack_payloads import BOB
 from standin import SlackStandin
 
-from bot.blocks import cell_text
 from connectors.bigquery import endpoint_client
-from tests.bigquery.emulator import Emulator, EmulatorError, cache_dir, ensure_venv
-from tests.needs import unavailable
+from tests.bigquery.emulator import Emulator, ensure_venv
+from tests.side_venv import cache_dir, serving
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 
 PROJECT = "demo"
 DATASET = "shop"
-SALES = [("North", 10.5), ("North", 4.5), ("South", 7.0), ("East", 1.25)]
 BY_REGION = (
     f"SELECT region, SUM(amount) AS total FROM `{PROJECT}.{DATASET}.sales` "
     "GROUP BY region ORDER BY total DESC"
@@ -37,27 +33,26 @@ COUNT = f"SELECT COUNT(*) AS n FROM `{PROJECT}.{DATASET}.sales`"
 
 @pytest.fixture(scope="module")
 def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
-    try:
-        executable = ensure_venv(cache_dir() / "bqemulator-venv")
-        running = Emulator(executable, tmp_path_factory.mktemp("bq") / "log", PROJECT)
-        running.wait_ready()
-    except EmulatorError as exc:
-        unavailable(f"The BigQuery emulator is not available: {exc}")
-    client = endpoint_client(PROJECT, running.url)
-    client.create_dataset(DATASET)
-    table = bigquery.Table(
-        f"{PROJECT}.{DATASET}.sales",
-        schema=[
-            bigquery.SchemaField("region", "STRING", description="Sales region"),
-            bigquery.SchemaField("amount", "FLOAT64", description="Sale amount in USD"),
-        ],
-    )
-    client.create_table(table)
-    values = ", ".join(f"('{region}', {amount})" for region, amount in SALES)
-    client.query(f"INSERT INTO `{PROJECT}.{DATASET}.sales` VALUES {values}").result()
-    client.close()
-    yield running
-    running.stop()
+    log = tmp_path_factory.mktemp("bq") / "log"
+
+    def start() -> Emulator:
+        return Emulator(ensure_venv(cache_dir() / "bqemulator-venv"), log, PROJECT)
+
+    with serving(start, "The BigQuery emulator") as running:
+        client = endpoint_client(PROJECT, running.url)
+        client.create_dataset(DATASET)
+        table = bigquery.Table(
+            f"{PROJECT}.{DATASET}.sales",
+            schema=[
+                bigquery.SchemaField("region", "STRING", description="Sales region"),
+                bigquery.SchemaField("amount", "FLOAT64", description="Sale amount in USD"),
+            ],
+        )
+        client.create_table(table)
+        values = ", ".join(f"('{region}', {amount})" for region, amount in SALES)
+        client.query(f"INSERT INTO `{PROJECT}.{DATASET}.sales` VALUES {values}").result()
+        client.close()
+        yield running
 
 
 REPLIES = {
@@ -74,38 +69,14 @@ def bots(
         "QUERYBOT_WAREHOUSE": f"bigquery:{PROJECT}/{DATASET}",
         "BIGQUERY_API_ENDPOINT": emulator.url,
     }
-
-    def start(script: Path, data_dir: Path) -> BotProcess:
-        data_dir.mkdir()
-        return BotProcess(slack=standin, data_dir=data_dir, script=script, env=env)
-
-    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-bigquery")) as shared:
-        yield shared
+    with warehouse_bots(standin, env, REPLIES, tmp_path_factory.mktemp("e2e-bigquery")) as bots:
+        yield bots
 
 
 def test_question_approval_and_result_on_bigquery(bot: BotProcess, standin: SlackStandin) -> None:
-    thread = flow.ask(bot, "sales by region?")
-    proposal = flow.proposal(standin, thread)
-    text = proposal.all_text()
-    assert "Sales by region." in text and f"`{PROJECT}.{DATASET}.sales`" in text
-
-    flow.click(bot, proposal, approve=True)
-    result = flow.result(standin, thread)
-    assert result.table() == [
-        ["region", "total"],
-        ["North", cell_text(15.0)],
-        ["South", cell_text(7.0)],
-        ["East", cell_text(1.25)],
-    ]
-    sources = result.all_text()
-    assert "*3 rows*" in sources and "bigquery" in sources
-    assert f"approved by <@{BOB}>" in sources
+    table = f"`{PROJECT}.{DATASET}.sales`"
+    approved_by_region(bot, standin, table=table, header=["region", "total"], engine="bigquery")
 
 
 def test_rejected_proposal_runs_no_job(bot: BotProcess, standin: SlackStandin) -> None:
-    thread = flow.ask(bot, "how many sales?")
-    proposal = flow.proposal(standin, thread)
-    pid = flow.proposal_id(proposal)
-    flow.click(bot, proposal, approve=False)
-    bot.wait_log(f"Decision on proposal {pid} done: rejected")
-    assert [e["event"] for e in audit_events(bot, proposal_id=pid)] == ["proposed", "rejected"]
+    rejected_runs_nothing(bot, standin)

@@ -8,13 +8,11 @@ One bot serves the module (shared_bot.py); each test's model replies are in REPL
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import slack_flow as flow
-from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply
-from shared_bot import SharedBot
+from botproc import BotProcess, audit_events, expected_rows, sql_reply
 from slack_flow import has_text
 from slack_payloads import ALICE, BOB
 from standin import SlackStandin
@@ -39,17 +37,6 @@ REPLIES = {
         sql_reply(CUSTOMER_COUNT, "Counts customers.")
     ],
 }
-
-
-@pytest.fixture(scope="module")
-def bots(
-    standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SharedBot]:
-    def start(script: Path, data_dir: Path) -> BotProcess:
-        return BotProcess(slack=standin, data_dir=data_dir_with(data_dir, demo_db), script=script)
-
-    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-edit")) as shared:
-        yield shared
 
 
 def test_edit_is_checked_proposed_again_and_runs_when_approved(

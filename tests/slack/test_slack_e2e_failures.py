@@ -8,13 +8,10 @@ it in REPLIES.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 import slack_flow as flow
-from botproc import BotProcess, audit_events, data_dir_with, sql_reply
-from shared_bot import Reply, SharedBot
+from botproc import BotProcess, audit_events, sql_reply
+from shared_bot import Reply
 from slack_flow import has_text
 from slack_payloads import BOB
 from standin import SlackStandin
@@ -63,17 +60,6 @@ REPLIES: dict[str, list[Reply]] = {
         sql_reply(REGION_NAMES, "Lists the regions."),
     ],
 }
-
-
-@pytest.fixture(scope="module")
-def bots(
-    standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SharedBot]:
-    def start(script: Path, data_dir: Path) -> BotProcess:
-        return BotProcess(slack=standin, data_dir=data_dir_with(data_dir, demo_db), script=script)
-
-    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-failures")) as shared:
-        yield shared
 
 
 def test_a_reply_that_is_not_json_is_repaired(bot: BotProcess, standin: SlackStandin) -> None:

@@ -12,13 +12,12 @@ at a local stand-in of Gemini's API that holds the first request past the client
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import slack_flow as flow
 from botproc import BotProcess, audit_events, data_dir_with, sql_reply, write_script
-from shared_bot import Reply, SharedBot
+from shared_bot import Reply
 from slack_flow import has_text
 from standin import SlackStandin
 
@@ -45,17 +44,6 @@ REPLIES: dict[str, list[Reply]] = {
     # no answer in time, three times, then a later question
     "test_a_model_that_never_answers_in_time": [TIMED_OUT, TIMED_OUT, TIMED_OUT, ANSWER],
 }
-
-
-@pytest.fixture(scope="module")
-def bots(
-    standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SharedBot]:
-    def start(script: Path, data_dir: Path) -> BotProcess:
-        return BotProcess(slack=standin, data_dir=data_dir_with(data_dir, demo_db), script=script)
-
-    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-model-faults")) as shared:
-        yield shared
 
 
 def test_a_passing_rate_limit_is_retried(bot: BotProcess, standin: SlackStandin) -> None:

@@ -156,10 +156,7 @@ def csv_rows(sql: str, **files: str) -> list[tuple[Any, ...]]:
 
 def approve(bot: BotProcess, slack: SlackStandin, thread: Thread) -> Posted:
     """Approve the thread's proposal waiting for a click; return its result."""
-    proposal = flow.proposal(slack, thread)
-    pid = flow.proposal_id(proposal)
-    flow.click(bot, proposal, approve=True)
-    bot.wait_log(f"Decision on proposal {pid} done: answer")
+    proposal = flow.approved(bot, slack, thread)
     return next(
         m
         for m in slack.thread(thread.channel, thread.ts)

@@ -9,14 +9,12 @@ of its own, with the model replies REPLIES lists for it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import slack_flow as flow
 import slack_payloads as payloads
-from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply
-from shared_bot import SharedBot
+from botproc import BotProcess, audit_events, expected_rows, sql_reply
 from slack_flow import Thread, has_text
 from slack_payloads import ALICE, BOB
 from standin import TEAM_ID, Posted, SlackStandin
@@ -52,17 +50,6 @@ REPLIES = {
         sql_reply(FOLLOW_UP, "Orders by customer segment."),
     ],
 }
-
-
-@pytest.fixture(scope="module")
-def bots(
-    standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SharedBot]:
-    def start(script: Path, data_dir: Path) -> BotProcess:
-        return BotProcess(slack=standin, data_dir=data_dir_with(data_dir, demo_db), script=script)
-
-    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-followups")) as shared:
-        yield shared
 
 
 def results(standin: SlackStandin, thread: Thread, count: int) -> list[Posted]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import slack_flow as flow
 from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply, write_script
-from standin import Posted, SlackStandin
+from standin import SlackStandin
 
 from agent.audit import sql_sha256
 from bot.blocks import APPROVE_ACTION, PROPOSED_SQL_FILE, RAN_SQL_FILE, cell_text
@@ -38,15 +38,6 @@ def bot(
         yield b
 
 
-def shown_sql(message: Posted) -> str:
-    code = [
-        b["text"]["text"].removeprefix("```\n").removesuffix("\n```")
-        for b in message.blocks
-        if b["type"] == "section" and b["text"]["text"].startswith("```")
-    ]
-    return "\n".join(code)
-
-
 def test_long_sql_is_cut_on_the_card_and_whole_in_a_file(
     bot: BotProcess, standin: SlackStandin, demo_db: Path
 ) -> None:
@@ -63,7 +54,7 @@ def test_long_sql_is_cut_on_the_card_and_whole_in_a_file(
     assert sql.startswith("SELECT\n  COUNT(*) AS orders\nFROM demo.main.orders\nWHERE\n")
     assert sql.endswith("\n    3999,\n    4000\n  )") and len(sql) > 35_000
 
-    shown = shown_sql(card)
+    shown = flow.shown_sql(card)
     assert 25_000 < len(shown) < len(sql) and sql.startswith(shown + "\n")
     text = card.all_text()
     assert f"{len(sql):,} characters long; only the start is shown here" in text
@@ -76,7 +67,7 @@ def test_long_sql_is_cut_on_the_card_and_whole_in_a_file(
     (count,) = expected_rows(demo_db, LONG)[0]
     assert flow.values(result) == {"Orders": cell_text(count)}
     # the card above shows the start; the answer refers to it and to the file, repeating neither
-    assert shown_sql(result) == ""
+    assert flow.shown_sql(result) == ""
     text = result.all_text()
     assert "The SQL is the query approved above, run exactly as shown there" in text
     assert f"the whole statement is in the file `{RAN_SQL_FILE}`" in text

@@ -11,14 +11,11 @@ the refusal.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import slack_flow as flow
 import slack_payloads as payloads
-from botproc import BotProcess, audit_events, data_dir_with, sql_reply
-from shared_bot import SharedBot
+from botproc import BotProcess, audit_events, sql_reply
 from slack_flow import Thread, has_text
 from slack_payloads import BOB
 from standin import TEAM_ID, Posted, SlackStandin
@@ -35,17 +32,6 @@ REPLIES = {
 }
 REFUSED = "I did not propose the SQL you sent: the checks refused it."
 NEXT = "Fix the SQL and send it again, or ask your question in words"
-
-
-@pytest.fixture(scope="module")
-def bots(
-    standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SharedBot]:
-    def start(script: Path, data_dir: Path) -> BotProcess:
-        return BotProcess(slack=standin, data_dir=data_dir_with(data_dir, demo_db), script=script)
-
-    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-pasted")) as shared:
-        yield shared
 
 
 def refusal(standin: SlackStandin, thread: Thread) -> Posted:

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import slack_flow as flow
 import slack_payloads as payloads
-from botproc import BotProcess, data_dir_with, expected_rows, sql_reply
-from shared_bot import SharedBot
+from botproc import BotProcess, expected_rows, sql_reply
 from slack_flow import Thread
 from slack_payloads import ALICE
 from standin import SlackStandin, Upload
@@ -69,26 +67,6 @@ REPLIES = {
 }
 
 
-@pytest.fixture(scope="module")
-def bots(
-    standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SharedBot]:
-    def start(script: Path, data_dir: Path) -> BotProcess:
-        return BotProcess(slack=standin, data_dir=data_dir_with(data_dir, demo_db), script=script)
-
-    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-results")) as shared:
-        yield shared
-
-
-def approved_result(bot: BotProcess, standin: SlackStandin, question: str) -> Thread:
-    """Ask, approve, and wait until the decision's job is done (result and files posted)."""
-    thread = flow.ask(bot, question)
-    proposal = flow.proposal(standin, thread)
-    flow.click(bot, proposal, approve=True)
-    bot.wait_log(f"Decision on proposal {flow.proposal_id(proposal)} done: answer")
-    return thread
-
-
 def uploads(standin: SlackStandin, thread: Thread) -> list[Upload]:
     return standin.uploads_in(thread.channel, thread.ts)
 
@@ -97,7 +75,7 @@ def test_more_rows_than_shown_come_as_a_csv(
     bot: BotProcess, standin: SlackStandin, demo_db: Path
 ) -> None:
     before = len(standin.calls)
-    thread = approved_result(bot, standin, "list the first 200 customers")
+    thread, _ = flow.ask_approved(bot, standin, "list the first 200 customers")
     result = flow.result(standin, thread)
     assert len(result.table() or []) == 21
     assert "*200 rows* (first 20 shown)" in result.all_text()
@@ -125,7 +103,7 @@ def charts_in(standin: SlackStandin, thread: Thread) -> list[dict[str, Any]]:
 def test_a_time_series_longer_than_the_chart_block_comes_as_a_png(
     bot: BotProcess, standin: SlackStandin, demo_db: Path
 ) -> None:
-    thread = approved_result(bot, standin, "orders by month?")
+    thread, _ = flow.ask_approved(bot, standin, "orders by month?")
     assert charts_in(standin, thread) == []  # 24 months: more points than a native series holds
     months = expected_rows(demo_db, ORDERS_BY_MONTH)
     found = {u.filename: u for u in uploads(standin, thread)}
@@ -139,7 +117,7 @@ def test_a_time_series_longer_than_the_chart_block_comes_as_a_png(
 def test_a_time_series_comes_with_a_native_chart(
     bot: BotProcess, standin: SlackStandin, demo_db: Path
 ) -> None:
-    thread = approved_result(bot, standin, "orders by month in 2025?")
+    thread, _ = flow.ask_approved(bot, standin, "orders by month in 2025?")
     months = expected_rows(demo_db, ORDERS_BY_MONTH_2025)
     [result, chart_message] = standin.thread(thread.channel, thread.ts)[-2:]
     assert "Sources:" in result.all_text()
@@ -158,7 +136,7 @@ def test_a_time_series_comes_with_a_native_chart(
 def test_a_breakdown_of_the_whole_comes_as_a_native_pie(
     bot: BotProcess, standin: SlackStandin, demo_db: Path
 ) -> None:
-    thread = approved_result(bot, standin, "orders by status?")
+    thread, _ = flow.ask_approved(bot, standin, "orders by status?")
     [block] = charts_in(standin, thread)
     # the gate added its row cap to the SQL (on the card); it left no row out: the rows are whole
     assert "LIMIT" in standin.thread(thread.channel, thread.ts)[0].all_text()
@@ -176,11 +154,11 @@ def test_a_workspace_without_the_chart_block_gets_pngs_and_is_asked_once(
 ) -> None:
     standin.refuse_block_type("data_visualization")
     try:
-        thread = approved_result(bot, standin, "orders by channel?")
+        thread, _ = flow.ask_approved(bot, standin, "orders by channel?")
         [png] = uploads(standin, thread)
         assert png.filename == "chart.png" and png.content.startswith(b"\x89PNG")
         assert charts_in(standin, thread) == []
-        later = approved_result(bot, standin, "orders by payment?")
+        later, _ = flow.ask_approved(bot, standin, "orders by payment?")
         [png] = uploads(standin, later)
         assert png.filename == "chart.png" and png.content.startswith(b"\x89PNG")
     finally:
@@ -195,7 +173,7 @@ def test_a_workspace_without_the_chart_block_gets_pngs_and_is_asked_once(
 
 
 def test_a_single_number_comes_alone(bot: BotProcess, standin: SlackStandin) -> None:
-    thread = approved_result(bot, standin, "how many orders?")
+    thread, _ = flow.ask_approved(bot, standin, "how many orders?")
     assert standin.uploads_in(thread.channel, thread.ts) == []
 
 

@@ -15,14 +15,13 @@ the scripts below hold for any order.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import slack_flow as flow
 import slack_payloads as payloads
-from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply
-from shared_bot import Reply, SharedBot
+from botproc import BotProcess, audit_events, expected_rows, sql_reply
+from shared_bot import Reply
 from slack_flow import Thread
 from slack_payloads import BOB
 from standin import TEAM_ID, SlackStandin
@@ -74,20 +73,8 @@ REPLIES = {
         {"valid": True, "feedback": ""},
     ],
 }
-
-
-@pytest.fixture(scope="module")
-def bots(
-    standin: SlackStandin, demo_db: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SharedBot]:
-    env = {"QUERYBOT_STRATEGIES": "plan,self_check,candidates:3"}
-
-    def start(script: Path, data_dir: Path) -> BotProcess:
-        data_dir = data_dir_with(data_dir, demo_db)
-        return BotProcess(slack=standin, data_dir=data_dir, script=script, env=env)
-
-    with SharedBot(REPLIES, start, tmp_path_factory.mktemp("e2e-strategies")) as shared:
-        yield shared
+#: Settings of the module's bot, over the demo defaults (conftest's `bots`).
+BOT_ENV = {"QUERYBOT_STRATEGIES": "plan,self_check,candidates:3"}
 
 
 @pytest.fixture

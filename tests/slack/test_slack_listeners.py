@@ -2,12 +2,17 @@
 
 The app is assembled from the same parts `build_app` uses, with one difference: Bolt runs
 listeners inline, and the test waits for the worker pool to go idle, so "nothing else happened"
-is checked exactly rather than after a sleep. (`build_app` itself is tested at the end and by the
-end-to-end tests.)
+is checked exactly rather than after a sleep. (`build_app` itself is tested at the end, over the
+real agent, and by the end-to-end tests.)
+
+The fake agent (fake_agent.py) records what each listener asked of it (thread, user, labels, SQL
+hash) and answers as a test tells it (an exception, a held decision, a corrected proposal), which
+is what these tests check; the real agent is in the end-to-end tests.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -17,13 +22,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 import slack_payloads as payloads
+from botproc import sql_reply
 from fake_agent import FakeAgent, answer_outcome, proposal_outcome, routed
+from langgraph.checkpoint.memory import InMemorySaver
 from slack_bolt import App, BoltRequest, BoltResponse
 from slack_payloads import ALICE, BOB, action_request, event_request, signed_headers
 from standin import BOT_USER_ID, TEAM_ID, Posted, SlackStandin
 
+from agent.context import AgentDeps
+from agent.conversation import Agent
+from agent.models import ScriptedChatModel
 from agent.outcome import Outcome
 from bot import listeners
 from bot.app import build_app, build_client
@@ -39,6 +50,7 @@ from bot.store import Status, Store
 from bot.store_sqlite import SqliteStore
 from bot.threads import EDIT_FAILED, Conversations
 from bot.work import Work
+from connectors.duckdb import DuckDBConnector
 
 SECRET = "listener-test-secret"
 
@@ -583,17 +595,34 @@ def test_answer_with_many_rows_shows_display_rows(bot: Bot) -> None:
 def test_build_app_checks_the_token_and_verifies_signatures(
     slack: SlackStandin, tmp_path: Path
 ) -> None:
+    """The app as the bot builds it, over the real agent (a one-table DuckDB file, a scripted
+    model with one reply): the forged request reaches nothing, the signed one is proposed."""
+    path = tmp_path / "shop.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE TABLE sales AS SELECT 'North' AS region, 1.5 AS amount")
+    model = ScriptedChatModel(replies=[json.dumps(sql_reply("SELECT region FROM sales"))])
+    agent = Agent(AgentDeps(connector=DuckDBConnector(path), model=model), InMemorySaver())
     settings = Settings(
         slack_bot_token="xoxb-test", slack_signing_secret=SECRET, slack_api_url=slack.url[:-1]
     )
-    agent = FakeAgent()
     app = build_app(settings, routed(agent), SqliteStore(tmp_path / "s.sqlite"))
-    assert [c.method for c in slack.calls] == ["auth.test"]
-    assert app.client.base_url == slack.url
-    text, content_type = event_request(payloads.mention(payloads.new_channel(), "hi"))
-    forged = {"content-type": content_type, **signed_headers("not-the-secret", text)}
-    assert app.dispatch(BoltRequest(body=text, headers=forged)).status == 401
-    good = {"content-type": content_type, **signed_headers(SECRET, text)}
-    assert app.dispatch(BoltRequest(body=text, headers=good)).status == 200
-    slack.wait_for(lambda: slack.calls_to("chat.update"), what="the proposal")
-    assert len(agent.asks) == 1
+    try:
+        assert [c.method for c in slack.calls] == ["auth.test"]
+        assert app.client.base_url == slack.url
+        body = payloads.mention(payloads.new_channel(), "which regions?")
+        text, content_type = event_request(body)
+        forged = {"content-type": content_type, **signed_headers("not-the-secret", text)}
+        assert app.dispatch(BoltRequest(body=text, headers=forged)).status == 401
+        good = {"content-type": content_type, **signed_headers(SECRET, text)}
+        assert app.dispatch(BoltRequest(body=text, headers=good)).status == 200
+        [card] = slack.wait_thread(
+            body["event"]["channel"],
+            body["event"]["ts"],
+            lambda ms: [m for m in ms if APPROVE_ACTION in buttons(m)],
+            what="the proposal",
+        )
+        assert "SELECT" in card.all_text() and "region" in card.all_text()
+        assert model.calls == 1
+    finally:
+        app.stop_background()  # the recovery watch holds the agent
+        agent.close()

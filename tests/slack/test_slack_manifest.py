@@ -18,14 +18,17 @@ def test_scopes_are_the_least_the_bot_needs() -> None:
     scopes = set(manifest()["oauth_config"]["scopes"]["bot"])
     # mentions; posting, updating and ephemeral notes; thread replies in public and private
     # channels (message.channels / message.groups need the matching history scope); approver
-    # user groups; whether a channel is shared with another organisation; direct messages;
-    # CSV and chart uploads; files people share in a thread
+    # user groups; people's email addresses for run_as rules (users.info); whether a channel is
+    # shared with another organisation; direct messages; CSV and chart uploads; files people
+    # share in a thread
     assert scopes == {
         "app_mentions:read",
         "chat:write",
         "channels:history",
         "groups:history",
         "usergroups:read",
+        "users:read",
+        "users:read.email",
         "channels:read",
         "groups:read",
         "im:history",

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import slack_flow as flow
 from langgraph.checkpoint.memory import InMemorySaver
-from standin import check_blocks, check_view, mrkdwn_problems
+from message_checks import valid
+from standin import check_view
 
 from agent.audit import sql_sha256
 from agent.context import AgentDeps
@@ -59,23 +61,6 @@ def proposed(shop: DuckDBConnector, sql: str) -> tuple[Agent, Proposal]:
     return agent, outcome.proposal
 
 
-def valid(message: Message) -> Message:
-    check_blocks(message.blocks)
-    assert not mrkdwn_problems(message.text, message.blocks)
-    return message
-
-
-def shown_sql(message: Message) -> str:
-    """The SQL as a person reads it: the code blocks' text, joined and unescaped."""
-    code = [
-        b["text"]["text"].removeprefix("```\n").removesuffix("\n```")
-        for b in message.blocks
-        if b["type"] == "section" and b["text"]["text"].startswith("```")
-    ]
-    text = "\n".join(code)
-    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-
-
 def card_hash(message: Message) -> str:
     [actions] = [b for b in message.blocks if b["type"] == "actions"]
     value = next(e["value"] for e in actions["elements"] if e["action_id"] == APPROVE_ACTION)
@@ -86,8 +71,8 @@ def test_the_proposal_shows_the_pretty_sql_its_hash_covers(shop: DuckDBConnector
     _, proposal = proposed(shop, BY_REGION)
     assert proposal.sql.startswith("WITH totals AS (\n  SELECT\n    region,\n")
     message = valid(blocks.proposal(proposal, requested_by="U0ALICE01"))
-    assert shown_sql(message) == proposal.sql
-    assert sql_sha256(shown_sql(message)) == card_hash(message) == proposal.sql_sha256
+    assert flow.shown_sql(message) == proposal.sql
+    assert sql_sha256(flow.shown_sql(message)) == card_hash(message) == proposal.sql_sha256
     [code] = [
         b["text"]["text"] for b in message.blocks if "```" in b.get("text", {}).get("text", "")
     ]
@@ -96,7 +81,7 @@ def test_the_proposal_shows_the_pretty_sql_its_hash_covers(shop: DuckDBConnector
         blocks.decided(proposal, requested_by="U0ALICE01", verdict=blocks.approved_by("U0BOB0001")),
         blocks.running_card(proposal, requested_by="U0ALICE01", verdict="Running… 1 s"),
     ):
-        assert shown_sql(valid(form)) == proposal.sql
+        assert flow.shown_sql(valid(form)) == proposal.sql
 
 
 def test_the_answer_keeps_the_line_breaks(shop: DuckDBConnector) -> None:
@@ -104,7 +89,7 @@ def test_the_answer_keeps_the_line_breaks(shop: DuckDBConnector) -> None:
     outcome = agent.decide("t1", proposal.proposal_id, approved=True, user="U0BOB0001")
     answer = outcome.answer
     assert answer is not None and answer.sql == proposal.sql
-    assert shown_sql(valid(blocks.result(answer, display_rows=20))) == proposal.sql
+    assert flow.shown_sql(valid(blocks.result(answer, display_rows=20))) == proposal.sql
     assert len(proposal.sql.splitlines()) > 15
 
 
@@ -130,7 +115,7 @@ def test_sql_too_long_for_a_message_is_cut_at_a_line_within_limits_and_whole_in_
         valid(message)
         assert len(message.blocks) <= 50
         assert all(len(b["text"]["text"]) <= SECTION_TEXT for b in message.blocks if "text" in b)
-        shown = shown_sql(message)
+        shown = flow.shown_sql(message)
         assert 25_000 < len(shown) < len(proposal.sql)
         assert proposal.sql.startswith(shown + "\n"), "cut at a line end, nothing reordered"
         notes = json.dumps(message.blocks)
@@ -154,7 +139,7 @@ def test_sql_too_long_for_a_message_is_cut_at_a_line_within_limits_and_whole_in_
         approved_by="U0BOB0001",
     )
     result = valid(blocks.result(answer, display_rows=20))
-    assert len(result.blocks) <= 50 and proposal.sql.startswith(shown_sql(result) + "\n")
+    assert len(result.blocks) <= 50 and proposal.sql.startswith(flow.shown_sql(result) + "\n")
     assert f"the whole statement is in the file `{blocks.RAN_SQL_FILE}`" in json.dumps(
         result.blocks
     )

@@ -1,13 +1,16 @@
 """Approve / Reject clicks: ack, check who clicked, claim the proposal atomically, then carry out
 the decision; Cancel clicks on a running card: ack, check who clicked, then stop the query.
 
-Who may decide is checked on every click, whatever the proposal's status (a status read before
-the claim may be stale: an edit being checked puts the proposal back to PENDING when it is
-refused). A click by someone the approval policy does not allow gets an ephemeral note and claims
-nothing; the claim itself repeats the part of the policy that could change under it (the SQL hash
-the card showed, no-self-approval) in its UPDATE. Only the click that moves the proposal out of
-PENDING does anything; every other click (a double click, a second person, a click on a superseded
-or edited proposal, or on a card whose SQL is not the proposal's) gets an ephemeral note.
+Who may decide is checked on every click, whatever the proposal's status (a status read before the
+claim may be stale: an edit being checked puts the proposal back to PENDING when it is refused). A
+click by someone the approval policy does not allow gets an ephemeral note and claims nothing.
+Where people run as their own warehouse identity (bot/identity.py), an Approve click is also
+refused unless the clicker's identity may read every table the query reads, as the warehouse says
+(`Conversations.why_not_run`). The claim itself repeats the part of the policy that could change
+under it (the SQL hash the card showed, no-self-approval) in its UPDATE. Only the click that moves
+the proposal out of PENDING does anything; every other click (a double click, a second person, a
+click on a superseded or edited proposal, or on a card whose SQL is not the proposal's) gets an
+ephemeral note.
 """
 
 from __future__ import annotations
@@ -73,6 +76,8 @@ def _decide(body: dict[str, Any], client: WebClient, querybot: Querybot, *, appr
     refusal = querybot.channels.refusal(record.channel) or querybot.approvers.why_not_decide(
         user, record, approved=approved
     )
+    if not refusal and approved and record.status is Status.PENDING:
+        refusal = querybot.conversations.why_not_run(record, user)
     if refusal:
         tell(client, body, record, refusal)
         return

@@ -1,6 +1,8 @@
 """Edit SQL clicks: the button opens a modal with the proposal's SQL (its submission:
 bot/listeners/views/edit_submission.py). Who may edit is checked on the click, whatever the
-proposal's status, and the modal opens only on the current card of a proposal still waiting."""
+proposal's status, and the modal opens only on the current card of a proposal still waiting.
+Where questions run as the asker, it opens only for someone whose own identity could run the
+query (bot/clearance.py); anyone else is told why in an ephemeral note."""
 
 from __future__ import annotations
 
@@ -48,4 +50,5 @@ def _why_not_edit(
         return already_decided(record)
     if len(record.proposal.sql) > INPUT_TEXT:
         return TOO_LONG.format(size=len(record.proposal.sql))
-    return None
+    # last: it asks Slack and the warehouse (where questions run as the asker)
+    return querybot.conversations.why_not_edit(record, user)

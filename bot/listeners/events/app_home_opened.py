@@ -29,5 +29,5 @@ def on_home_opened(event: dict[str, Any], client: WebClient, querybot: Querybot)
     rule = querybot.approvers.rule
     who = "Anyone" if rule.anyone else rule.describe(user)
     client.views_publish(
-        user_id=user, view=home(querybot.tables(), recent, approvers=f"Who may approve: {who}.")
+        user_id=user, view=home(querybot.tables(user), recent, approvers=f"Who may approve: {who}.")
     )

@@ -2,9 +2,10 @@
 checks the edit, which comes back as a new proposal.
 
 The modal carries only the proposal id and the hash of the SQL it shows; the SQL comes from the
-bot's store. Who may edit is checked again on the submission, whatever the proposal's status,
-and the claim holds only while the proposal's SQL is the one the modal showed. A submission
-that cannot be taken stays open with the reason under the SQL.
+bot's store. Who may edit is checked again on the submission, whatever the proposal's status
+(and, where questions run as the asker, that the submitter's identity could run the query:
+bot/clearance.py), and the claim holds only while the proposal's SQL is the one the modal
+showed. A submission that cannot be taken stays open with the reason under the SQL.
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ UNCHANGED = "The SQL is unchanged. Approve the proposal instead, or change somet
 EMPTY = "Write the SQL to propose."
 NOT_ALLOWED = "You may not edit this query (see the note in the thread)."
 STALE = "This SQL is out of date: the proposal changed. Close this and edit the current card."
+#: Where questions run as the asker: the submitter's identity could not run the query.
+NOT_YOURS = (
+    "You may not edit this query: only someone whose own access could run it may, and only "
+    "while the access of the person who asked is unchanged. Nothing changed."
+)
 
 
 def on_edit_submitted(
@@ -59,4 +65,6 @@ def _why_not_taken(
         return STALE
     if sql == record.proposal.sql.strip():
         return UNCHANGED
+    if querybot.conversations.why_not_edit(record, user):
+        return NOT_YOURS
     return None
