@@ -23,6 +23,7 @@ from agent.reply import MetricReply, SqlRepair, SqlReply
 from agent.semantic.artifacts import ProjectArtifacts
 from agent.semantic.metrics import Metrics
 from agent.semantic.readable import readable_layer
+from agent.text_reply import text_replies
 from connectors.allowlist import TableAllowlist
 from connectors.base import Connector, TableInfo
 
@@ -73,7 +74,8 @@ class Strategies:
     `candidates` (N drafts at once, those passing the checks first, then by agreement: N calls
     instead of one), `variations` (paraphrases widen table retrieval: one call, only when the
     warehouse is too big to show whole), `remember_failures` (past errors become "avoid" hints:
-    no call).
+    no call), `redraft` (a draft refused for naming tables or columns the warehouse lacks is
+    written afresh, in text, instead of corrected: no extra call, it takes a repair's place).
     """
 
     relax_empty: bool = True
@@ -83,6 +85,7 @@ class Strategies:
     candidates: int = 1
     variations: int = 0
     remember_failures: bool = True
+    redraft: bool = True
 
 
 def thread_of(config: RunnableConfig) -> str:
@@ -126,6 +129,8 @@ class AgentDeps:
     structured_model: Runnable = field(init=False)
     #: The same model answering a repair request: SQL only (agent.reply.SqlRepair).
     repair_model: Runnable = field(init=False)
+    #: The same model writing a refused draft afresh, in text (agent.text_reply).
+    redraft_model: Runnable = field(init=False)
 
     def __post_init__(self) -> None:
         self.context = ContextBuilder(
@@ -148,6 +153,7 @@ class AgentDeps:
         self.access = Access(self.connector)
         self.structured_model = self.structured(SqlReply)
         self.repair_model = self.structured(SqlRepair)
+        self.redraft_model = self.retried(text_replies(self.model))
         if self.project is not None:
             metrics = Metrics(self.project, self.connector.dialect)
             why_not = metrics.cannot_compile()
@@ -183,8 +189,11 @@ class AgentDeps:
         chosen = model or self.model
         method = structured_method(chosen)
         options = {"method": method} if method else {}
-        structured = chosen.with_structured_output(schema, include_raw=True, **options)
-        return structured.with_retry(
+        return self.retried(chosen.with_structured_output(schema, include_raw=True, **options))
+
+    def retried(self, runnable: Runnable) -> Runnable:
+        """`runnable` with the agent's one retry policy (the SDKs' own retries are off)."""
+        return runnable.with_retry(
             retry_if_exception_type=is_retryable,
             stop_after_attempt=self.limits.model_attempts,
             exponential_jitter_params={

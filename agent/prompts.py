@@ -54,6 +54,12 @@ Problems:
 
 Write a corrected query for the same question."""
 
+REDRAFT = """Your query named tables or columns this warehouse does not have:
+{problems}
+
+Write the query again from the start, using only the tables and columns listed above. Answer \
+with one SQL query in a ```sql code block, after one short sentence saying what it computes."""
+
 #: How the prompt names each sqlglot dialect, so the model writes the engine's own SQL.
 DIALECT_NAMES = {
     "bigquery": "GoogleSQL (BigQuery standard SQL; quote names as `project.dataset.table`)",

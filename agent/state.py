@@ -168,6 +168,10 @@ class ThreadState(TypedDict, total=False):
     #: The metric step's outcome for the current question (agent/nodes/metric.py): None before
     #: it ran; then `{"used": bool, "why": str}`.
     metric: dict[str, Any] | None
+    #: The draft under repair names tables or columns the warehouse lacks (the redraft
+    #: strategy writes it afresh), and whether the question's redraft has been asked.
+    missing_names: bool
+    redrafted: bool
 
 
 #: What a node returns: the state's keys it changes.
@@ -219,4 +223,6 @@ def reset_for_question() -> Update:
         "needs_check": False,
         "pasted": False,
         "metric": None,
+        "missing_names": False,
+        "redrafted": False,
     }

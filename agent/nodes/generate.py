@@ -116,6 +116,30 @@ def build_messages(
     return messages
 
 
+def redraft_messages(
+    state: ThreadState, deps: AgentDeps, context: ModelContext, config: RunnableConfig
+) -> list[BaseMessage]:
+    """The first draft's messages (so a server's prompt cache serves their opening), then the
+    names the refused draft used that the warehouse lacks, without the draft itself: a small
+    model shown its own draft keeps those names (BENCHMARKS.md, "Answer quality with a real
+    model")."""
+    messages = build_messages({**state, "feedback": []}, deps, context, config)
+    problems = "\n".join(f"- {p}" for p in state.get("feedback") or [])
+    return [*messages, HumanMessage(prompts.REDRAFT.format(problems=problems))]
+
+
+def redrafts(state: ThreadState, deps: AgentDeps) -> bool:
+    """Whether this step writes the draft under repair afresh (the redraft strategy): the checks
+    refused it for naming tables or columns the warehouse lacks, once a question."""
+    return (
+        deps.strategies.redraft
+        and bool(state.get("feedback"))
+        and state.get("draft") is not None
+        and state.get("missing_names", False)
+        and not state.get("redrafted", False)
+    )
+
+
 def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
     attempts = state.get("attempts", 0) + 1
     try:
@@ -123,36 +147,46 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upd
     except ConnectorError as exc:
         return {"attempts": attempts, **failed(unreadable_tables(exc))}
     context = model_context(state, deps, snapshot)
-    # a draft under repair gets SQL back, never a question (agent.reply.SqlRepair)
+    # a draft under repair gets SQL back, never a question (agent.reply.SqlRepair), also when
+    # it is written afresh
+    redraft = redrafts(state, deps)
     repair = bool(state.get("feedback")) and state.get("draft") is not None
-    model = deps.repair_model if repair else deps.structured_model
+    if redraft:
+        model, messages = deps.redraft_model, redraft_messages(state, deps, context, config)
+    else:
+        model = deps.repair_model if repair else deps.structured_model
+        messages = build_messages(state, deps, context, config)
+    written: Update = {"attempts": attempts, "missing_names": False}
+    if redraft:
+        written["redrafted"] = True
     try:
-        out = model.invoke(build_messages(state, deps, context, config), config)
+        out = model.invoke(messages, config)
     except Exception as exc:  # any provider failure: the user must hear of it in the thread
         # the model's runnable already retried what was worth retrying (agent/model_errors.py)
         calls = deps.limits.model_attempts if is_retryable(exc) else 1
         log.warning("The model failed after %d call(s): %r", calls, exc)
         problems = state.get("feedback") or [] if repair else []
-        return {
-            "attempts": attempts,
-            **failed(user_message(exc, attempts=calls, problems=problems)),
-        }
+        return {**written, **failed(user_message(exc, attempts=calls, problems=problems))}
     reply: SqlReply | SqlRepair | None = out.get("parsed")
     if reply is None or (repair and not reply.sql.strip()):
-        problem = (
-            f"Your reply was not valid JSON for the required schema: {out.get('parsing_error')}"
-            if reply is None
-            else "Your reply held no SQL: write the corrected query."
-        )
+        if reply is not None:
+            problem = "Your reply held no SQL: write the corrected query."
+        elif redraft:
+            problem = "Your reply held neither a ```sql code block nor a reason."
+        else:
+            problem = (
+                "Your reply was not valid JSON for the required schema: "
+                f"{out.get('parsing_error')}"
+            )
         if attempts >= deps.limits.max_attempts:
             message = (
                 "The language model kept answering in a form I cannot read, so I have no SQL to "
                 "propose. Try again, or rephrase the question more simply."
             )
-            return {"attempts": attempts, **failed(message)}
+            return {**written, **failed(message)}
         unreadable = "The model's reply could not be read, so it was asked again."
         return {
-            "attempts": attempts,
+            **written,
             "draft": None,
             "feedback": [problem[:1000]],
             "trace": [{"kind": "unreadable", "text": unreadable}],
@@ -160,7 +194,7 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upd
     if isinstance(reply, SqlReply) and (reply.kind == "clarify" or not reply.sql.strip()):
         asked = "The model asked a clarifying question instead of writing SQL."
         return {
-            "attempts": attempts,
+            **written,
             "final": {
                 "kind": "clarify",
                 "message": reply.explanation.strip() or "Could you rephrase?",
@@ -174,8 +208,14 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upd
         "by_model": True,
     }
     step: Step
-    if repair:
+    if redraft:
+        text = (
+            f"The model wrote the SQL afresh (attempt {attempts}): its draft named tables or "
+            "columns the warehouse lacks."
+        )
+        step = {"kind": "repair", "text": text}
+    elif repair:
         step = {"kind": "repair", "text": f"The model corrected the SQL (attempt {attempts})."}
     else:
         step = {"kind": "model", "text": f"The model wrote the SQL (attempt {attempts})."}
-    return {"attempts": attempts, "draft": draft, "feedback": [], "trace": [step]}
+    return {**written, "draft": draft, "feedback": [], "trace": [step]}

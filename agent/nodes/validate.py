@@ -305,4 +305,5 @@ def judge(
             "Try rephrasing: name the measure and the period, or the tables you mean."
         )
         return {"feedback": problems, **failed(message, step=refused)}
-    return {"feedback": problems, "trace": [refused]}
+    missing = bool(set(screened.codes) & MISSING_NAMES)
+    return {"feedback": problems, "missing_names": missing, "trace": [refused]}

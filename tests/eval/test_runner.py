@@ -142,4 +142,4 @@ def test_one_questions_mistake_never_reaches_another(demo: DuckDBConnector) -> N
     assert [r.status for r in results] == ["pass"] * 3
     # the same mistake in two questions would be a recurring hint in the bot; not here
     third_repair = "\n".join(str(m.content) for m in model.seen[5])
-    assert "stat = 'pending'" in third_repair and "state" not in third_repair
+    assert "Unknown column 'stat'" in third_repair and "state" not in third_repair
