@@ -5,8 +5,6 @@ scripted model proposes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -16,24 +14,16 @@ from agent.conversation import Agent
 from agent.models import ScriptedChatModel
 from agent.nodes.execute import NO_IDENTITY
 from connectors.sql import SqlConnector
+from tests.agent import rls_fixtures
 from tests.agent.access_words import needs
 from tests.agent.conftest import reply
-from tests.connectors.pg_roles import RlsWarehouse, rls_warehouse
+from tests.connectors.pg_roles import RlsWarehouse
+
+#: The shared row-level-security warehouse (tests/agent/rls_fixtures.py).
+warehouse = rls_fixtures.warehouse
+connector = rls_fixtures.connector
 
 SALES = "SELECT region, amount FROM shop.sales ORDER BY amount"
-
-
-@pytest.fixture(scope="module")
-def warehouse() -> Iterator[RlsWarehouse]:
-    with rls_warehouse() as found:
-        yield found
-
-
-@pytest.fixture
-def connector(warehouse: RlsWarehouse) -> Iterator[SqlConnector]:
-    connector = SqlConnector(warehouse.url)
-    yield connector
-    connector.close()
 
 
 def agent(connector: SqlConnector, replies: int, *, required: bool) -> Agent:

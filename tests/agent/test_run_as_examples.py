@@ -23,8 +23,13 @@ from connectors.allowlist import TableAllowlist
 from connectors.base import Connector
 from connectors.duckdb import DuckDBConnector
 from connectors.sql import SqlConnector
+from tests.agent import rls_fixtures
 from tests.agent.conftest import reply
-from tests.connectors.pg_roles import RlsWarehouse, rls_warehouse
+from tests.connectors.pg_roles import RlsWarehouse
+
+#: The shared row-level-security warehouse (tests/agent/rls_fixtures.py).
+warehouse = rls_fixtures.warehouse
+connector = rls_fixtures.connector
 
 #: Bob's question as west, and the SQL he approves: its literal is a value of west's rows.
 WEST_QUESTION = "What were the total sales of the west region?"
@@ -32,19 +37,6 @@ WEST_SQL = "SELECT SUM(amount) AS total FROM shop.sales WHERE region = 'west'"
 #: Alice's question as east: most of its words are Bob's.
 EAST_QUESTION = "What were the total sales of the east region?"
 EAST_SQL = "SELECT SUM(amount) AS total FROM shop.sales WHERE region = 'east'"
-
-
-@pytest.fixture(scope="module")
-def warehouse() -> Iterator[RlsWarehouse]:
-    with rls_warehouse() as found:
-        yield found
-
-
-@pytest.fixture
-def connector(warehouse: RlsWarehouse) -> Iterator[SqlConnector]:
-    connector = SqlConnector(warehouse.url)
-    yield connector
-    connector.close()
 
 
 def agent(connector: Connector, replies: list[str]) -> tuple[Agent, ScriptedChatModel]:

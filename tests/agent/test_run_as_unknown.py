@@ -18,9 +18,13 @@ from agent.conversation import Agent
 from agent.models import ScriptedChatModel
 from agent.question_context import ContextLimits
 from connectors.sql import SqlConnector
+from tests.agent import rls_fixtures
 from tests.agent.access_words import needs
 from tests.agent.conftest import reply
-from tests.connectors.pg_roles import RlsWarehouse, rls_warehouse
+from tests.connectors.pg_roles import RlsWarehouse
+
+#: The shared row-level-security warehouse (tests/agent/rls_fixtures.py).
+warehouse = rls_fixtures.warehouse
 
 SALES = "SELECT region, amount FROM shop.sales ORDER BY amount"
 SALARIES = "SELECT name, salary FROM shop.salaries"
@@ -38,12 +42,6 @@ class Revoking(SqlConnector):
     def unreadable(self, identity: str, tables: Sequence[str]) -> list[str]:
         hidden = super().unreadable(identity, tables)
         return [*hidden, *(t for t in tables if t in self.revoked and t not in hidden)]
-
-
-@pytest.fixture(scope="module")
-def warehouse() -> Iterator[RlsWarehouse]:
-    with rls_warehouse() as found:
-        yield found
 
 
 @pytest.fixture

@@ -7,9 +7,8 @@ shop.salaries, west may; the login profiles `ann` in shop.salaries)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
-import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.access import Access
@@ -20,27 +19,19 @@ from agent.conversation import Agent
 from agent.glossary import Glossary, Term
 from agent.models import ScriptedChatModel
 from connectors.sql import SqlConnector
+from tests.agent import rls_fixtures
 from tests.agent.access_words import needs
 from tests.agent.conftest import reply
-from tests.connectors.pg_roles import RlsWarehouse, rls_warehouse
+from tests.connectors.pg_roles import RlsWarehouse
+
+#: The shared row-level-security warehouse (tests/agent/rls_fixtures.py).
+warehouse = rls_fixtures.warehouse
+connector = rls_fixtures.connector
 
 SALES = "SELECT region, amount FROM shop.sales ORDER BY amount"
 SALARIES = "SELECT name, salary FROM shop.salaries"
 #: The same over a table the warehouse does not have.
 WAGES = "SELECT name, salary FROM shop.wages"
-
-
-@pytest.fixture(scope="module")
-def warehouse() -> Iterator[RlsWarehouse]:
-    with rls_warehouse() as found:
-        yield found
-
-
-@pytest.fixture
-def connector(warehouse: RlsWarehouse) -> Iterator[SqlConnector]:
-    connector = SqlConnector(warehouse.url)
-    yield connector
-    connector.close()
 
 
 #: Glossary terms, one over a table east may not read.
