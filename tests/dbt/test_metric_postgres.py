@@ -1,6 +1,7 @@
 """The shop's metric queries compiled for PostgreSQL and run there: the shop's tables copied
-into a scratch PostgreSQL database (its own login, read-only grants), the semantic manifest as
-dbt-postgres writes it (`"database"."main"."fct_orders"`), MetricFlow's SQL through the gate and
+into a scratch PostgreSQL database (its own login, read-only grants), DuckDB's semantic manifest
+with each relation rewritten to the PostgreSQL name (`"database"."main"."fct_orders"`; dbt-postgres
+is not installed here), MetricFlow's SQL through the gate and
 querybot's read-only PostgreSQL connector; every number equals DuckDB's for the same query."""
 
 from __future__ import annotations
