@@ -172,11 +172,10 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upd
         if reply is not None:
             problem = "Your reply held no SQL: write the corrected query."
         elif redraft:
-            problem = "Your reply held neither a ```sql code block nor a reason."
+            problem = "Your reply was empty: write the query in a ```sql code block."
         else:
             problem = (
-                "Your reply was not valid JSON for the required schema: "
-                f"{out.get('parsing_error')}"
+                f"Your reply was not valid JSON for the required schema: {out.get('parsing_error')}"
             )
         if attempts >= deps.limits.max_attempts:
             message = (

@@ -61,6 +61,13 @@ def test_a_redraft_without_sql_is_asked_again(make_agent: MakeAgent) -> None:
     assert "held no SQL" in str(model.seen[2][-1].content)
 
 
+def test_an_empty_redraft_is_asked_again(make_agent: MakeAgent) -> None:
+    agent, model, _ = make_agent([reply(MISSING), "  \n", reply(BY_REGION)])
+    outcome = agent.ask("t1", "sales by shop?", user="U1")
+    assert outcome.kind == "proposal" and model.calls == 3
+    assert "Your reply was empty" in prompt_of(model, 2)
+
+
 def test_other_refusals_are_corrected_not_redrafted(make_agent: MakeAgent) -> None:
     agent, model, _ = make_agent([reply("DELETE FROM sales"), reply(BY_REGION)])
     assert agent.ask("t1", "sales by region?", user="U1").kind == "proposal"
