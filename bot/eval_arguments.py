@@ -30,6 +30,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="with --defog: a fixed stratified sample, N questions of each category",
     )
+    p.add_argument(
+        "--categories",
+        metavar="A,B",
+        help="evaluate only questions of these categories (with the questions they follow up)",
+    )
     p.add_argument("--limit", type=int, help="evaluate only the first N threads of each set")
     p.add_argument("--out", type=Path, help="write the JSON report here")
     p.add_argument("--compare", type=Path, help="an earlier JSON report to compare with")

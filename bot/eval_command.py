@@ -3,6 +3,7 @@
     querybot eval evals/demo.yaml [--warehouse demo] [--out report.json] [--compare old.json]
     querybot eval evals/demo.yaml --baseline [--strategies default]   (side by side)
     querybot eval --defog [--corpora DIR] [--cache DIR] [--databases academic,restaurants]
+    querybot eval --defog --sample 15 --categories unanswerable,ratio   (only those categories)
     querybot eval --export-examples PATH
 
 The model is QUERYBOT_MODEL (with its key, as for the bot); every proposal is approved
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             "querybot eval: name a golden set, or use --defog or --export-examples", file=sys.stderr
         )
         return 2
-    golden = None if args.defog else _first(load_golden(args.golden), args.limit)
+    golden = None if args.defog else _selected(load_golden(args.golden), args)
     specs = args.strategies or [settings.strategies or "default"]
     try:
         configurations = {spec: parse_strategies(spec) for spec in specs}
@@ -198,11 +199,17 @@ def _warehouse(warehouse: str | None, settings: Settings) -> tuple[str, str, Pat
     return warehouse, warehouse, settings.dbt_project
 
 
-def _first(golden: GoldenSet, threads: int | None) -> GoldenSet:
-    if threads is None:
-        return golden
-    kept = [q for chain in golden.chains()[:threads] for q in chain]
-    return replace(golden, questions=tuple(kept))
+def _selected(golden: GoldenSet, args: argparse.Namespace) -> GoldenSet:
+    """The threads of `golden` that `--categories` names (a thread with a question of one of
+    them is kept whole, so a follow-up keeps the question it follows), then the first
+    `--limit` of those."""
+    chains = golden.chains()
+    if args.categories:
+        wanted = {c.strip() for c in args.categories.split(",")}
+        chains = [c for c in chains if any(q.category in wanted for q in c)]
+    if args.limit is not None:
+        chains = chains[: args.limit]
+    return replace(golden, questions=tuple(q for chain in chains for q in chain))
 
 
 def _progress(result: QuestionResult) -> None:
@@ -222,7 +229,9 @@ def _defog(args: argparse.Namespace, setup: Setup) -> tuple[list[QuestionResult]
         if wanted and database not in wanted:
             continue
         path = defog.build_defog(database, args.cache / f"{database}.duckdb", corpora=args.corpora)
-        results += _run_on(DuckDBConnector(path), _first(golden, args.limit), setup, database)
+        chosen = _selected(golden, args)
+        if chosen.questions:
+            results += _run_on(DuckDBConnector(path), chosen, setup, database)
     meta = {"golden": "defog sql-eval", "corpora": str(args.corpora)}
     if args.sample:
         meta["sample"] = f"{args.sample} per category: " + ", ".join(

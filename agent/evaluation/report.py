@@ -71,6 +71,9 @@ def build_report(results: Sequence[QuestionResult], meta: dict[str, Any]) -> dic
         "gold_errors": sum(r.status == "gold_error" for r in results),
         "questions_repaired": sum(r.repairs > 0 for r in results),
         "repairs": sum(r.repairs for r in results),
+        # written afresh (the redraft strategy), and how many of those ended right
+        "questions_redrafted": sum("redraft" in r.steps for r in results),
+        "redrafted_right": sum("redraft" in r.steps and r.status == "pass" for r in results),
         "model_calls": _spread([r.model_calls for r in results]),
         "input_tokens": _spread([r.input_tokens for r in results]),
         "output_tokens": _spread([r.output_tokens for r in results]),
@@ -132,6 +135,11 @@ def _outcomes(s: dict[str, Any]) -> str:
         )
     elif s["questions"]:
         lines.append("Repairs: none (no question needed a second draft)")
+    if redrafted := s.get("questions_redrafted"):
+        lines.append(
+            f"Written afresh (redraft): {count(redrafted, 'question')}, "
+            f"{s['redrafted_right']} of them right"
+        )
     if s["gold_errors"]:
         lines.append(f"Gold SQL errors: {s['gold_errors']} (not scored)")
     return "\n".join(lines)

@@ -69,6 +69,9 @@ class QuestionResult:
     #: Which kind of answer it was where the warehouse has metric definitions: "governed:
     #: metric ..." or "ad hoc SQL" (the proposal's label); "" where it has none.
     kind: str = ""
+    #: The kinds of the question's steps, in order (agent.state.Step: model, checks_failed,
+    #: redraft, repair, ...); empty for the naive baseline, which keeps none.
+    steps: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -186,7 +189,16 @@ def _one(
         database=database,
         nodes=dict(outcome.usage.get("nodes", {})) if outcome.usage else {},
         kind=kind,
+        steps=_steps(agent, thread_id),
     )
+
+
+def _steps(agent: Answerer, thread_id: str) -> list[str]:
+    """The kinds of the steps the latest question of `thread_id` took."""
+    if not isinstance(agent, Agent):
+        return []
+    explanation = agent.explain(thread_id)
+    return [step["kind"] for step in explanation.steps] if explanation else []
 
 
 def _repairs(outcome: Outcome, calls: int) -> int:

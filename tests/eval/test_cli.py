@@ -108,3 +108,38 @@ def test_eval_defog_builds_the_database_and_scores_its_questions(
     assert report["summary"]["questions"] == 4 and report["summary"]["gold_errors"] == 1
     assert {q["database"] for q in report["questions"]} == {"broker"}
     assert "asked or declined instead of answering" in capsys.readouterr().out
+
+
+MIXED = """warehouse: demo
+questions:
+  - id: q1
+    category: lookup
+    question: What is the list price of the Wireless Earbuds Pro?
+    gold: SELECT list_price FROM products WHERE product_name = 'Wireless Earbuds Pro'
+  - id: q2
+    category: follow_up
+    follow_up_of: q1
+    question: And of the product with the SKU EL-003?
+    gold: SELECT list_price FROM products WHERE sku = 'EL-003'
+  - id: q3
+    category: lookup
+    question: Which product has the SKU EL-003?
+    gold: SELECT product_name FROM products WHERE sku = 'EL-003'
+"""
+
+
+def test_eval_categories_keep_each_chosen_question_with_the_one_it_follows(
+    env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (env / "mixed.yaml").write_text(MIXED)
+    golden = load_golden(env / "mixed.yaml")
+    asked = golden.questions[:2]  # the follow-up, and the question it follows
+    (env / "g.jsonl").write_text("\n".join(reply_for(q) for q in asked) + "\n")
+    monkeypatch.setenv("QUERYBOT_MODEL", f"scripted:{env / 'g.jsonl'}")
+    args = ["eval", str(env / "mixed.yaml"), "--categories", "follow_up"]
+    assert main([*args, "--out", str(env / "r.json")]) == 0
+    report = json.loads((env / "r.json").read_text())
+    assert [q["id"] for q in report["questions"]] == ["q1", "q2"]
+    assert report["summary"]["accuracy"] == 1.0
+
+    assert main(["eval", str(env / "mixed.yaml"), "--categories", "ratio"]) == 0  # none: no run
