@@ -36,7 +36,7 @@ class Explanation:
             if step.get("brief"):
                 text += f"; {step['brief']}"
         changed = []
-        repairs = self._count("repair")
+        repairs = self._count("repair") + self._count("redraft")
         if repairs:
             changed.append("corrected once" if repairs == 1 else f"corrected {repairs} times")
         if self._count("gate_fix"):

@@ -58,7 +58,9 @@ REDRAFT = """Your query named tables or columns this warehouse does not have:
 {problems}
 
 Write the query again from the start, using only the tables and columns listed above. Answer \
-with one SQL query in a ```sql code block, after one short sentence saying what it computes."""
+with one SQL query in a ```sql code block, after one short sentence saying what it computes. If \
+no listed table records what the question asks for, write no SQL: say in one sentence which \
+data is missing."""
 
 #: How the prompt names each sqlglot dialect, so the model writes the engine's own SQL.
 DIALECT_NAMES = {

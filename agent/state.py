@@ -19,7 +19,7 @@ from connectors.base import ConnectorError
 class Step(TypedDict):
     """One thing that happened while answering a question, told in a sentence (agent/explain.py
     reads these back without a model call; a renderer may swap `by` in `text` for a mention).
-    `kind` is stable: question, pasted, model, repair,
+    `kind` is stable: question, pasted, model, repair, redraft,
     unreadable, clarify, checks_failed, gate_fix, proposed, approved, rejected, edited, executed,
     execution_failed, cancelled, empty, relaxed, not_relaxed, failed; and from the strategies:
     variations, plan, candidates, self_check."""

@@ -36,8 +36,8 @@ def read_reply(text: str) -> SqlRepair:
     """`text` as a `SqlRepair`: its SQL (the first fenced block, else from the first line that
     starts with SELECT or WITH) and the prose that explains it; a reply in the structured form
     (the JSON of `SqlRepair` or `SqlReply`) is read as it is. Prose alone holds no SQL (an
-    empty `sql`, which the SQL step asks again for, as for any repair). Raises ValueError for
-    an empty reply."""
+    empty `sql` and the prose without a label such as "Clarify:"; a redraft reads it as the
+    model saying the data cannot answer). Raises ValueError for an empty reply."""
     text = text.strip()
     with contextlib.suppress(ValidationError):  # a model that answers in the structured form
         return SqlRepair.model_validate_json(text)
@@ -50,8 +50,10 @@ def read_reply(text: str) -> SqlRepair:
         sql = bare.group(0).strip().rstrip(";").strip()
         prose = text[: bare.start()].strip()
     prose = " ".join(prose.split())
-    if not sql and not _LABEL.sub("", prose):
-        raise ValueError("the reply was empty")
+    if not sql:
+        prose = _LABEL.sub("", prose)
+        if not prose:
+            raise ValueError("the reply was empty")
     return SqlRepair(explanation=prose, sql=sql)
 
 

@@ -168,6 +168,14 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upd
         problems = state.get("feedback") or [] if repair else []
         return {**written, **failed(user_message(exc, attempts=calls, problems=problems))}
     reply: SqlReply | SqlRepair | None = out.get("parsed")
+    if redraft and reply is not None and not reply.sql.strip():
+        # offered the choice, the model says the warehouse does not record what was asked
+        said = "The model said the data cannot answer the question instead of writing SQL."
+        return {
+            **written,
+            "final": {"kind": "clarify", "message": reply.explanation.strip()},
+            "trace": [{"kind": "clarify", "text": said}],
+        }
     if reply is None or (repair and not reply.sql.strip()):
         if reply is not None:
             problem = "Your reply held no SQL: write the corrected query."
@@ -212,7 +220,7 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upd
             f"The model wrote the SQL afresh (attempt {attempts}): its draft named tables or "
             "columns the warehouse lacks."
         )
-        step = {"kind": "repair", "text": text}
+        step = {"kind": "redraft", "text": text}
     elif repair:
         step = {"kind": "repair", "text": f"The model corrected the SQL (attempt {attempts})."}
     else:

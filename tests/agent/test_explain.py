@@ -45,7 +45,7 @@ def test_explains_a_repair_and_a_gate_fix_without_a_model_call(make_agent: MakeA
         "question",
         "model",
         "checks_failed",
-        "repair",
+        "redraft",  # a missing column: written afresh (the redraft strategy)
         "gate_fix",
         "proposed",
         "approved",

@@ -52,13 +52,18 @@ def test_once_a_question_then_repairs_as_before(make_agent: MakeAgent) -> None:
     assert "Write the query again from the start" not in str(model.seen[2][-1].content)
 
 
-def test_a_redraft_without_sql_is_asked_again(make_agent: MakeAgent) -> None:
-    agent, model, _ = make_agent(
-        [reply(MISSING), "The sales table has no shop column.", reply(BY_REGION)]
-    )
+def test_a_redraft_may_say_the_data_cannot_answer(make_agent: MakeAgent) -> None:
+    """Told which names are missing, the model may answer that no table records what was
+    asked (as for a question about shops in a warehouse that has none): the question ends
+    there, with its sentence, and nothing is proposed."""
+    agent, model, spy = make_agent([reply(MISSING), "Clarify: The sales table records no shop."])
     outcome = agent.ask("t1", "sales by shop?", user="U1")
-    assert outcome.kind == "proposal" and model.calls == 3
-    assert "held no SQL" in str(model.seen[2][-1].content)
+    assert outcome.kind == "clarify" and model.calls == 2 and spy.runs == 0
+    assert outcome.message == "The sales table records no shop."
+    assert "write no SQL: say in one sentence which data is missing" in prompt_of(model, 1)
+    explanation = agent.explain("t1")
+    assert explanation is not None
+    assert [s["kind"] for s in explanation.steps][-1] == "clarify"
 
 
 def test_an_empty_redraft_is_asked_again(make_agent: MakeAgent) -> None:
