@@ -37,6 +37,12 @@ NO_TABLES = """No table of this warehouse ({total} tables) matches the question'
 question is about something this warehouse does not record, say the data cannot answer it; \
 otherwise ask which data the person means."""
 
+#: After the whole schema, when no word of the question occurs in it (agent/question_context.py).
+UNMATCHED = """None of the question's words occurs in these tables' names, descriptions or \
+values. If it asks about something this warehouse does not record (general knowledge, other \
+data), set kind to "clarify" and say the data cannot answer it; if it asks for data listed above \
+in other words, write the SQL."""
+
 GLOSSARY = """Business terms used in the question (follow these definitions):
 {terms}"""
 

@@ -19,7 +19,7 @@ from agent.catalog import CatalogSnapshot, ColumnProfile, is_temporal, is_text
 from agent.documentation import same_table
 from agent.examples import Example, ExampleStore
 from agent.glossary import Glossary, Term
-from agent.retrieval import TableIndex
+from agent.retrieval import TableIndex, vocabulary, words
 from connectors.base import TableInfo
 
 #: Snapshots whose index and text are kept (the catalog's, and views of it per identity).
@@ -52,6 +52,9 @@ class ModelContext:
     terms: tuple[Term, ...] = ()
     #: Some table shown has a date or timestamp column.
     temporal: bool = False
+    #: No word of the question occurs in the warehouse (names, descriptions, values), nor
+    #: does a glossary term or an example match it: the model is told so.
+    unmatched: bool = False
 
 
 def approx_tokens(text: str) -> int:
@@ -175,26 +178,32 @@ class ContextBuilder:
         self.limits = limits or ContextLimits()
         self._compact = replace(self.limits, listed_values=self.limits.sample_values)
         self._lock = threading.Lock()
-        #: By id(): the snapshot (kept, so its id stays its own), its index and its text.
-        self._warm: dict[int, tuple[CatalogSnapshot, TableIndex | None, str]] = {}
+        #: By id(): the snapshot (kept, so its id stays its own), its index, its text and
+        #: its vocabulary.
+        self._warm: dict[int, tuple[CatalogSnapshot, TableIndex | None, str, frozenset[str]]] = {}
 
     def warm(self, snapshot: CatalogSnapshot) -> tuple[TableIndex | None, str]:
         """The snapshot's index (None when the whole schema is shown) and whole-schema text.
 
         Kept for the last few snapshots: the catalog's own, and the views of it the identities
         asking questions may see (agent/access.py)."""
+        index, full, _ = self._warmed(snapshot)
+        return index, full
+
+    def _warmed(self, snapshot: CatalogSnapshot) -> tuple[TableIndex | None, str, frozenset[str]]:
         with self._lock:
             found = self._warm.get(id(snapshot))
             if found is not None and found[0] is snapshot:
-                return found[1], found[2]
+                return found[1], found[2], found[3]
         full = "\n\n".join(table_text(t, snapshot, self.limits) for t in snapshot.tables)
         small = approx_tokens(full) <= self.limits.full_schema_tokens
         index = None if small else TableIndex(snapshot)
+        vocab = vocabulary(snapshot) if small else frozenset()
         with self._lock:
-            self._warm[id(snapshot)] = (snapshot, index, full)
+            self._warm[id(snapshot)] = (snapshot, index, full, vocab)
             while len(self._warm) > WARM_SNAPSHOTS:
                 del self._warm[next(iter(self._warm))]
-        return index, full
+        return index, full, vocab
 
     def build(
         self,
@@ -210,7 +219,7 @@ class ContextBuilder:
         term naming a table it lacks is left out (it may name one the identity may not read),
         and a term defers only to a metric of the tables the view has. `identity`: the one the
         question is asked as ("": the bot's login), whose own examples only it is shown."""
-        index, full = self.warm(snapshot)
+        index, full, vocab = self._warmed(snapshot)
         terms = self.glossary.matching(question) if self.glossary else []
         if restricted:
             terms = [t for t in terms if all(_has(snapshot, name) for name in t.tables)]
@@ -231,9 +240,12 @@ class ContextBuilder:
             else []
         )
         parts = []
+        unmatched = False
         if index is None:
             shown = tuple(t.name for t in snapshot.tables)
             parts.append(prompts.TABLES.format(note="", tables=full))
+            asked = {w for text in (question, *also) for w in words(text)}
+            unmatched = bool(snapshot.tables) and not (terms or examples or asked & vocab)
         else:
             boost = [t for term in terms for t in term.tables]
             boost += [t for e in examples for t in e.tables]
@@ -267,6 +279,8 @@ class ContextBuilder:
             parts.append(prompts.GLOSSARY.format(terms=_terms_text(terms)))
         if examples:
             parts.append(prompts.EXAMPLES.format(examples=_examples_text(examples)))
+        if unmatched:  # last, so the tables' text stays a prefix a server's cache serves
+            parts.append(prompts.UNMATCHED)
         text = "\n\n".join(parts)
         temporal = any(
             is_temporal(c) for t in snapshot.tables if t.name in shown for c in t.columns
@@ -279,6 +293,7 @@ class ContextBuilder:
             examples=tuple(examples),
             terms=tuple(terms),
             temporal=temporal,
+            unmatched=unmatched,
         )
 
     def full_schema_tokens(self, snapshot: CatalogSnapshot) -> int:

@@ -123,6 +123,11 @@ def table_document(table: TableInfo, snapshot: CatalogSnapshot) -> list[str]:
     return tokens
 
 
+def vocabulary(snapshot: CatalogSnapshot) -> frozenset[str]:
+    """Every word the snapshot's tables are found by (`table_document`)."""
+    return frozenset(w for table in snapshot.tables for w in table_document(table, snapshot))
+
+
 def _schema_of(name: str) -> str:
     return table_key(name).rsplit(".", 1)[0] if "." in name else ""
 

@@ -1,0 +1,55 @@
+"""A question none of whose words occur in the warehouse (agent/question_context.py): the model,
+shown the whole schema, is told so after the tables, and may say the data cannot answer it.
+Real DuckDB shop with value profiles, scripted model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent.catalog import Catalog
+from agent.question_context import ContextBuilder
+from connectors.duckdb import DuckDBConnector
+from tests.context.conftest import MakeAgent, clarify, reply
+
+NOTE = "None of the question's words occurs in these tables"
+
+
+def test_only_a_question_with_no_word_of_the_warehouse_gets_the_note(shop: Path) -> None:
+    connector = DuckDBConnector(shop)
+    try:
+        catalog = Catalog(connector)
+        snapshot = catalog.refresh()
+        builder = ContextBuilder()
+        unrelated = builder.build("What is the national animal of Canada?", snapshot)
+        assert unrelated.unmatched
+        assert NOTE in unrelated.text.split("\n\n")[-1]  # after the tables: a cached prefix
+        # a column's name, a description's word, a profiled value each count as a match
+        for question in (
+            "How many orders?",
+            "Which accounts are there?",  # "One row per customer account"
+            "Who lives in California?",
+        ):
+            context = builder.build(question, snapshot)
+            assert not context.unmatched and NOTE not in context.text, question
+        # paraphrases (the variations strategy) widen the match
+        widened = builder.build("What do we sell?", snapshot, also=["total order amount"])
+        assert not widened.unmatched
+    finally:
+        connector.close()
+
+
+def test_the_model_told_so_may_decline(make_agent: MakeAgent) -> None:
+    agent, model, _ = make_agent([clarify("This shop's data cannot say: it records orders.")])
+    outcome = agent.ask("t1", "What is the national animal of Canada?", user="U1")
+    assert outcome.kind == "clarify" and "cannot say" in outcome.message
+    assert NOTE in str(model.seen[0][0].content)
+
+
+def test_a_follow_up_is_matched_with_the_question_it_follows(make_agent: MakeAgent) -> None:
+    sql = "SELECT region, COUNT(*) AS n FROM customers GROUP BY region"
+    agent, model, _ = make_agent([reply(sql), reply(sql)])
+    first = agent.ask("t1", "How many customers by region?", user="U1").proposal
+    assert first is not None
+    assert agent.decide("t1", first.proposal_id, approved=True, user="U2").kind == "answer"
+    assert agent.ask("t1", "And just the top two?", user="U1").kind == "proposal"
+    assert NOTE not in str(model.seen[1][0].content)
