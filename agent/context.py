@@ -75,7 +75,9 @@ class Strategies:
     instead of one), `variations` (paraphrases widen table retrieval: one call, only when the
     warehouse is too big to show whole), `remember_failures` (past errors become "avoid" hints:
     no call), `redraft` (a draft refused for naming tables or columns the warehouse lacks is
-    written afresh, in text, instead of corrected: no extra call, it takes a repair's place).
+    written afresh, in text, instead of corrected: no extra call, it takes a repair's place),
+    `ask_unmatched` (a question none of whose words occurs in a warehouse shown whole gets a
+    clarifying reply from code: no call; agent/nodes/match.py).
     """
 
     relax_empty: bool = True
@@ -86,6 +88,7 @@ class Strategies:
     variations: int = 0
     remember_failures: bool = True
     redraft: bool = True
+    ask_unmatched: bool = True
 
 
 def thread_of(config: RunnableConfig) -> str:

@@ -8,11 +8,12 @@ as they do, except that an edit the gate refuses goes back to approve and change
 
 Before the first draft, where the warehouse's dbt project defines metrics: metric (a question
 asking for them gets a metric query MetricFlow compiles; its SQL goes to validate as any draft,
-and when none comes of it, the steps below follow). Then, when their strategies are on: vary
-(paraphrases for the table search), plan (a grounded plan), candidates (N drafts ranked by
-checks, then agreement, instead of generate's one; it screens and judges them itself, so it
-routes as validate does); after the model's SQL is accepted: check (a second model call, back to
-generate when it finds a problem).
+and when none comes of it, the steps below follow). Then, when their strategies are on: match
+(a question none of whose words occurs in a warehouse shown whole ends in a clarifying reply,
+with no model call), vary (paraphrases for the table search), plan (a grounded plan),
+candidates (N drafts ranked by checks, then agreement, instead of generate's one; it screens
+and judges them itself, so it routes as validate does); after the model's SQL is accepted: check
+(a second model call, back to generate when it finds a problem).
 
 Nodes decide; the routing functions below only read what the nodes decided."""
 
@@ -34,6 +35,7 @@ from agent.nodes.edit import edit
 from agent.nodes.execute import execute
 from agent.nodes.finish import finish
 from agent.nodes.generate import generate
+from agent.nodes.match import match
 from agent.nodes.metric import metric
 from agent.nodes.paste import paste
 from agent.nodes.plan import plan
@@ -49,15 +51,19 @@ from agent.state import ThreadState
 #: The compiled question graph: its state, input and output are a `ThreadState` (no context).
 Graph = CompiledStateGraph[ThreadState, None, ThreadState, ThreadState]
 
-Step = Literal["finish", "validate", "paste", "generate", "vary", "plan", "candidates", "metric"]
+Step = Literal[
+    "finish", "validate", "paste", "generate", "match", "vary", "plan", "candidates", "metric"
+]
 
 
 def model_step(state: ThreadState, strategies: Strategies, metrics: bool = False) -> Step:
     """The next step towards a first draft: the metric step once (where there are `metrics`),
-    the strategies' steps that have not run yet (variations, then plan), then N candidates on
-    the first attempt, else generate."""
+    the look for the question's words in the warehouse, the strategies' steps that have not run
+    yet (variations, then plan), then N candidates on the first attempt, else generate."""
     if metrics and state.get("metric") is None:
         return "metric"
+    if strategies.ask_unmatched and state.get("matched") is None:
+        return "match"
     if strategies.variations and state.get("variations") is None:
         return "vary"
     if strategies.plan and state.get("plan") is None:
@@ -130,6 +136,7 @@ def build_graph(deps: AgentDeps, checkpointer: BaseCheckpointSaver[str] | None =
     graph.add_node("start", partial(start, deps=deps))
     graph.add_node("generate", partial(metered("generate", generate), deps=deps))
     graph.add_node("metric", partial(metered("metric", metric), deps=deps))
+    graph.add_node("match", partial(match, deps=deps))
     graph.add_node("vary", partial(metered("vary", vary), deps=deps))
     graph.add_node("plan", partial(metered("plan", plan), deps=deps))
     graph.add_node("candidates", partial(metered("candidates", candidates), deps=deps))
@@ -144,7 +151,7 @@ def build_graph(deps: AgentDeps, checkpointer: BaseCheckpointSaver[str] | None =
     graph.add_node("finish", finish)
     graph.add_edge(START, "start")
     to_draft = partial(after_draft, strategies=deps.strategies, metrics=deps.metrics is not None)
-    for node in ("start", "metric", "vary", "plan", "generate"):
+    for node in ("start", "metric", "match", "vary", "plan", "generate"):
         graph.add_conditional_edges(node, to_draft)
     for node in ("candidates", "validate", "paste"):
         graph.add_conditional_edges(node, after_validate)

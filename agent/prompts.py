@@ -43,6 +43,13 @@ values. If it asks about something this warehouse does not record (general knowl
 data), set kind to "clarify" and say the data cannot answer it; if it asks for data listed above \
 in other words, write the SQL."""
 
+#: The reply when no word of the question occurs in the warehouse (agent/nodes/match.py).
+UNMATCHED_REPLY = """None of your question's words occurs in this warehouse's table or column \
+names, descriptions or values, so I can't tell which data you mean, or whether it is here at all. \
+This warehouse holds: {tables}. Ask again in the words of that data (a table, a measure or a \
+value), or, if your word means something recorded here, ask an admin to add it to the glossary \
+(QUERYBOT_GLOSSARY)."""
+
 GLOSSARY = """Business terms used in the question (follow these definitions):
 {terms}"""
 

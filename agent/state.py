@@ -19,10 +19,10 @@ from connectors.base import ConnectorError
 class Step(TypedDict):
     """One thing that happened while answering a question, told in a sentence (agent/explain.py
     reads these back without a model call; a renderer may swap `by` in `text` for a mention).
-    `kind` is stable: question, pasted, model, repair, redraft,
-    unreadable, clarify, checks_failed, gate_fix, proposed, approved, rejected, edited, executed,
-    execution_failed, cancelled, empty, relaxed, not_relaxed, failed; and from the strategies:
-    variations, plan, candidates, self_check."""
+    `kind` is stable: question, pasted, model, repair, redraft, unreadable, clarify, unmatched,
+    checks_failed, gate_fix, proposed, approved, rejected, edited, executed, execution_failed,
+    cancelled, empty, relaxed, not_relaxed, failed; and from the strategies: variations, plan,
+    candidates, self_check."""
 
     kind: str
     text: str
@@ -46,7 +46,8 @@ class Turn(TypedDict):
     """One finished question, as later follow-ups see it."""
 
     question: str
-    outcome: Literal["answer", "rejected", "failed", "clarify", "cancelled"]
+    #: "superseded": proposed, then left unanswered for the thread's next question.
+    outcome: Literal["answer", "rejected", "failed", "clarify", "cancelled", "superseded"]
     sql: str
     explanation: str
     columns: list[str]
@@ -172,6 +173,9 @@ class ThreadState(TypedDict, total=False):
     #: strategy writes it afresh), and whether the question's redraft has been asked.
     missing_names: bool
     redrafted: bool
+    #: Some word of the question occurs in the warehouse (agent/nodes/match.py); None: not
+    #: looked at yet.
+    matched: bool | None
 
 
 #: What a node returns: the state's keys it changes.
@@ -225,4 +229,5 @@ def reset_for_question() -> Update:
         "metric": None,
         "missing_names": False,
         "redrafted": False,
+        "matched": None,
     }

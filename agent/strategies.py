@@ -71,7 +71,15 @@ def describe(strategies: Strategies) -> str:
     """The model-side strategies that are on, as `parse_strategies` reads them ("none" for
     none): the configuration's name in the evaluation report."""
     on = []
-    for name in ("plan", "self_check", "candidates", "variations", "remember_failures", "redraft"):
+    for name in (
+        "plan",
+        "self_check",
+        "candidates",
+        "variations",
+        "remember_failures",
+        "redraft",
+        "ask_unmatched",
+    ):
         value = getattr(strategies, name)
         if name in _COUNTS:
             if value != _COUNTS[name][0]:

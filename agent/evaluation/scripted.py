@@ -3,8 +3,10 @@
 A scripted model (`QUERYBOT_MODEL=scripted:PATH`) replays its lines in call order, so a script
 for an evaluation must hold every call the strategies make, in the order the graph makes them:
 per question, the paraphrases (only when the warehouse is too big to be shown whole), the plan,
-the SQL (N times with candidates), then the self-check's verdict. Each configuration's lines
-follow the previous one's, the way `querybot eval --strategies A --strategies B` asks them.
+the SQL (N times with candidates), then the self-check's verdict; none for a question none of
+whose words occurs in the warehouse (`unmatched_ids`), which code answers under `ask_unmatched`.
+Each configuration's lines follow the previous one's, the way `querybot eval --strategies A
+--strategies B` asks them.
 
     python -m agent.evaluation.scripted evals/demo.yaml --strategies default --strategies plan \
         > gold.jsonl
@@ -27,9 +29,11 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from agent.catalog import CatalogSnapshot
 from agent.context import Strategies
 from agent.evaluation.golden import GoldenQuestion, GoldenSet, load_golden
 from agent.grounding import literal_filters
+from agent.question_context import ContextBuilder
 from agent.strategies import parse_strategies
 
 CLARIFY = "Which measure and period do you mean?"
@@ -88,16 +92,36 @@ def replies(
     return lines
 
 
+def unmatched_ids(golden: GoldenSet, snapshot: CatalogSnapshot) -> frozenset[str]:
+    """The questions of `golden` none of whose words (with those of the question each follows)
+    occurs in `snapshot`: the match step answers them with no model call (agent/nodes/match.py)."""
+    builder = ContextBuilder()
+    found = set()
+    for chain in golden.chains():
+        previous: list[str] = []
+        for question in chain:
+            if builder.build(" ".join([*previous, question.question]), snapshot).unmatched:
+                found.add(question.id)
+            previous = [question.question]
+    return frozenset(found)
+
+
 def gold_script(
-    golden: GoldenSet, configurations: Sequence[Strategies], *, whole_schema: bool = True
+    golden: GoldenSet,
+    configurations: Sequence[Strategies],
+    *,
+    whole_schema: bool = True,
+    unmatched: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """The script for evaluating `golden` under each configuration in turn."""
+    """The script for evaluating `golden` under each configuration in turn; `unmatched`: the
+    ids `unmatched_ids` gives, which take no call where `ask_unmatched` is on."""
     dialect = golden.dialect or "duckdb"
     return [
         line
         for strategies in configurations
         for chain in golden.chains()
         for question in chain
+        if not (strategies.ask_unmatched and question.id in unmatched)
         for line in replies(question, strategies, whole_schema=whole_schema, dialect=dialect)
     ]
 
@@ -107,6 +131,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("golden", type=Path)
     p.add_argument("--strategies", action="append", metavar="SPEC", default=[])
     p.add_argument(
+        "--unmatched",
+        default="",
+        metavar="IDS",
+        help="comma-separated ids of questions matching no word of the warehouse (no call)",
+    )
+    p.add_argument(
         "--retrieval",
         action="store_true",
         help="the warehouse is searched, not shown whole (variations then make a call)",
@@ -114,7 +144,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     configurations = [parse_strategies(s) for s in args.strategies or ["default"]]
     golden = load_golden(args.golden)
-    for line in gold_script(golden, configurations, whole_schema=not args.retrieval):
+    unmatched = frozenset(i.strip() for i in args.unmatched.split(",") if i.strip())
+    script = gold_script(
+        golden, configurations, whole_schema=not args.retrieval, unmatched=unmatched
+    )
+    for line in script:
         sys.stdout.write(line + "\n")
     return 0
 

@@ -41,6 +41,8 @@ def history_text(turns: list[Turn]) -> str:
             lines.append(
                 f"Result columns: {', '.join(turn['columns'])} ({turn['total_rows']} rows)"
             )
+        elif turn["outcome"] == "superseded":
+            lines.append("Outcome: proposed, not run (the next question came first)")
         else:
             lines.append(f"Outcome: {turn['outcome']}")
     return "\n".join(lines)

@@ -1,17 +1,25 @@
-"""First step of every question: reset the per-question fields, refuse bad input early, and take
-SQL a person pasted (agent/pasted.py) as the draft."""
+"""First step of every question: keep a proposal still waiting as a superseded turn, reset the
+per-question fields, refuse bad input early, and take SQL a person pasted (agent/pasted.py) as
+the draft."""
 
 from __future__ import annotations
 
 from agent.context import AgentDeps
+from agent.nodes.finish import QUESTION_KEPT
+from agent.outcome import Proposal
 from agent.pasted import pasted_sql
-from agent.state import Step, ThreadState, Update, failed, reset_for_question
+from agent.state import Step, ThreadState, Turn, Update, failed, reset_for_question
 
 EXAMPLE = "Which region had the most revenue last month?"
 
 
 def start(state: ThreadState, deps: AgentDeps) -> Update:
     update = reset_for_question()
+    waiting = state.get("proposal") if not state.get("final") else None
+    if waiting:
+        # a question asked over a waiting proposal often refines it ("and by month?"): its
+        # history, and the question's words, are the proposal's too
+        update["turns"] = [superseded(Proposal.from_dict(waiting), state.get("trace") or [])]
     question = (state.get("question") or "").strip()
     limit = deps.limits.max_question_chars
     user = state.get("user") or "Someone"
@@ -39,3 +47,17 @@ def start(state: ThreadState, deps: AgentDeps) -> Update:
             "trace": [asked, {"kind": "pasted", "text": pasted}],
         }
     return {**update, "trace": [asked]}
+
+
+def superseded(proposal: Proposal, trace: list[Step]) -> Turn:
+    """The turn of a question whose proposal was left waiting for a new question."""
+    return {
+        "question": proposal.question[:QUESTION_KEPT],
+        "outcome": "superseded",
+        "sql": proposal.sql,
+        "explanation": proposal.explanation,
+        "columns": [],
+        "total_rows": 0,
+        "steps": trace,
+        "identity": proposal.run_as,
+    }

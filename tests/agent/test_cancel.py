@@ -31,7 +31,7 @@ def cancel_when_running(agent: Agent, spy: Spy, thread_id: str, proposal_id: str
 
 def test_cancel_from_another_thread_ends_the_question(make_agent: MakeAgent) -> None:
     agent, model, spy = make_agent([reply(SLOW), reply(BY_REGION)], limits=LIMITS)
-    proposal = agent.ask("t1", "count everything", user="U1").proposal
+    proposal = agent.ask("t1", "count the sales", user="U1").proposal
     assert proposal is not None
     with ThreadPoolExecutor(max_workers=1) as pool:
         deciding = pool.submit(agent.decide, "t1", proposal.proposal_id, approved=True, user="U2")

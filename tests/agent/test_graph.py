@@ -34,7 +34,7 @@ def test_question_proposal_approval_answer(make_agent: MakeAgent) -> None:
 
 def test_one_try_is_counted_in_words_that_agree(make_agent: MakeAgent) -> None:
     agent, model, _ = make_agent([reply("DELETE FROM sales")], limits=Limits(max_attempts=1))
-    outcome = agent.ask("t1", "delete everything", user="U1")
+    outcome = agent.ask("t1", "delete every sale", user="U1")
     assert outcome.kind == "failed" and model.calls == 1
     assert "after 1 try." in outcome.message, outcome.message
 
@@ -75,7 +75,7 @@ def test_validation_failure_is_repaired_with_the_gate_reason(make_agent: MakeAge
 def test_three_validation_failures_end_with_a_clear_failure(make_agent: MakeAgent) -> None:
     bad = reply("DELETE FROM sales")
     agent, model, spy = make_agent([bad, bad, bad, reply(BY_REGION)])
-    outcome = agent.ask("t1", "delete everything", user="U1")
+    outcome = agent.ask("t1", "delete every sale", user="U1")
     assert outcome.kind == "failed"
     assert "after 3 tries" in outcome.message and "rephras" in outcome.message
     assert model.calls == 3 and spy.runs == 0
@@ -101,7 +101,7 @@ def test_a_repair_is_answered_with_sql_not_a_question(make_agent: MakeAgent) -> 
 def test_drafts_that_keep_naming_missing_columns_end_in_a_question(make_agent: MakeAgent) -> None:
     missing = reply("SELECT visitors FROM sales")
     agent, model, spy = make_agent([missing, missing, missing])
-    outcome = agent.ask("t1", "how many website visitors?", user="U1")
+    outcome = agent.ask("t1", "how many website visitors per region?", user="U1")
     assert outcome.kind == "clarify" and model.calls == 3 and spy.runs == 0
     assert "Unknown column 'visitors'" in outcome.message
     assert "It has these tables: sales" in outcome.message
@@ -114,7 +114,7 @@ def test_a_model_query_that_reads_no_table_ends_in_a_question(
     make_agent: MakeAgent, sql: str
 ) -> None:
     agent, model, spy = make_agent([reply(sql)])
-    outcome = agent.ask("t1", "how are we doing?", user="U1")
+    outcome = agent.ask("t1", "how are sales doing?", user="U1")
     assert outcome.kind == "clarify" and model.calls == 1 and spy.runs == 0
     assert "reads none of its tables" in outcome.message
     assert "It has these tables: sales" in outcome.message

@@ -93,7 +93,7 @@ def test_a_bad_key_is_told_at_once_and_never_retried(make_agent: MakeAgent) -> N
 
 def test_a_forbidden_key_is_a_bad_key_too(make_agent: MakeAgent) -> None:
     agent, model, _ = make_agent([error("permission denied", 403)], limits=FAST)
-    assert "refused querybot's API key" in agent.ask("t1", "q?", user="U1").message
+    assert "refused querybot's API key" in agent.ask("t1", "sales?", user="U1").message
     assert model.calls == 1
 
 
@@ -190,7 +190,7 @@ def test_gemini_401_is_a_bad_key_and_is_not_retried(gemini: GeminiStandin, shop:
 def test_gemini_timeout_is_bounded(gemini: GeminiStandin, shop: Spy) -> None:
     for _ in range(3):
         gemini.answer(reply(BY_REGION), delay=2.0)
-    outcome = gemini_agent(gemini, shop, timeout_s=0.3).ask("t1", "q?", user="U1")
+    outcome = gemini_agent(gemini, shop, timeout_s=0.3).ask("t1", "sales?", user="U1")
     assert outcome.kind == "failed", outcome
     assert "did not answer in time (tried 3 times)" in outcome.message
     assert gemini.requests == 3

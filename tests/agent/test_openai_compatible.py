@@ -80,7 +80,7 @@ def test_retries_are_the_agents_alone(
     for _ in range(3):
         server.fail(503, "model is loading")
     server.answer(reply(BY_REGION))
-    outcome = agent_on(openai_model(monkeypatch, server.url), shop).ask("t1", "q?", user="U1")
+    outcome = agent_on(openai_model(monkeypatch, server.url), shop).ask("t1", "sales?", user="U1")
     # three agent attempts, one request each: the OpenAI client's own two retries would make nine
     assert outcome.kind == "failed", outcome
     assert server.requests == 3

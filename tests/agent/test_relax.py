@@ -168,7 +168,7 @@ def test_relaxed_once_only_and_rejecting_it_runs_nothing(make_agent: MakeAgent) 
     agent, _, spy = make_agent(
         [reply("SELECT SUM(amount) AS total FROM sales WHERE region = 'west'")] * 2
     )
-    first = agent.ask("t1", "west?", user="U1").proposal
+    first = agent.ask("t1", "sales in the west?", user="U1").proposal
     assert first
     relaxed = agent.decide("t1", first.proposal_id, approved=True, user="U2").proposal
     assert relaxed
@@ -177,7 +177,7 @@ def test_relaxed_once_only_and_rejecting_it_runs_nothing(make_agent: MakeAgent) 
     assert still_empty.answer.rows == [[None]], "an empty relaxed result is the answer"
     assert agent.pending_proposal("t1") is None and spy.runs == 2
 
-    first = agent.ask("t2", "west?", user="U1").proposal
+    first = agent.ask("t2", "sales in the west?", user="U1").proposal
     assert first
     relaxed = agent.decide("t2", first.proposal_id, approved=True, user="U2").proposal
     assert relaxed

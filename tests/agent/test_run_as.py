@@ -81,7 +81,7 @@ def test_a_query_over_a_table_the_asker_may_not_read_is_not_proposed(
     model = ScriptedChatModel(replies=[reply("SELECT name, salary FROM shop.salaries")])
     deps = AgentDeps(connector=connector, model=model, audit=AuditLog(), run_as_required=True)
     bot = Agent(deps, InMemorySaver())
-    outcome = bot.ask("t5", "salaries?", user="U1", identity=warehouse.east)
+    outcome = bot.ask("t5", "salaries per sale?", user="U1", identity=warehouse.east)
     assert outcome.kind == "failed" and outcome.proposal is None
     assert outcome.message.startswith(needs("shop.salaries"))
     assert "nothing ran" in outcome.message

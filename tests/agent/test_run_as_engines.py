@@ -38,7 +38,9 @@ def agent(connector: Connector, *sqls: str) -> Agent:
 
 
 def answer(bot: Agent, thread: str, identity: str) -> list[tuple[object, ...]]:
-    proposal = bot.ask(thread, "how much?", user="UASKER", identity=identity).proposal
+    proposal = bot.ask(
+        thread, "how much per sale, order or salary?", user="UASKER", identity=identity
+    ).proposal
     assert proposal is not None and proposal.run_as == identity
     outcome = bot.decide(thread, proposal.proposal_id, approved=True, user="UBOSS")
     assert outcome.answer is not None, outcome.message
@@ -48,7 +50,9 @@ def answer(bot: Agent, thread: str, identity: str) -> list[tuple[object, ...]]:
 
 
 def not_proposed(bot: Agent, thread: str, identity: str) -> str:
-    outcome = bot.ask(thread, "how much?", user="UASKER", identity=identity)
+    outcome = bot.ask(
+        thread, "how much per sale, order or salary?", user="UASKER", identity=identity
+    )
     assert outcome.kind == "failed" and outcome.proposal is None
     assert "proposed" not in [e["event"] for e in bot.deps.audit.events(thread)]
     return outcome.message

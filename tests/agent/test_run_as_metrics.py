@@ -52,7 +52,7 @@ def test_a_metric_the_identity_may_not_read_is_as_one_never_defined(
     steps = {}
     for thread, word in (("hidden", "revenue"), ("made_up", "zorblax")):
         asked = agent.ask(
-            thread, f"What was {word} by month?", user="U1", identity="customers_only"
+            thread, f"What was {word} by month per customer?", user="U1", identity="customers_only"
         )
         assert asked.proposal is not None and asked.proposal.label == "ad hoc SQL"
         account = agent.explain(thread)

@@ -99,12 +99,28 @@ def test_a_query_reading_no_table_is_answered_with_the_askers_tables_only(
     connector: Revoking, warehouse: RlsWarehouse
 ) -> None:
     bot, _ = agent(connector, [reply("SELECT 'pay' AS answer")] * 2)
-    east = bot.ask("e1", "pay?", user="U1", identity=warehouse.east)
-    login = bot.ask("l1", "pay?", user="U0")
+    east = bot.ask("e1", "pay per sale?", user="U1", identity=warehouse.east)
+    login = bot.ask("l1", "pay per sale?", user="U0")
     for outcome in (east, login):
         assert outcome.kind == "clarify"
     assert "It has these tables: region_access, sales." in east.message
     assert "salaries" not in east.message and "salaries" in login.message
+
+
+def test_a_question_matching_no_word_lists_the_askers_tables_only(
+    connector: Revoking, warehouse: RlsWarehouse
+) -> None:
+    """Asked back by code (agent/nodes/match.py), with no model call: east's reply names east's
+    tables, and a word of a table east may not read is no match (as for a made-up one)."""
+    bot, model = agent(connector, [])
+    east = bot.ask("e1", "salaries?", user="U1", identity=warehouse.east)
+    made_up = bot.ask("e2", "wages?", user="U1", identity=warehouse.east)
+    login = bot.ask("l1", "zebras?", user="U0")
+    for outcome in (east, made_up, login):
+        assert outcome.kind == "clarify"
+    assert model.calls == 0 and east.message == made_up.message
+    assert "This warehouse holds: region_access, sales." in east.message
+    assert "salaries" in login.message
 
 
 def test_spent_tries_are_answered_with_the_askers_tables_only(
@@ -115,7 +131,7 @@ def test_spent_tries_are_answered_with_the_askers_tables_only(
     bot, _ = agent(
         connector, [reply("SELECT salary FROM shop.sales")], limits=Limits(max_attempts=1)
     )
-    outcome = bot.ask("e1", "pay?", user="U1", identity=warehouse.east)
+    outcome = bot.ask("e1", "pay per sale?", user="U1", identity=warehouse.east)
     assert outcome.kind == "clarify"
     assert "not among those your access may read" in outcome.message
     assert "It has these tables: region_access, sales." in outcome.message

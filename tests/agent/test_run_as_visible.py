@@ -82,16 +82,18 @@ def test_an_example_is_shown_only_to_identities_that_may_read_all_its_tables(
     connector: SqlConnector, warehouse: RlsWarehouse
 ) -> None:
     bot, model = agent(connector, [reply(SALARIES), reply(SALES), reply(SALARIES)])
-    proposal = bot.ask("w1", "salaries by name?", user="U2", identity=warehouse.west).proposal
+    proposal = bot.ask(
+        "w1", "salaries by name per sale?", user="U2", identity=warehouse.west
+    ).proposal
     assert proposal is not None
     bot.decide("w1", proposal.proposal_id, approved=True, user="U2")
     [learnt] = bot.deps.examples.active()
     assert learnt.run_as == warehouse.west and learnt.tables == ("shop.salaries",)
-    bot.ask("e1", "salaries by name?", user="U1", identity=warehouse.east)
-    bot.ask("w2", "salaries by name?", user="U3", identity=warehouse.west)
+    bot.ask("e1", "salaries by name per sale?", user="U1", identity=warehouse.east)
+    bot.ask("w2", "salaries by name per sale?", user="U3", identity=warehouse.west)
     east, west = prompt(model, 1), prompt(model, 2)
-    assert "Q: salaries by name?" in west and "shop.salaries" in west
-    assert "Q: salaries by name?" not in east and "shop.salaries" not in east
+    assert "Q: salaries by name per sale?" in west and "shop.salaries" in west
+    assert "Q: salaries by name per sale?" not in east and "shop.salaries" not in east
 
 
 def test_a_misspelt_table_is_never_corrected_to_one_the_asker_may_not_read(
@@ -101,8 +103,8 @@ def test_a_misspelt_table_is_never_corrected_to_one_the_asker_may_not_read(
     you mean", no repair): the gate knows only the view. Each is told the tables it may read."""
     misspelt = reply("SELECT name FROM shop.salarie")
     bot, model = agent(connector, [misspelt, misspelt])
-    east = bot.ask("e1", "pay?", user="U1", identity=warehouse.east)
-    west = bot.ask("w1", "pay?", user="U2", identity=warehouse.west)
+    east = bot.ask("e1", "pay per sale?", user="U1", identity=warehouse.east)
+    west = bot.ask("w1", "pay per sale?", user="U2", identity=warehouse.west)
     assert model.calls == 2
     for outcome in (east, west):
         assert outcome.kind == "failed" and outcome.message.startswith(needs("shop.salarie"))
@@ -117,8 +119,8 @@ def test_a_query_over_a_table_the_asker_may_not_read_is_refused_as_one_that_does
     the very words a draft naming a table the warehouse lacks does (no repair: the model never
     saw either), so guessing a name does not tell whether it exists."""
     bot, model = agent(connector, [reply(SALARIES), reply(WAGES)])
-    hidden = bot.ask("e2", "salaries?", user="U1", identity=warehouse.east)
-    missing = bot.ask("e3", "salaries?", user="U1", identity=warehouse.east)
+    hidden = bot.ask("e2", "salaries per sale?", user="U1", identity=warehouse.east)
+    missing = bot.ask("e3", "salaries per sale?", user="U1", identity=warehouse.east)
     for outcome in (hidden, missing):
         assert outcome.kind == "failed" and outcome.proposal is None
     assert hidden.message.startswith(needs("shop.salaries"))

@@ -33,7 +33,7 @@ def test_runs_without_rows_and_rejections_teach_nothing(make_agent: MakeAgent) -
     proposal = agent.ask("t1", "big orders?", user="U1").proposal
     assert proposal
     agent.decide("t1", proposal.proposal_id, approved=True, user="U2")
-    proposal = agent.ask("t2", "total?", user="U1").proposal
+    proposal = agent.ask("t2", "total amount?", user="U1").proposal
     assert proposal
     agent.decide("t2", proposal.proposal_id, approved=False, user="U2")
     assert deps.examples.active() == []

@@ -56,7 +56,7 @@ def test_a_question_matching_no_table_says_so() -> None:
 
 def test_a_small_warehouse_is_shown_whole_with_real_values(make_agent: MakeAgent) -> None:
     agent, model, _ = make_agent([clarify("This shop data has no weather records.")])
-    outcome = agent.ask("t1", "Will it rain tomorrow?", user="U1")
+    outcome = agent.ask("t1", "Will it rain on our customers tomorrow?", user="U1")
     assert outcome.kind == "clarify" and "no weather" in outcome.message
     system = str(model.seen[0][0].content)
     assert "-- One row per customer account (4 rows)\nCREATE TABLE shop.main.customers (" in system

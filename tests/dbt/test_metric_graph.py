@@ -19,6 +19,7 @@ from agent.conversation import Agent
 from agent.graph import model_step
 from agent.models import ScriptedChatModel
 from agent.semantic.artifacts import ProjectArtifacts
+from agent.state import ThreadState
 from connectors.duckdb import DuckDBConnector
 from tests.agent.conftest import reply
 from tests.dbt.shop_build import BuiltProject
@@ -173,7 +174,7 @@ def test_a_metric_query_refused_twice_falls_back_to_sql(make_shop_agent: Any) ->
     wrong = {**BY_MONTH, "metrics": ["revnue"]}
     sql = "SELECT SUM(amount) AS revenue FROM shop.main.fct_orders"
     agent, model = make_shop_agent([metric_reply(wrong), metric_reply(wrong), reply(sql)])
-    outcome = agent.ask("t1", "total revenue", user="U1")
+    outcome = agent.ask("t1", "total revenue of the orders", user="U1")
     assert outcome.proposal is not None and outcome.proposal.label == "ad hoc SQL"
     assert model.calls == 3
 
@@ -196,9 +197,11 @@ def test_a_follow_up_stays_a_metric_query(make_shop_agent: Any) -> None:
 
 
 def test_without_metrics_the_graph_has_no_metric_step() -> None:
-    assert model_step({}, Strategies()) == "generate"
+    assert model_step({}, Strategies()) == "match"
     assert model_step({}, Strategies(), metrics=True) == "metric"
-    assert model_step({"metric": {"used": False, "why": "x"}}, Strategies(), True) == "generate"
+    assert model_step({"metric": {"used": False, "why": "x"}}, Strategies(), True) == "match"
+    matched: ThreadState = {"metric": {"used": False, "why": "x"}, "matched": True}
+    assert model_step(matched, Strategies(), True) == "generate"
 
 
 def test_metrics_added_by_a_new_parse_are_used_without_a_restart(
@@ -212,7 +215,7 @@ def test_metrics_added_by_a_new_parse_are_used_without_a_restart(
     try:
         deps = AgentDeps(connector=connector, model=model, project=ProjectArtifacts(target))
         agent = Agent(deps, InMemorySaver())
-        first = agent.ask("t1", "total revenue", user="U1").proposal
+        first = agent.ask("t1", "total revenue of the orders", user="U1").proposal
         assert first is not None and first.label == ""  # no metrics: nothing to tell apart
         assert model.calls == 1  # and no metric step
         shutil.copy(shop_project.target / "semantic_manifest.json", target)

@@ -97,12 +97,29 @@ def test_a_metric_over_a_table_the_identity_may_not_read_is_never_shown(
     is shown nothing of fct_orders, and SQL over it is refused before it is proposed."""
     sql = "SELECT SUM(amount) FROM shop.main.fct_orders"
     bot, model = make_agent([reply(sql, "Sums the orders.")])
-    outcome = bot.ask("t1", "What was revenue by month?", user="U1", identity="customers_only")
+    question = "What was revenue from customers by month?"  # customers: a word of its tables
+    outcome = bot.ask("t1", question, user="U1", identity="customers_only")
     assert outcome.kind == "failed" and outcome.proposal is None
     assert outcome.message.startswith("Answering this needs shop.main.fct_orders, which is not")
     assert model.calls == 1  # the SQL step's; the metric step made none
     [shown] = prompts_of(model)
     assert [word for word in OF_ORDERS if word in shown] == []
+
+
+def test_a_metric_the_identity_may_not_read_is_no_match_for_the_question(
+    make_agent: Any,
+) -> None:
+    """Only revenue (fct_orders) matches "revenue by month": asked as customers_only, the
+    question names nothing that identity may read, so code asks back, naming its tables only;
+    asked as orders_only, the readable metric is a match and the model is asked."""
+    bot, model = make_agent([])
+    outcome = bot.ask("t1", "What was revenue by month?", user="U1", identity="customers_only")
+    assert outcome.kind == "clarify" and model.calls == 0
+    assert "dim_customers" in outcome.message
+    assert [word for word in OF_ORDERS if word in outcome.message] == []
+    bot, model = make_agent([metric_reply({"metrics": ["revenue"]})])
+    outcome = bot.ask("t2", "What was revenue by month?", user="U1", identity="orders_only")
+    assert outcome.proposal is not None and model.calls == 1
 
 
 def test_a_hidden_dimension_the_model_chooses_is_not_offered(make_agent: Any) -> None:

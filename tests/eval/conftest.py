@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,8 +13,10 @@ import pytest
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.outputs import ChatResult
 
+from agent.catalog import Catalog
 from agent.evaluation.golden import GoldenQuestion, GoldenSet, load_golden
 from agent.evaluation.runner import gold_sql
+from agent.evaluation.scripted import unmatched_ids
 from agent.models import ScriptedChatModel
 from connectors.demo import ensure_demo
 from connectors.duckdb import DuckDBConnector
@@ -46,10 +50,25 @@ def reply_for(question: GoldenQuestion, sql: str | None = None) -> str:
     return json.dumps({"kind": "sql", "explanation": "Answers the question.", "sql": text})
 
 
+@functools.cache
+def demo_unmatched(questions: tuple[GoldenQuestion, ...]) -> frozenset[str]:
+    """The `questions` (over the demo warehouse) the default's match step answers with no
+    model call."""
+    with tempfile.TemporaryDirectory() as folder:
+        connector = DuckDBConnector(ensure_demo(Path(folder)))
+        try:
+            snapshot = Catalog(connector, profile=False).refresh()
+            return unmatched_ids(GoldenSet(questions), snapshot)
+        finally:
+            connector.close()
+
+
 def gold_script(golden: GoldenSet, path: Path) -> Path:
     """A JSONL script for `scripted:PATH` replaying every gold answer in the order the
-    evaluation asks (thread by thread)."""
-    lines = [reply_for(q) for chain in golden.chains() for q in chain]
+    default configuration asks (thread by thread): over the demo warehouse, none for the
+    questions its match step answers."""
+    skip = demo_unmatched(golden.questions) if golden.warehouse == "demo" else frozenset()
+    lines = [reply_for(q) for chain in golden.chains() for q in chain if q.id not in skip]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 

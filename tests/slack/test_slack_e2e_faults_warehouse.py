@@ -155,7 +155,7 @@ def test_server_gone_between_proposal_and_approval(
 def test_connection_killed_mid_query(
     bot: BotProcess, standin: SlackStandin, warehouse: Warehouse
 ) -> None:
-    thread = flow.ask(bot, "how many triples?")
+    thread = flow.ask(bot, "how many sales triples?")
     proposal = flow.proposal(standin, thread)
     flow.click(bot, proposal, approve=True)
     deadline = time.monotonic() + TIMEOUT_S - 1
@@ -171,7 +171,7 @@ def test_connection_killed_mid_query(
 
 
 def test_query_timeout(bot: BotProcess, standin: SlackStandin) -> None:
-    thread = flow.ask(bot, "how many triples?")
+    thread = flow.ask(bot, "how many sales triples?")
     proposal = flow.proposal(standin, thread)
     flow.click(bot, proposal, approve=True)
     message = failed_run(standin, thread, proposal, f"ran longer than {TIMEOUT_S} s")

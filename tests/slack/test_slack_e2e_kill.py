@@ -121,7 +121,7 @@ def test_killed_while_the_approved_query_runs(
         [sql_reply(SLOW, "Counts pairs."), sql_reply(COUNT_CUSTOMERS, "Counts.")],
     )
     with bot:
-        thread = flow.ask(bot, "count the pairs")
+        thread = flow.ask(bot, "count the pairs of customers")
         proposal = flow.proposal(slack, thread)
         pid = flow.proposal_id(proposal)
         flow.click(bot, proposal, approve=True)
@@ -249,7 +249,11 @@ def test_killed_at_every_step_with_the_state_in_postgresql(
         )
         with bot:
             threads, proposals = [], []
-            for question in ("how many customers?", "count the pairs", "how many, again?"):
+            for question in (
+                "how many customers?",
+                "count the pairs of customers",
+                "how many customers, again?",
+            ):
                 threads.append(flow.ask(bot, question))
                 proposals.append(flow.proposal(slack, threads[-1]))
             claimed, running, ran = (flow.proposal_id(p) for p in proposals)

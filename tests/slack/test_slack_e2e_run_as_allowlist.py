@@ -85,9 +85,13 @@ def test_each_person_reads_only_their_tables(bot: BotProcess, standin: SlackStan
     assert table is not None and table[1:] == [["north", "10"], ["south", "20"]]
     [executed] = audit_events(bot, proposal_id=flow.proposal_id(card), event="executed")
     assert '"ran_as": "seller"' in executed["detail"]
-    # salaries, asked for plainly or inside a CTE and a subquery, are not proposed to Alice
-    threads = {(thread.channel, thread.ts)}
-    for question in ("salaries?", "orders with the top salary?"):
+    # a question in words of no table of hers is asked back, naming her tables only
+    asked = flow.ask(bot, "salaries?", user=ALICE, channel="C0SALES01")
+    back = flow.wait_message(standin, asked, flow.has_text("This warehouse holds"), "the question")
+    assert "orders" in back.all_text() and "salar" not in back.all_text()
+    threads = {(thread.channel, thread.ts), (asked.channel, asked.ts)}
+    # salaries, read plainly or inside a CTE and a subquery, are not proposed to Alice
+    for question in ("orders and salaries?", "orders with the top salary?"):
         asked = flow.ask(bot, question, user=ALICE, channel="C0SALES01")
         refusal = flow.wait_message(
             standin, asked, flow.has_text("Answering this needs"), "the refusal"

@@ -235,7 +235,7 @@ def test_fifty_questions_under_model_and_warehouse_faults_each_end_in_an_answer_
                 "an answer or an error in every thread",
             )
         # The script is used up: the two retried errors each took one more reply.
-        extra = flow.ask(bot, "one more?", channel=channel)
+        extra = flow.ask(bot, "one more on sales?", channel=channel)
         flow.wait_message(slack, extra, flow.has_text("ran out of replies"), "the exhausted script")
         audit = audit_events(bot)
         print(bot.log()[-5000:])  # shown when the test failed
