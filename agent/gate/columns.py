@@ -30,6 +30,8 @@ class ColumnCheck:
     reasons: list[Reason] = field(default_factory=list)
     columns: list[str] = field(default_factory=list)
     fixes: list[str] = field(default_factory=list)
+    #: The statement as sqlglot's `qualify` resolved it, when it did.
+    qualified: exp.Expr | None = None
 
 
 def check_columns(tree: exp.Expr, schema: GateSchema, entries: list[TableEntry]) -> ColumnCheck:
@@ -41,6 +43,9 @@ def check_columns(tree: exp.Expr, schema: GateSchema, entries: list[TableEntry])
     moved = _requalify_columns(tree, entries, dialect)
     if moved:
         result.fixes.append("read " + ", ".join(moved) + " from the joined table that has it")
+    keys = _qualify_join_keys(tree, entries, dialect)
+    if keys:
+        result.fixes.append("qualified " + ", ".join(keys) + ", equal in the tables it joins")
     try:
         qualified = qualify(
             tree.copy(),
@@ -57,6 +62,7 @@ def check_columns(tree: exp.Expr, schema: GateSchema, entries: list[TableEntry])
         result.reasons.append(Reason("column_check_failed", message))
         return result
     result.columns = _columns_read(qualified, entries, dialect)
+    result.qualified = qualified
     return result
 
 
@@ -142,6 +148,89 @@ def _requalify_columns(tree: exp.Expr, entries: list[TableEntry], dialect: str) 
                 name = alias.this if alias is not None else owners[0].this
                 column.set("table", name.copy())
     return moved
+
+
+def _qualify_join_keys(tree: exp.Expr, entries: list[TableEntry], dialect: str) -> list[str]:
+    """Qualify an unqualified column that several joined tables have when the join makes them
+    equal (`FROM a JOIN b ON a.k = b.k ... GROUP BY k`): every qualification gives the same value
+    on every row, so the first table that has it (the preserved side of a LEFT JOIN) is taken.
+
+    Only equalities in the top-level AND of an inner or LEFT join's ON (or of WHERE) count;
+    a RIGHT, FULL or CROSS join, an OR, or an owner not tied by such an equality leaves the column
+    for the column check to report as ambiguous. Returns the columns qualified, as written.
+    """
+    by_key = {entry.key: entry for entry in entries}
+    done: list[str] = []
+    try:
+        scopes = list(traverse_scope(tree))
+    except Exception:  # an odd statement sqlglot cannot scope: the column check reports it
+        return []
+    for scope in scopes:
+        select = scope.expression
+        if not isinstance(select, exp.Select) or select.args.get("from_") is None:
+            continue
+        joins = select.args.get("joins")
+        if not joins:
+            continue
+        order = [select.args["from_"].this, *(join.this for join in joins)]
+        owned = {
+            table.alias_or_name: entry
+            for table in order
+            if isinstance(table, exp.Table)
+            and (entry := by_key.get(table_key(tuple(table.parts), dialect))) is not None
+        }
+        if len(owned) < len(order):
+            continue  # a derived table or unknown table: its columns are not known here
+        equal = _equalities(select, joins)
+        for column in list(scope.find_all(exp.Column)):
+            if column.table or not isinstance(column.this, exp.Identifier):
+                continue
+            owners = [alias for alias, entry in owned.items() if _has(entry, column.name)]
+            name = column.name.casefold()
+            if len(owners) > 1 and all(
+                _tied(owners[0], other, name, equal) for other in owners[1:]
+            ):
+                done.append(column.sql(dialect=dialect))
+                column.set("table", exp.to_identifier(owners[0]))
+    return list(dict.fromkeys(done))
+
+
+def _equalities(select: exp.Select, joins: list[exp.Join]) -> set[tuple[str, str, str]]:
+    """`(column, alias, alias)` for each `x.c = y.c` that holds on every row the SELECT keeps."""
+    conditions = [select.args["where"].this] if select.args.get("where") else []
+    for join in joins:
+        if join.side in ("RIGHT", "FULL") or join.kind == "CROSS" or join.args.get("using"):
+            continue
+        if join.args.get("on") is not None:
+            conditions.append(join.args["on"])
+    pairs: set[tuple[str, str, str]] = set()
+    for condition in conditions:
+        for part in condition.flatten() if isinstance(condition, exp.And) else [condition]:
+            if not isinstance(part, exp.EQ):
+                continue
+            left, right = part.this, part.expression
+            if (
+                isinstance(left, exp.Column)
+                and isinstance(right, exp.Column)
+                and left.table
+                and right.table
+                and left.name.casefold() == right.name.casefold()
+            ):
+                name = left.name.casefold()
+                pairs |= {(name, left.table, right.table), (name, right.table, left.table)}
+    return pairs
+
+
+def _tied(first: str, other: str, name: str, equal: set[tuple[str, str, str]]) -> bool:
+    """Whether `first.name = other.name` follows from the equalities (through other tables)."""
+    seen, todo = {first}, [first]
+    while todo:
+        alias = todo.pop()
+        for column, left, right in equal:
+            if column == name and left == alias and right not in seen:
+                seen.add(right)
+                todo.append(right)
+    return other in seen
 
 
 _COLUMN = re.compile(r"Column '(.*?)' could not be resolved(?: for table: '(.*?)')?")

@@ -182,3 +182,71 @@ def test_an_unknown_column_no_table_has_lists_the_columns_of_the_table_it_was_re
     # unqualified: every table the statement reads
     [reason] = check_sql("SELECT visitors FROM sales", schema).reasons
     assert reason.message.endswith("; shop.sales has: customer_id, amount")
+
+
+JOINED = [
+    table("shop.sales", "customer_id", "amount"),
+    table("shop.customers", "customer_id", "name"),
+    table("shop.notes", "customer_id", "name"),
+]
+
+
+@pytest.mark.parametrize(
+    ("sql", "start"),
+    [
+        (
+            "SELECT customer_id, SUM(amount) FROM sales AS s "
+            "JOIN customers AS c ON s.customer_id = c.customer_id GROUP BY customer_id",
+            "SELECT s.customer_id, SUM(amount) FROM shop.sales AS s",
+        ),
+        # the preserved side of a LEFT JOIN, whichever side of `=` it is written on
+        (
+            "SELECT customer_id FROM customers AS c LEFT JOIN sales AS s "
+            "ON s.customer_id = c.customer_id",
+            "SELECT c.customer_id FROM shop.customers AS c",
+        ),
+        # tied through a third table, and by a WHERE of a comma join
+        (
+            "SELECT customer_id FROM sales AS s JOIN customers AS c "
+            "ON s.customer_id = c.customer_id JOIN notes AS n ON n.customer_id = c.customer_id",
+            "SELECT s.customer_id FROM shop.sales AS s",
+        ),
+        (
+            "SELECT customer_id FROM sales, customers "
+            "WHERE sales.customer_id = customers.customer_id AND customer_id > 3",
+            "SELECT sales.customer_id FROM shop.sales, shop.customers WHERE",
+        ),
+    ],
+)
+def test_a_column_the_join_makes_equal_in_its_tables_is_qualified_with_the_first(
+    sql: str, start: str
+) -> None:
+    verdict = check_sql(sql, GateSchema.from_tables(JOINED, "duckdb"))
+    assert verdict.ok, verdict.reasons
+    assert one_line(verdict.sql).startswith(start)
+    assert "qualified customer_id, equal in the tables it joins" in verdict.fixes
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        # equal only where the OR's first branch holds
+        "SELECT customer_id FROM sales AS s JOIN customers AS c "
+        "ON s.customer_id = c.customer_id OR s.amount > 0",
+        # a RIGHT or FULL join keeps rows where one side is NULL
+        "SELECT customer_id FROM sales AS s RIGHT JOIN customers AS c "
+        "ON s.customer_id = c.customer_id",
+        "SELECT customer_id FROM sales AS s FULL JOIN customers AS c "
+        "ON s.customer_id = c.customer_id",
+        # joined on another column: the two differ
+        "SELECT name FROM customers AS c JOIN notes AS n ON n.customer_id = c.customer_id",
+        # the third table is not tied by the join column
+        "SELECT customer_id FROM sales AS s JOIN customers AS c "
+        "ON s.customer_id = c.customer_id CROSS JOIN notes AS n",
+    ],
+)
+def test_a_column_the_join_does_not_make_equal_stays_ambiguous(sql: str) -> None:
+    verdict = check_sql(sql, GateSchema.from_tables(JOINED, "duckdb"))
+    [reason] = verdict.reasons
+    assert reason.code == "ambiguous_column", reason
+    assert not verdict.fixes
