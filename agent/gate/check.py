@@ -19,6 +19,7 @@ from agent.gate.parse import parse_all, parse_statement
 from agent.gate.render import renderings
 from agent.gate.rules import query_root, safety_reasons
 from agent.gate.schema import GateSchema, check_tables
+from agent.gate.types import type_reasons
 from agent.gate.verdict import Reason, Verdict
 
 
@@ -59,6 +60,8 @@ def _check(sql: str, schema: GateSchema, row_limit: int | None) -> Verdict:
     columns = ColumnCheck() if schema.empty else check_columns(query, schema, tables.entries)
     if columns.reasons:
         raise Rejection(*columns.reasons, sql=parsed.text)
+    if columns.qualified is not None and (mistyped := type_reasons(columns.qualified, schema)):
+        raise Rejection(*mistyped, sql=parsed.text)
     try:
         capped = row_limit is not None and cap_rows(query, row_limit)
     except Rejection as rejection:
