@@ -48,7 +48,7 @@ def type_reasons(qualified: exp.Expr, schema: GateSchema) -> list[Reason]:
         return []
     reasons: list[Reason] = []
     for node in annotated.walk():
-        for argument in _date_arguments(node):
+        for argument in _date_arguments(node, schema.dialect):
             if (
                 isinstance(argument, exp.Column)
                 and argument.type is not None
@@ -59,7 +59,7 @@ def type_reasons(qualified: exp.Expr, schema: GateSchema) -> list[Reason]:
     return reasons
 
 
-def _date_arguments(node: exp.Expr) -> list[exp.Expr]:
+def _date_arguments(node: exp.Expr, dialect: str) -> list[exp.Expr]:
     """The arguments of `node` read as a date or timestamp, the side of `+`/`-` an interval is
     added to included."""
     if isinstance(node, (exp.Add, exp.Sub)):
@@ -69,6 +69,8 @@ def _date_arguments(node: exp.Expr) -> list[exp.Expr]:
         if isinstance(left, exp.Interval):
             return [right]
         return []
+    if isinstance(node, exp.TimeToStr) and dialect == "postgres":
+        return []  # PostgreSQL's TO_CHAR formats numbers too
     names = next((args for kind, args in _DATE_ARGS.items() if isinstance(node, kind)), ())
     return [arg for name in names if isinstance(arg := node.args.get(name), exp.Expr)]
 

@@ -79,3 +79,10 @@ def test_only_engines_that_refuse_a_number_as_a_date_are_checked(
 ) -> None:
     verdict = check_sql("SELECT EXTRACT(YEAR FROM year) FROM papers", schema(dialect))
     assert [r.code for r in verdict.reasons] == (["number_as_date"] if refused else [])
+
+
+def test_postgres_to_char_of_a_number_passes() -> None:
+    """TO_CHAR formats numbers as well as dates in PostgreSQL (sqlglot reads it as a date
+    format); STRFTIME of a number is refused on DuckDB above."""
+    verdict = check_sql("SELECT TO_CHAR(citations, '999D99') FROM papers", schema("postgres"))
+    assert verdict.ok, verdict.reasons
