@@ -14,7 +14,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
-from sqlglot.optimizer.scope import traverse_scope
+from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import normalize_name
 
 from agent.gate.parse import ANSI
@@ -117,6 +117,15 @@ def _requote_columns(tree: exp.Expr, entries: list[TableEntry], dialect: str) ->
     return changed
 
 
+def _scopes(tree: exp.Expr) -> list[Scope]:
+    """The statement's scopes; none for an odd statement sqlglot cannot scope (the column check
+    then reports it)."""
+    try:
+        return list(traverse_scope(tree))
+    except Exception:
+        return []
+
+
 def _requalify_columns(tree: exp.Expr, entries: list[TableEntry], dialect: str) -> list[str]:
     """Point `alias.column` at the one other table of the same FROM that has the column, when
     the aliased table lacks it (`oi.product_name` with products joined as `p`: `p.product_name`).
@@ -126,11 +135,7 @@ def _requalify_columns(tree: exp.Expr, entries: list[TableEntry], dialect: str) 
     """
     by_key = {entry.key: entry for entry in entries}
     moved: list[str] = []
-    try:
-        scopes = list(traverse_scope(tree))
-    except Exception:  # an odd statement sqlglot cannot scope: the column check reports it
-        return []
-    for scope in scopes:
+    for scope in _scopes(tree):
         tables = {
             alias: (source, entry)
             for alias, source in scope.sources.items()
@@ -161,11 +166,7 @@ def _qualify_join_keys(tree: exp.Expr, entries: list[TableEntry], dialect: str) 
     """
     by_key = {entry.key: entry for entry in entries}
     done: list[str] = []
-    try:
-        scopes = list(traverse_scope(tree))
-    except Exception:  # an odd statement sqlglot cannot scope: the column check reports it
-        return []
-    for scope in scopes:
+    for scope in _scopes(tree):
         select = scope.expression
         if not isinstance(select, exp.Select) or select.args.get("from_") is None:
             continue
