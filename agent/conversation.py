@@ -176,6 +176,12 @@ class Agent:
         values = self.graph.get_state(self._config(thread_id)).values
         return explain(values.get("turns") or [], values.get("trace") or [], proposal_id)
 
+    def draft_sql(self, thread_id: str) -> str:
+        """The SQL of the thread's latest draft ("" for none, or a clarifying one): what the
+        gate or the engine saw last, for a question that ended with no SQL proposed."""
+        draft = self.graph.get_state(self._config(thread_id)).values.get("draft")
+        return draft["sql"] if draft and draft["kind"] == "sql" else ""
+
     def has_thread(self, thread_id: str) -> bool:
         """Whether `thread_id` has a conversation (so replies there need no mention)."""
         return bool(self.graph.get_state(self._config(thread_id)).values)

@@ -32,6 +32,9 @@ class Step(TypedDict):
     #: A few words for the account's one-line summary, on steps worth naming there (the
     #: strategies' plan, vote and self-check verdict).
     brief: NotRequired[str]
+    #: On `gate_fix` steps: each deterministic change the gate made to the statement, the row
+    #: cap excepted (evaluations count which fixes fired).
+    changes: NotRequired[list[str]]
 
 
 def add_steps(old: list[Step] | None, new: list[Step] | None) -> list[Step]:

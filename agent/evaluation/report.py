@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -55,6 +56,12 @@ def _per_question(results: Sequence[QuestionResult]) -> dict[str, Any]:
     }
 
 
+def _fix_counts(results: Sequence[QuestionResult]) -> dict[str, int]:
+    """How many questions each of the gate's fixes fired in, most frequent first."""
+    counts = Counter(fix for r in results for fix in set(r.gate_fixes))
+    return dict(counts.most_common())
+
+
 def build_report(results: Sequence[QuestionResult], meta: dict[str, Any]) -> dict[str, Any]:
     """The machine-readable report: summary figures, failures, and every question's record."""
     categories = sorted({r.category for r in results})
@@ -74,6 +81,10 @@ def build_report(results: Sequence[QuestionResult], meta: dict[str, Any]) -> dic
         # written afresh (the redraft strategy), and how many of those ended right
         "questions_redrafted": sum("redraft" in r.steps for r in results),
         "redrafted_right": sum("redraft" in r.steps and r.status == "pass" for r in results),
+        # the gate's deterministic fixes (the row cap excepted): questions each fix fired in
+        "questions_gate_fixed": sum(bool(r.gate_fixes) for r in results),
+        "gate_fixed_right": sum(bool(r.gate_fixes) and r.status == "pass" for r in results),
+        "gate_fixes": _fix_counts(results),
         "model_calls": _spread([r.model_calls for r in results]),
         "input_tokens": _spread([r.input_tokens for r in results]),
         "output_tokens": _spread([r.output_tokens for r in results]),
@@ -90,7 +101,10 @@ def build_report(results: Sequence[QuestionResult], meta: dict[str, Any]) -> dic
         "summary": summary,
         "by_category": {c: _accuracy([r for r in results if r.category == c]) for c in categories},
         "failures": [
-            {k: r.to_dict()[k] for k in ("id", "category", "question", "reason", "sql", "message")}
+            {
+                k: r.to_dict()[k]
+                for k in ("id", "category", "question", "reason", "sql", "refused_sql", "message")
+            }
             for r in results
             if r.status != "pass"
         ],
@@ -139,6 +153,13 @@ def _outcomes(s: dict[str, Any]) -> str:
         lines.append(
             f"Written afresh (redraft): {count(redrafted, 'question')}, "
             f"{s['redrafted_right']} of them right"
+        )
+    if fixed := s.get("questions_gate_fixed"):
+        lines.append(
+            f"Fixed by the gate (besides the row cap): {count(fixed, 'question')}, "
+            f"{s['gate_fixed_right']} of them right ("
+            + "; ".join(f"{fix}: {n}" for fix, n in s["gate_fixes"].items())
+            + ")"
         )
     if s["gold_errors"]:
         lines.append(f"Gold SQL errors: {s['gold_errors']} (not scored)")
@@ -193,6 +214,8 @@ def render(report: dict[str, Any], *, failures: int = 20) -> str:
         lines.append(f"  [{f['id']}] {f['question']}\n    why: {f['reason']}")
         if f["sql"]:
             lines.append("    sql: " + " ".join(f["sql"].split())[:300])
+        elif f.get("refused_sql"):
+            lines.append("    last draft: " + " ".join(f["refused_sql"].split())[:300])
     if len(report["failures"]) > len(shown):
         lines.append(f"  ... and {len(report['failures']) - len(shown)} more in the JSON report")
     return "\n".join(lines)

@@ -72,6 +72,12 @@ class QuestionResult:
     #: The kinds of the question's steps, in order (agent.state.Step: model, checks_failed,
     #: redraft, repair, ...); empty for the naive baseline, which keeps none.
     steps: list[str] = field(default_factory=list)
+    #: The gate's deterministic changes to the statements it let through (the row cap
+    #: excepted), so a report can count which fixes fired.
+    gate_fixes: list[str] = field(default_factory=list)
+    #: The last SQL drafted when the question ended with none proposed (the gate refused it, or
+    #: the repairs ran out): the statement behind a failure, which `sql` then lacks.
+    refused_sql: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -189,16 +195,22 @@ def _one(
         database=database,
         nodes=dict(outcome.usage.get("nodes", {})) if outcome.usage else {},
         kind=kind,
-        steps=_steps(agent, thread_id),
+        **_trace(agent, thread_id, sql),
     )
 
 
-def _steps(agent: Answerer, thread_id: str) -> list[str]:
-    """The kinds of the steps the latest question of `thread_id` took."""
+def _trace(agent: Answerer, thread_id: str, sql: str) -> dict[str, Any]:
+    """The kinds of the steps the latest question of `thread_id` took, the gate's fixes among
+    them, and the last draft when no SQL was proposed (none for the naive baseline)."""
     if not isinstance(agent, Agent):
-        return []
+        return {}
     explanation = agent.explain(thread_id)
-    return [step["kind"] for step in explanation.steps] if explanation else []
+    steps = explanation.steps if explanation else ()
+    return {
+        "steps": [step["kind"] for step in steps],
+        "gate_fixes": [change for step in steps for change in step.get("changes", [])],
+        "refused_sql": "" if sql else agent.draft_sql(thread_id),
+    }
 
 
 def _repairs(outcome: Outcome, calls: int) -> int:

@@ -262,7 +262,8 @@ def judge(
         if verdict.row_cap_applied:
             fixes.append(f"row cap added (LIMIT {deps.limits.row_limit})")
         if fixes:
-            steps.append({"kind": "gate_fix", "text": f"The gate changed it: {'; '.join(fixes)}."})
+            text = f"The gate changed it: {'; '.join(fixes)}."
+            steps.append({"kind": "gate_fix", "text": text, "changes": list(verdict.fixes)})
         proposed = f"Proposed for approval (reads {', '.join(proposal.tables)})."
         steps.append({"kind": "proposed", "text": proposed, "proposal_id": proposal.proposal_id})
         # the self-check strategy judges the model's SQL, not a person's

@@ -56,6 +56,9 @@ def test_explains_a_repair_and_a_gate_fix_without_a_model_call(make_agent: MakeA
     assert "row cap added (LIMIT 1000)" in text["gate_fix"]
     assert "stripped markdown fence" in text["gate_fix"]
     assert "removed trailing semicolon" in text["gate_fix"]
+    # each change, for counting; the row cap is not among them (every statement may get one)
+    fix = next(s for s in account.steps if s["kind"] == "gate_fix")
+    assert fix.get("changes") == ["stripped markdown fence", "removed trailing semicolon"]
     assert text["approved"] == "Approved by U2." and account.steps[6]["by"] == "U2"
     assert text["executed"].endswith("3 rows.")
     assert account.question == "U1 asked: “revenue by region?”"

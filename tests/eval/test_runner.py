@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent.evaluation.golden import GoldenQuestion, GoldenSet
-from agent.evaluation.report import build_report
+from agent.evaluation.report import build_report, render
 from agent.evaluation.runner import evaluation_agent, run_golden
 from agent.models import ScriptedChatModel, load_model
 from connectors.duckdb import DuckDBConnector
@@ -108,6 +108,9 @@ def test_wrong_answers_are_scored_as_failures_with_their_reason(demo: DuckDBConn
         2,
     )
     assert never.reason.startswith("asked or declined instead of answering: I could not find")
+    # no SQL was proposed: the report keeps the last draft, the statement behind the failure
+    assert (never.sql, never.refused_sql) == ("", broken)
+    assert results["wrong-value"].refused_sql == ""
 
     report = build_report(list(results.values()), {})
     assert report["summary"]["correct"] == 1
@@ -119,6 +122,29 @@ def test_wrong_answers_are_scored_as_failures_with_their_reason(demo: DuckDBConn
         "answered-unanswerable",
         "never-valid",
     ]
+    assert report["failures"][-1]["refused_sql"] == broken
+
+
+def test_the_report_counts_the_gates_fixes(demo: DuckDBConnector) -> None:
+    golden = GoldenSet(
+        (
+            q("fenced", "How many orders are pending?", COUNT),
+            q("plain", "Products per category?", BY_CATEGORY),
+        )
+    )
+    fenced = reply_for(golden.questions[0], f"```sql\n{COUNT};\n```")
+    model = ScriptedChatModel(replies=[fenced, reply_for(golden.questions[1])])
+    results = run_golden(golden, evaluation_agent(demo, model))
+    assert [r.status for r in results] == ["pass", "pass"]
+    assert results[0].gate_fixes == ["stripped markdown fence", "removed trailing semicolon"]
+    assert results[1].gate_fixes == []  # the row cap alone is no fix
+    report = build_report(results, {})
+    summary = report["summary"]
+    assert "Fixed by the gate (besides the row cap): 1 question, 1 of them right (" in render(
+        report
+    )
+    assert (summary["questions_gate_fixed"], summary["gate_fixed_right"]) == (1, 1)
+    assert summary["gate_fixes"] == {"stripped markdown fence": 1, "removed trailing semicolon": 1}
 
 
 def test_a_broken_gold_query_is_not_blamed_on_the_bot(demo: DuckDBConnector) -> None:
