@@ -152,7 +152,7 @@ def _requalify_columns(tree: exp.Expr, entries: list[TableEntry], dialect: str) 
                 alias = owners[0].args.get("alias")
                 name = alias.this if alias is not None else owners[0].this
                 column.set("table", name.copy())
-    return moved
+    return list(dict.fromkeys(moved))
 
 
 def _qualify_join_keys(tree: exp.Expr, entries: list[TableEntry], dialect: str) -> list[str]:

@@ -128,6 +128,13 @@ def test_a_column_read_through_the_wrong_alias_is_read_from_the_joined_table_tha
     assert one_line(verdict.sql).startswith("SELECT c.name, SUM(s.amount) FROM shop.sales AS s")
     assert "read s.name from the joined table that has it" in verdict.fixes
     assert "shop.customers.name" in verdict.columns
+    # a column moved twice is named once among the fixes
+    verdict = check_sql(
+        "SELECT s.name FROM sales AS s JOIN customers AS c USING (customer_id) GROUP BY s.name",
+        schema,
+    )
+    assert verdict.ok, verdict.reasons
+    assert "read s.name from the joined table that has it" in verdict.fixes
     # without an alias the table's own name is the qualifier
     verdict = check_sql("SELECT sales.name FROM sales JOIN customers USING (customer_id)", schema)
     assert verdict.ok and one_line(verdict.sql).startswith("SELECT customers.name FROM")
