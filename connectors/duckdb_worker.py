@@ -12,29 +12,24 @@ ends in ResourceLimitExceeded naming QUERYBOT_ENGINE_MEMORY_MB; the bot process 
 The worker runs a statement as the connector always did (its own cursor, a watchdog that
 interrupts it at the timeout, on a cancel or once its temp directory passes the bound, the
 result read in small chunks and metered by `connectors.limits.Meter`) and sends back the
-QueryResult or the ConnectorError. A worker that does not stop within `GRACE_S` of its timeout
-or a cancel is killed; a killed or dead worker is replaced by a fresh one on the next run.
-
-Protocol (multiprocessing.connection over three pipes): the parent sends the `Spec`, the worker
-answers ("ready", None) or ("error", ...); then per run the parent sends (seq, sql, max_rows,
-timeout_s, limits) and the worker answers ("ok", QueryResult) or ("error", ...). A cancel is
-the run's `seq` on the control pipe (a stale one, for an earlier run, is ignored).
+QueryResult or the ConnectorError. The process, its protocol and cancels are
+connectors/worker_proc.py's; the pool that starts, kills and replaces workers (one that does not
+stop within `worker_proc.GRACE_S` of its timeout or a cancel) is connectors/worker_pool.py's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-import pickle
-import resource
-import sys
+import shutil
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from connectors import worker_proc
 from connectors.base import (
     ConnectorError,
     PermissionDenied,
@@ -45,6 +40,7 @@ from connectors.base import (
     WarehouseUnavailable,
 )
 from connectors.limits import MIB, Limits, Meter, engine_memory, engine_temp
+from connectors.worker_proc import first_line
 
 if TYPE_CHECKING:
     import duckdb
@@ -53,12 +49,6 @@ if TYPE_CHECKING:
 #: threads (an idle worker with 2 threads peaked at 264 MiB here, with MALLOC_ARENA_MAX=2), the
 #: rows read and the result being sent.
 HEADROOM_MB = 768
-
-#: Seconds a worker has to stop after its timeout or a cancel before it is killed.
-GRACE_S = 5.0
-
-#: Seconds a new worker has to open the file.
-START_S = 60.0
 
 #: Rows fetched per call: small, so a chunk of long values never holds much more than the
 #: bounds allow before it is measured.
@@ -69,9 +59,6 @@ _TEMP_POLL_S = 0.1
 
 #: Seconds between repeated interrupts of a run being stopped.
 _REINTERRUPT_S = 0.05
-
-#: Where the project's packages are, for the worker's import path.
-_ROOT = Path(__file__).resolve().parents[1]
 
 #: DuckDB's wording when a statement would write to the read-only file or change the locked
 #: configuration; these arrive as InvalidInputException/CatalogException, not PermissionException.
@@ -87,129 +74,37 @@ class Spec:
     temp_dir: str
     engine_memory_mb: int
 
+    engine: ClassVar[str] = "DuckDB"
+    module: ClassVar[str] = "connectors.duckdb_worker"
+
     @property
     def address_space(self) -> int:
         return (self.engine_memory_mb + HEADROOM_MB) * MIB
 
+    def for_worker(self, number: int) -> Spec:
+        """Each worker's temp directory is the connector's with the worker's number appended."""
+        return dataclasses.replace(self, temp_dir=f"{self.temp_dir}-w{number}")
 
-def freeze(exc: ConnectorError) -> tuple[Any, ...]:
-    """`exc` as a message that unpickles whatever its class's __init__ takes, with the engine
-    exception behind it (its `__cause__`: callers tell an engine's refusal from a connector's
-    own check by it)."""
-    cause = exc.__cause__
-    if cause is not None:
-        try:
-            pickle.dumps(cause)
-        except Exception:  # an exception that does not pickle: its class name and text
-            cause = RuntimeError(f"{type(cause).__name__}: {cause}")
-    return ("error", type(exc), exc.args, dict(vars(exc)), cause)
+    def clean_up(self) -> None:
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
-def thaw(
-    cls: type[ConnectorError],
-    args: tuple[Any, ...],
-    state: dict[str, Any],
-    cause: BaseException | None = None,
-) -> ConnectorError:
-    """The ConnectorError `freeze` sent."""
-    if not (isinstance(cls, type) and issubclass(cls, ConnectorError)):
-        raise TypeError(f"not a connector error: {cls!r}")
-    exc = cls.__new__(cls)
-    exc.args = args
-    exc.__dict__.update(state)
-    exc.__cause__ = cause
-    return exc
-
-
-# -- in the worker -----------------------------------------------------------------------------
-
-
-def main(requests: Connection, replies: Connection, control: Connection) -> None:
-    """Open the connection `Spec` names under its address-space limit, then serve runs until
-    the parent closes the request pipe."""
-    spec: Spec = requests.recv()
-    resource.setrlimit(resource.RLIMIT_AS, (spec.address_space, spec.address_space))
-    import duckdb  # after the limit, so DuckDB's own start is inside it
+def _open(spec: Spec) -> duckdb.DuckDBPyConnection:
+    """The worker's locked-down connection (DuckDB is imported here, under RLIMIT_AS, so its
+    own start is inside the limit)."""
+    import duckdb
 
     try:
         config = {**spec.config, "temp_directory": spec.temp_dir}
         con = duckdb.connect(spec.path, read_only=True, config=config)
         con.execute("SET lock_configuration = true")
     except (duckdb.Error, MemoryError) as exc:
-        replies.send(
-            freeze(
-                WarehouseUnavailable(
-                    f"Cannot open the DuckDB file {spec.path}: {first_line(exc)}",
-                    hint="Check that it is a DuckDB file and that no process has it open "
-                    "for writing.",
-                    engine_message=str(exc),
-                )
-            )
-        )
-        return
-    replies.send(("ready", None))
-    cancels = _Cancels()
-    threading.Thread(
-        target=cancels.listen, args=(control,), name="querybot-duckdb-cancel", daemon=True
-    ).start()
-    while True:
-        try:
-            seq, sql, max_rows, timeout_s, limits = requests.recv()
-        except EOFError:
-            break
-        stop = cancels.started(seq)
-        try:
-            reply: tuple[Any, ...] = ("ok", _run(con, spec, sql, max_rows, timeout_s, limits, stop))
-        except ConnectorError as exc:
-            reply = freeze(exc)
-        except MemoryError:
-            reply = freeze(engine_memory(limits, "MemoryError in the DuckDB worker"))
-        cancels.ended()
-        try:
-            replies.send(reply)
-        except MemoryError:
-            replies.send(freeze(engine_memory(limits, "MemoryError sending the result")))
-    con.close()
-
-
-class _Cancels:
-    """Cancels from the control pipe, each matched to the run it names: the run in progress is
-    stopped, and a cancel that came before its run was read is kept until that run starts
-    (seqs only grow, so one below the current run's is stale)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._seq = -1
-        self._stop: threading.Event | None = None
-        self._early: set[int] = set()
-
-    def listen(self, control: Connection) -> None:
-        """Read cancels until the parent closes the control pipe."""
-        while True:
-            try:
-                seq = control.recv()
-            except (EOFError, OSError):
-                return
-            with self._lock:
-                if self._seq == seq and self._stop is not None:
-                    self._stop.set()
-                elif seq > self._seq:
-                    self._early.add(seq)
-
-    def started(self, seq: int) -> threading.Event:
-        """The stop event of run `seq`, which starts now: already set if it was cancelled."""
-        stop = threading.Event()
-        with self._lock:
-            self._seq, self._stop = seq, stop
-            if seq in self._early:
-                stop.set()
-            self._early.difference_update([s for s in self._early if s <= seq])
-        return stop
-
-    def ended(self) -> None:
-        """The run in progress has ended: a cancel of it comes too late to stop anything."""
-        with self._lock:
-            self._stop = None
+        raise WarehouseUnavailable(
+            f"Cannot open the DuckDB file {spec.path}: {first_line(exc)}",
+            hint="Check that it is a DuckDB file and that no process has it open for writing.",
+            engine_message=str(exc),
+        ) from exc
+    return con
 
 
 def _run(
@@ -292,10 +187,6 @@ def dir_bytes(directory: Path) -> int:
         return 0
 
 
-def first_line(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
 def translate(exc: duckdb.Error, *, timed_out: bool, timeout_s: float) -> ConnectorError:
     """The connector error for an engine exception; the engine's full text is kept."""
     import duckdb
@@ -329,6 +220,4 @@ def translate(exc: duckdb.Error, *, timed_out: bool, timeout_s: float) -> Connec
 
 
 if __name__ == "__main__":
-    fds = [int(fd) for fd in sys.argv[1:4]]
-    main(Connection(fds[0], writable=False), Connection(fds[1], readable=False),
-         Connection(fds[2], writable=False))  # fmt: skip
+    worker_proc.main(_open, _run)

@@ -6,7 +6,9 @@ time limit, on a session that is read-only too, with a login checked when the co
 SQLAlchemy supplies URL parsing and the connection pool; statements go to the DB-API driver
 connection unchanged. A run that fails discards its connection, so no session state it may have
 changed (or a half-read result) reaches the next run. `cancel` stops a run by its job key the
-flavor's way (from another connection, or by interrupting SQLite).
+flavor's way (from another connection). SQLite runs in worker processes instead
+(connectors/sqlite_worker.py), which meter the rows the same way and are killed when a
+statement overruns: its deadline is only seen between steps, and one step can take seconds.
 
 The pool is what protects the warehouse: at most `pool_size` statements run on it at once, however
 many of the bot's workers ask. A run that finds every connection busy queues for one for up to its
@@ -19,6 +21,7 @@ counted and measured, not kept); each flavor applies the engine's own memory bou
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 import time
@@ -45,12 +48,11 @@ from connectors.base import (
 from connectors.limits import Limits, Meter, ResourceLimitExceeded
 from connectors.runs import Run, Runs
 from connectors.sql_flavor import ActsAsFlavor, Flavor, first_line
+from connectors.sql_watchdog import Watchdog
+from connectors.worker_pool import Pool, StartsWorkers
 
 #: Time allowed for the one catalog pass that builds the table list.
 _METADATA_TIMEOUT_S = 60.0
-
-#: How long past its limit a statement may run before the watchdog stops it.
-_WATCHDOG_GRACE_S = 2.0
 
 #: URL backend -> drivers accepted after `+` (None: no driver named).
 _DRIVERS: dict[str, frozenset[str | None]] = {
@@ -89,6 +91,10 @@ class SqlConnector:
         self.acts_as_identities: bool = self._roles is not None
         self._pool_size = pool_size
         self._engine = self._flavor.create_engine(pool_size)
+        #: Where runs go instead of a pooled connection, for an engine that needs a process.
+        self._workers: Pool | None = None
+        if isinstance(self._flavor, StartsWorkers):
+            self._workers = self._flavor.workers(pool_size)
         self._closed = False
         #: Connections taken from the pool; runs wait here, never in the pool (whose wait
         #: neither a cancel nor the run's own time limit could end).
@@ -102,7 +108,7 @@ class SqlConnector:
             with self._connection(_METADATA_TIMEOUT_S, keep=False) as con:
                 self._flavor.check_login(con)
         except BaseException:
-            self._engine.dispose()
+            self.close()
             raise
 
     def list_tables(self) -> list[TableInfo]:
@@ -162,9 +168,10 @@ class SqlConnector:
         """Run one statement read-only: keep `max_rows` rows, count the rest, stop at timeout.
 
         The time limit is enforced by the engine and covers streaming the rows being counted.
-        A watchdog stops the statement the way `cancel` does if it is still running
-        `_WATCHDOG_GRACE_S` after the limit (one statement can lift the engine's limit, e.g.
-        MariaDB's `SET STATEMENT max_statement_time=0 FOR ...`).
+        A watchdog (connectors/sql_watchdog.py) stops the statement the way `cancel` does if it
+        is still running `GRACE_S` after the limit (one statement can lift the engine's limit,
+        e.g. MariaDB's `SET STATEMENT max_statement_time=0 FOR ...`), and cuts the connection
+        `GRACE_S` later if even that did not end it (one call the engine cannot interrupt).
         `context.job_key` names the run for `cancel`; these engines keep no job records to label.
         When every pooled connection is busy the run first waits up to `timeout_s` for one (that
         wait does not count against the statement's limit).
@@ -175,50 +182,47 @@ class SqlConnector:
         roles = self._role_flavor(identity) if identity else None
         started = time.perf_counter()
         key = (context.job_key if context else "") or f"querybot-run-{next(self._run_ids)}"
-        expired = threading.Event()
-
-        def expire() -> None:
-            expired.set()
-            self._runs.cancel(key)
-
-        watchdog = threading.Timer(timeout_s + _WATCHDOG_GRACE_S, expire)
-        watchdog.daemon = True
+        if self._workers is not None:
+            return self._run_in_worker(self._workers, sql, max_rows, timeout_s, key)
         with self._runs.track(key) as run:
+            watchdog: Watchdog | None = None
             try:
                 with self._connection(timeout_s, run=run) as con:
+                    watchdog = Watchdog(timeout_s, functools.partial(self._runs.cancel, key), con)
                     watchdog.start()
-                    self._flavor.begin(con, timeout_s)
-                    if roles is not None:
-                        roles.act_as(con, identity)
-                    # Armed as late as possible: a cancel sent to an idle server is lost.
-                    self._runs.arm(run, self._flavor.stopper(self._engine, con))
                     try:
-                        if run.cancelled:
-                            raise QueryCancelled()
-                        cursor, stream = self._flavor.execute(con, sql)
-                        meter = Meter(self.limits, lambda: _names(cursor))
+                        self._flavor.begin(con, timeout_s)
+                        if roles is not None:
+                            roles.act_as(con, identity)
+                        # Armed as late as possible: a cancel sent to an idle server is lost.
+                        self._runs.arm(run, self._flavor.stopper(self._engine, con))
                         try:
-                            rows = meter.keep(stream, max_rows)
-                            total = len(rows) + meter.count(stream)
-                        except ResourceLimitExceeded:
-                            self._flavor.abandon(con, cursor, stream)
-                            raise
+                            if run.cancelled:
+                                raise QueryCancelled()
+                            cursor, stream = self._flavor.execute(con, sql)
+                            meter = Meter(self.limits, lambda: _names(cursor))
+                            try:
+                                rows = meter.keep(stream, max_rows)
+                                total = len(rows) + meter.count(stream)
+                            except ResourceLimitExceeded:
+                                self._flavor.abandon(con, cursor, stream)
+                                raise
+                        finally:
+                            self._runs.disarm(run)
+                        if run.cancelled:  # e.g. MySQL's SLEEP() returns normally when killed
+                            raise QueryCancelled()
+                        columns, types = self._flavor.describe(con, cursor, sql)
+                        cursor.close()
+                        self._flavor.end(con)
                     finally:
-                        self._runs.disarm(run)
-                    if run.cancelled:  # e.g. MySQL's SLEEP() returns normally when killed
-                        raise QueryCancelled()
-                    columns, types = self._flavor.describe(con, cursor, sql)
-                    cursor.close()
-                    self._flavor.end(con)
+                        watchdog.stop()  # before `con` goes back to the pool
             except ConnectorError as exc:
-                if expired.is_set():
+                if watchdog is not None and watchdog.expired.is_set():
                     raise QueryTimeout(timeout_s) from exc
                 # Whatever the engine called it (a user request, an interrupt), it was the cancel.
                 if run.cancelled and not isinstance(exc, QueryCancelled):
                     raise QueryCancelled() from exc
                 raise
-            finally:
-                watchdog.cancel()
         return QueryResult(
             columns=columns,
             rows=rows,
@@ -226,6 +230,33 @@ class SqlConnector:
             elapsed_s=time.perf_counter() - started,
             column_types=types,
         )
+
+    def _run_in_worker(
+        self, workers: Pool, sql: str, max_rows: int, timeout_s: float, key: str
+    ) -> QueryResult:
+        """`run` in a worker process, which meters the rows and translates the engine's errors;
+        it is killed `worker_proc.GRACE_S` after the timeout or a cancel if still running. The
+        run holds one of the `pool_size` slots meanwhile, as a run on a connection does."""
+        with self._runs.track(key) as run:
+            try:
+                with self._slot(timeout_s, run):
+                    try:
+                        result = workers.run(
+                            sql,
+                            max_rows=max_rows,
+                            timeout_s=timeout_s,
+                            limits=self.limits,
+                            arm=functools.partial(self._runs.arm, run),
+                        )
+                    finally:
+                        self._runs.disarm(run)
+            except ConnectorError as exc:
+                if run.cancelled and not isinstance(exc, QueryCancelled):
+                    raise QueryCancelled() from exc
+                raise
+            if run.cancelled:  # the cancel came as the statement ended: it still wins
+                raise QueryCancelled()
+        return result
 
     def cancel(self, job_key: str) -> bool:
         """Stop the run started with `job_key`, if it still runs."""
@@ -235,6 +266,8 @@ class SqlConnector:
         with self._free:
             self._closed = True
             self._free.notify_all()  # queued runs fail now, not at the end of their wait
+        if self._workers is not None:
+            self._workers.close()
         self._engine.dispose()
 
     @contextmanager
@@ -246,10 +279,15 @@ class SqlConnector:
         A connection whose work failed is discarded, not returned to the pool; so is one used
         with `keep=False` (the login check changes session state).
         """
-        self._take_slot(timeout_s, run)
+        with self._slot(timeout_s, run), self._checked_out(timeout_s, keep=keep) as con:
+            yield con
+
+    @contextmanager
+    def _slot(self, wait_s: float, run: Run | None) -> Iterator[None]:
+        """One of the `pool_size` slots, held for the block (see `_take_slot`)."""
+        self._take_slot(wait_s, run)
         try:
-            with self._checked_out(timeout_s, keep=keep) as con:
-                yield con
+            yield
         finally:
             with self._free:
                 self._in_use -= 1

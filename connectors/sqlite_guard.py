@@ -21,7 +21,6 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 _ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE})
@@ -58,16 +57,7 @@ def authorize(
     return sqlite3.SQLITE_DENY
 
 
-class GuardedConnection(sqlite3.Connection):
-    """A connection with a stop flag its deadline's progress handler also checks, so a cancel
-    from another thread stops the statement even when it comes before the statement starts."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.stop_requested = threading.Event()
-
-
-def open_readonly(path: Path, *, upload: bool = False) -> GuardedConnection:
+def open_readonly(path: Path, *, upload: bool = False) -> sqlite3.Connection:
     """Open `path` read-only with extensions disabled and the authorizer installed. `upload`
     (a file a user shared): also immutable (no locks; a copy nobody changes) and with
     `trusted_schema` off.
@@ -77,9 +67,7 @@ def open_readonly(path: Path, *, upload: bool = False) -> GuardedConnection:
     authorizer refuses.
     """
     uri = f"file:{quote(str(path))}?mode=ro{'&immutable=1' if upload else ''}"
-    con = sqlite3.connect(
-        uri, uri=True, check_same_thread=False, isolation_level=None, factory=GuardedConnection
-    )
+    con = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
     if hasattr(con, "enable_load_extension"):  # absent when Python lacks extension support
         con.enable_load_extension(False)
     if upload:  # before the authorizer, which refuses pragma assignments
@@ -88,17 +76,20 @@ def open_readonly(path: Path, *, upload: bool = False) -> GuardedConnection:
     return con
 
 
-def set_deadline(con: GuardedConnection, timeout_s: float) -> None:
+def set_deadline(
+    con: sqlite3.Connection, timeout_s: float, stop: threading.Event | None = None
+) -> None:
     """Interrupt the connection's statements (SQLITE_INTERRUPT) once `timeout_s` have passed
-    or a stop was requested."""
+    or `stop` is set (a cancel).
+
+    A soft bound: SQLite calls the handler only between steps of its virtual machine, and one
+    step (a string function on megabyte values) can take seconds. Warehouse runs are bounded
+    hard by their worker process being killed (connectors/sqlite_worker.py)."""
     deadline = time.monotonic() + timeout_s
-    stop = con.stop_requested
-    con.set_progress_handler(
-        lambda: int(stop.is_set() or time.monotonic() > deadline), _PROGRESS_STEPS
-    )
+    stopped = stop.is_set if stop is not None else lambda: False
+    con.set_progress_handler(lambda: int(stopped() or time.monotonic() > deadline), _PROGRESS_STEPS)
 
 
-def clear_deadline(con: GuardedConnection) -> None:
-    """End the run's deadline; a stop requested too late to matter is forgotten with it."""
+def clear_deadline(con: sqlite3.Connection) -> None:
+    """End the run's deadline."""
     con.set_progress_handler(None, 0)
-    con.stop_requested.clear()

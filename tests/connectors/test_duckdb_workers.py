@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from connectors import duckdb_pool
+from connectors import worker_pool, worker_proc
 from connectors.base import QueryCancelled, QueryFailed, QueryResult, QueryTimeout, RunContext
 from connectors.duckdb import DuckDBConnector
 from connectors.limits import Limits, ResourceLimitExceeded
@@ -142,7 +142,7 @@ def test_a_worker_killed_mid_run_ends_the_run_and_is_replaced(
 def test_a_worker_that_does_not_stop_at_its_timeout_is_killed(
     small: DuckDBConnector, shop_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(duckdb_pool, "GRACE_S", 0.5)
+    monkeypatch.setattr(worker_proc, "GRACE_S", 0.5)
     serves(small)
     [pid] = workers(shop_file)
     os.kill(pid, signal.SIGSTOP)  # it can no longer interrupt itself
@@ -157,7 +157,7 @@ def test_a_worker_that_does_not_stop_at_its_timeout_is_killed(
 def test_a_worker_that_does_not_stop_at_a_cancel_is_killed(
     small: DuckDBConnector, shop_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(duckdb_pool, "GRACE_S", 0.5)
+    monkeypatch.setattr(worker_proc, "GRACE_S", 0.5)
     serves(small)
     [pid] = workers(shop_file)
     os.kill(pid, signal.SIGSTOP)
@@ -208,9 +208,9 @@ def test_one_worker_per_run_in_flight_a_few_kept_idle_and_close_stops_them(
     """Workers are kept by how their runs ended: here every run is cancelled by its worker.
     The grace period is long because four busy workers on two loaded cores may take more than
     the default's 5 s to see a cancel, and a worker killed then is rightly not kept."""
-    monkeypatch.setattr(duckdb_pool, "GRACE_S", 600.0)
+    monkeypatch.setattr(worker_proc, "GRACE_S", 600.0)
     connector = DuckDBConnector(shop_file, threads=1)
-    many = duckdb_pool.IDLE_WORKERS + 2
+    many = worker_pool.IDLE_WORKERS + 2
     keys = [f"run-{i}" for i in range(many)]
     try:
         with ThreadPoolExecutor(max_workers=many) as pool:
@@ -218,7 +218,7 @@ def test_one_worker_per_run_in_flight_a_few_kept_idle_and_close_stops_them(
             while len(workers(shop_file)) < many:  # each run in flight has its own
                 assert not any(r.done() for r in running)
             cancel_all(connector, keys, running)
-        assert len(workers(shop_file)) == duckdb_pool.IDLE_WORKERS
+        assert len(workers(shop_file)) == worker_pool.IDLE_WORKERS
         serves(connector)
     finally:
         connector.close()
@@ -239,7 +239,7 @@ def test_a_cancel_that_reaches_the_worker_before_its_run_still_stops_it(
 ) -> None:
     """The cancel and the statement travel on two pipes: whichever the worker reads first, the
     run is cancelled by the worker itself (not killed once the grace period is over)."""
-    monkeypatch.setattr(duckdb_pool, "GRACE_S", 600.0)
+    monkeypatch.setattr(worker_proc, "GRACE_S", 600.0)
     serves(small)
     [pid] = workers(shop_file)
     os.kill(pid, signal.SIGSTOP)  # both messages wait in their pipes
@@ -259,15 +259,15 @@ def test_a_cancel_that_reaches_the_worker_before_its_run_still_stops_it(
 @pytest.mark.slow
 def test_runs_past_the_worker_cap_wait_their_turn(shop_file: Path) -> None:
     connector = DuckDBConnector(shop_file, threads=1)
-    many = duckdb_pool.MAX_WORKERS + 2
+    many = worker_pool.MAX_WORKERS + 2
     keys = [f"run-{i}" for i in range(many)]
     seen: list[int] = []
     try:
         with ThreadPoolExecutor(max_workers=many) as pool:
             running = slow_runs(pool, connector, keys)
-            while len(seen) < 200 or max(seen) < duckdb_pool.MAX_WORKERS:
+            while len(seen) < 200 or max(seen) < worker_pool.MAX_WORKERS:
                 seen.append(len(workers(shop_file)))
-            assert max(seen) == duckdb_pool.MAX_WORKERS, "the waiting runs started no worker"
+            assert max(seen) == worker_pool.MAX_WORKERS, "the waiting runs started no worker"
             # the waiting ones can be cancelled once they start
             cancel_all(connector, keys, running)
         serves(connector)

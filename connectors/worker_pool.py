@@ -1,22 +1,24 @@
-"""The worker processes of one DuckDB connector (connectors/duckdb_worker.py says why they exist).
+"""Worker processes that run a connector's statements, so a run's time and memory bounds hold
+whatever the engine does: DuckDB (connectors/duckdb_worker.py: it builds result vectors outside
+its memory_limit) and SQLite (connectors/sqlite_worker.py: one step of its virtual machine can
+take seconds, and its interrupt is only seen between steps). The worker's side is
+connectors/worker_proc.py.
 
-A worker is started when a run finds none free, up to `MAX_WORKERS` runs in flight (further runs
+A worker is started when a run finds none free, up to `max_workers` runs in flight (further runs
 wait for one to end, up to their own timeout, as the SQL warehouses' runs wait for one of their 4
 connections), so the engine-memory and temp-file bounds hold per run and their total stays
-bounded; a worker is reused by the next run and kept while idle up to `IDLE_WORKERS` (a worker
-holds its own DuckDB instance and its cached blocks). A worker is replaced after it
-ran out of memory, died, or had to be killed because it did not stop within `GRACE_S` of its
-timeout or a cancel.
+bounded; a worker is reused by the next run and kept while idle up to `idle_workers` (a worker
+holds its own engine instance and its cached pages). A worker is replaced after it ran out of
+memory, died, or had to be killed because it did not stop within `GRACE_S` of its timeout or a
+cancel: that kill is the hard bound on a run's time.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import itertools
 import logging
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,7 +26,9 @@ import threading
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
+from typing import Protocol, runtime_checkable
 
+from connectors import worker_proc
 from connectors.base import (
     ConnectorError,
     QueryCancelled,
@@ -32,8 +36,8 @@ from connectors.base import (
     QueryTimeout,
     WarehouseUnavailable,
 )
-from connectors.duckdb_worker import _ROOT, GRACE_S, START_S, Spec, thaw
 from connectors.limits import SETTINGS, Limits, engine_memory
+from connectors.worker_proc import ROOT, START_S, Spec, thaw
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +52,15 @@ _POLL_S = 0.1
 
 #: Arms a run's cancel: called with the function that stops it (connectors/runs.py).
 Arm = Callable[[Callable[[], None]], None]
+
+
+@runtime_checkable
+class StartsWorkers(Protocol):
+    """An engine whose statements `SqlConnector` runs in worker processes (SQLite)."""
+
+    def workers(self, max_workers: int) -> Pool:
+        """The connector's pool of workers, `max_workers` runs at once."""
+        ...
 
 
 class _Gone(Exception):
@@ -67,7 +80,7 @@ class Worker:
         ours = [requests_out, replies_in, control_out]
         env = os.environ | {
             "PYTHONPATH": os.pathsep.join(
-                p for p in (str(_ROOT), os.environ.get("PYTHONPATH")) if p
+                p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p
             ),
             # glibc reserves address space per thread arena; two keep RLIMIT_AS about memory.
             "MALLOC_ARENA_MAX": "2",
@@ -75,7 +88,7 @@ class Worker:
         try:
             self.process = subprocess.Popen(
                 # The file's path only labels the process (`ps`); the worker reads `spec`.
-                [sys.executable, "-m", "connectors.duckdb_worker", *map(str, theirs), spec.path],
+                [sys.executable, "-m", spec.module, *map(str, theirs), spec.path],
                 pass_fds=theirs,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -86,7 +99,7 @@ class Worker:
             for fd in ours:
                 os.close(fd)
             raise WarehouseUnavailable(
-                f"Cannot start a DuckDB worker for {spec.path}: {exc}",
+                f"Cannot start a {spec.engine} worker for {spec.path}: {exc}",
                 hint="Try again in a moment; if it keeps failing, the bot's host is short of "
                 "processes or memory.",
             ) from exc
@@ -106,7 +119,7 @@ class Worker:
             if ready:
                 raise thaw(*ready[1:])
             raise WarehouseUnavailable(
-                f"The DuckDB worker for {spec.path} did not start.",
+                f"The {spec.engine} worker for {spec.path} did not start.",
                 hint="Try again; if it keeps failing, the bot's log says why.",
             )
 
@@ -129,10 +142,10 @@ class Worker:
                 self._control.send(seq)
 
         arm(stop)
-        deadline = time.monotonic() + timeout_s + GRACE_S
+        deadline = time.monotonic() + timeout_s + worker_proc.GRACE_S
         while not self._replies.poll(_POLL_S):
             now = time.monotonic()
-            if asked and now > asked[0] + GRACE_S:
+            if asked and now > asked[0] + worker_proc.GRACE_S:
                 self.kill()
                 raise QueryCancelled()
             if now > deadline:
@@ -155,17 +168,17 @@ class Worker:
         does not within GRACE_S."""
         self._close_pipes()
         try:
-            self.process.wait(GRACE_S)
+            self.process.wait(worker_proc.GRACE_S)
         except subprocess.TimeoutExpired:
             self.kill()
-        shutil.rmtree(self.spec.temp_dir, ignore_errors=True)
+        self.spec.clean_up()
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):
             self.process.kill()
         self.process.wait()
         self._close_pipes()
-        shutil.rmtree(self.spec.temp_dir, ignore_errors=True)
+        self.spec.clean_up()
 
     def _close_pipes(self) -> None:
         with self._control_lock:
@@ -176,37 +189,44 @@ class Worker:
         """The error for a worker that died mid-run: out of memory when a signal ended it (an
         allocation failed under RLIMIT_AS, or the kernel's out-of-memory killer)."""
         try:
-            code = self.process.wait(GRACE_S)
+            code = self.process.wait(worker_proc.GRACE_S)
         except subprocess.TimeoutExpired:
             self.kill()
             code = self.process.returncode
         self._close_pipes()
         if code < 0:
-            log.warning("The DuckDB worker died of signal %s", signal.Signals(-code).name)
-            return engine_memory(limits, f"the DuckDB worker died of {signal.Signals(-code).name}")
-        log.warning("The DuckDB worker exited with %s mid-run (its stderr is above)", code)
+            name = signal.Signals(-code).name
+            log.warning("The %s worker died of signal %s", self.spec.engine, name)
+            return engine_memory(limits, f"the {self.spec.engine} worker died of {name}")
+        log.warning(
+            "The %s worker exited with %s mid-run (its stderr is above)", self.spec.engine, code
+        )
         return WarehouseUnavailable(
-            f"The DuckDB worker stopped while it ran the query (exit status {code}).",
+            f"The {self.spec.engine} worker stopped while it ran the query (exit status {code}).",
             hint="Try again; if it happens again, the bot's log says why.",
         )
 
 
 class Pool:
-    """The workers of one connector, each opening `spec` with a temp directory of its own."""
+    """The workers of one connector, each opening `spec.for_worker(n)` (a temp directory of its
+    own, for DuckDB); `max_workers` run at once, `idle_workers` are kept between runs."""
 
-    def __init__(self, spec: Spec) -> None:
+    def __init__(
+        self, spec: Spec, *, max_workers: int = MAX_WORKERS, idle_workers: int = IDLE_WORKERS
+    ) -> None:
         self.spec = spec
+        self._idle_workers = idle_workers
         self._lock = threading.Lock()
         self._idle: list[Worker] = []
         self._busy: set[Worker] = set()
         self._closed = False
         self._numbers = itertools.count(1)
-        self._slots = threading.BoundedSemaphore(MAX_WORKERS)
+        self._slots = threading.BoundedSemaphore(max_workers)
 
     def run(
         self, sql: str, *, max_rows: int, timeout_s: float, limits: Limits, arm: Arm
     ) -> QueryResult:
-        """Run `sql` on a free worker (a new one when none is), once one of `MAX_WORKERS` slots
+        """Run `sql` on a free worker (a new one when none is), once one of `max_workers` slots
         is free (waiting at most `timeout_s`, then the run has `timeout_s` of its own). A worker
         found dead before the run reached it is replaced once."""
         if not self._slots.acquire(timeout=timeout_s):
@@ -257,8 +277,7 @@ class Pool:
             worker = self._idle.pop() if self._idle else None
             number = next(self._numbers)
         if worker is None:
-            temp_dir = f"{self.spec.temp_dir}-w{number}"
-            worker = Worker(dataclasses.replace(self.spec, temp_dir=temp_dir))
+            worker = Worker(self.spec.for_worker(number))
         with self._lock:
             if self._closed:
                 worker.stop()
@@ -269,7 +288,7 @@ class Pool:
     def _release(self, worker: Worker, *, healthy: bool) -> None:
         with self._lock:
             self._busy.discard(worker)
-            keep = healthy and not self._closed and len(self._idle) < IDLE_WORKERS
+            keep = healthy and not self._closed and len(self._idle) < self._idle_workers
             if keep:
                 self._idle.append(worker)
         if not keep:
@@ -277,5 +296,6 @@ class Pool:
 
     def _gone(self) -> WarehouseUnavailable:
         return WarehouseUnavailable(
-            f"The DuckDB connection to {self.spec.path} is closed.", hint="Restart the bot."
+            f"The {self.spec.engine} connection to {self.spec.path} is closed.",
+            hint="Restart the bot.",
         )
