@@ -42,6 +42,7 @@ from agent.models import ScriptedChatModel
 from bench import synthetic
 from connectors.base import CostEstimate, QueryResult, RunContext, TableInfo, find_table
 from connectors.sql import SqlConnector
+from tests.connectors.sql_fixtures import bound_temp_files
 
 PG = "host=127.0.0.1 port=5432 user=postgres dbname={db}"
 ROWS = 200
@@ -75,6 +76,7 @@ def pg_warehouse(count: int) -> Iterator[tuple[str, Callable[[], None]]]:
     with psycopg.connect(PG.format(db="postgres"), autocommit=True) as server:
         server.execute(f"CREATE DATABASE {name}")
         server.execute(f"CREATE ROLE {name} LOGIN")
+        bound_temp_files(server, name)
         try:
             with psycopg.connect(PG.format(db=name), autocommit=True) as admin:
                 tables, _ = synthetic.generate(count)

@@ -29,7 +29,10 @@ from bot.doctor_report import Section, count, render
 from bot.doctor_slack import check_slack
 from bot.settings import Settings, SettingsError
 from bot.wiring import open_configured
+from connectors import sql_postgres_login as login_checks
 from connectors.base import Connector, ConnectorError, PermissionDenied, TableInfo
+from connectors.limits import UNBOUNDED_TEMP_SETTING, Limits
+from connectors.sql import SqlConnector
 
 if TYPE_CHECKING:
     from connectors.snowflake import SnowflakeConnector
@@ -151,21 +154,25 @@ def _read_only(connector: Connector, section: Section, timeout_s: float) -> None
 
 
 def _temp_file_limit(connector: Connector, section: Section, timeout_s: float) -> None:
-    """PostgreSQL's bound on one session's temporary files, which only a superuser may set: the
-    bot's login cannot set it for itself, so the doctor says when nobody did."""
-    sql = "SELECT current_setting('temp_file_limit'), current_user"
+    """PostgreSQL's bound on one session's temporary files, which only a superuser may set. The
+    connector refuses to open without it (the doctor then says "does not open" with the ALTER
+    ROLE to run), so an unlimited login seen here is one whose risk a setting accepted. The
+    query, the unset value and the ALTER ROLE are the connector's own (sql_postgres_login)."""
+    limits = connector.limits if isinstance(connector, SqlConnector) else Limits()
     try:
-        limit, user = connector.run(sql, max_rows=1, timeout_s=timeout_s).rows[0]
+        limit, login = connector.run(login_checks.SQL, max_rows=1, timeout_s=timeout_s).rows[0]
     except ConnectorError as exc:
         section.note(f"could not read temp_file_limit: {_error(exc)}")
         return
-    if str(limit) != "-1":
+    if str(limit) != login_checks.UNSET:
         section.ok(f"temporary files are bounded (temp_file_limit = {limit})")
         return
     section.note(
-        f"temp_file_limit is unlimited for {user}: one query's sorts and hashes may fill the "
-        f"server's disk. As a superuser: ALTER ROLE {user} SET temp_file_limit = '2GB'; "
-        "(querybot cannot set it: PostgreSQL lets only superusers change it)."
+        f"temp_file_limit is unlimited for {login}, and queries run only because "
+        f"{UNBOUNDED_TEMP_SETTING}=true accepts that one query's sorts and hashes may fill the "
+        f"server's disk (without it querybot refuses to query this warehouse). As a superuser: "
+        f"{login_checks.alter_role(login, limits)} (querybot cannot set it: PostgreSQL lets "
+        "only superusers change it)."
     )
 
 

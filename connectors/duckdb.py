@@ -3,13 +3,13 @@
 The connection refuses writes, file and network access, extension loading and configuration
 changes, so even SQL that slipped past the agent's gate cannot change the file or read the host.
 The catalog is read in this process; user statements (`run`) run in worker processes under a
-hard address-space limit (connectors/duckdb_worker.py, connectors/duckdb_pool.py), one per run
+hard address-space limit (connectors/duckdb_worker.py, connectors/worker_pool.py), one per run
 in flight, each on a connection configured like this one. A watchdog in the worker interrupts a
 statement that overruns, and `cancel` asks the worker running that job key to interrupt it; a
 worker that does not stop is killed and replaced.
 
 Resources (connectors/limits.py): `memory_limit` bounds the buffer manager; the few functions
-that allocate outside it are refused before they run (`duckdb_guard`), and what else DuckDB
+that allocate outside it are refused before they run (`value_guard`), and what else DuckDB
 builds outside it (each vector of 2,048 result rows) is bounded by the worker's RLIMIT_AS
 (`engine_memory_mb` plus a fixed headroom). Temporary files go to a directory of each worker's
 own, which its watchdog measures while a statement runs and stops it past `engine_temp_mb`
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import duckdb
 
-from connectors import duckdb_guard
+from connectors import value_guard
 from connectors.base import (
     ColumnInfo,
     CostEstimate,
@@ -40,10 +40,10 @@ from connectors.base import (
     WarehouseUnavailable,
     find_table,
 )
-from connectors.duckdb_pool import Pool
 from connectors.duckdb_worker import Spec, first_line, translate
 from connectors.limits import Limits
 from connectors.runs import Runs
+from connectors.worker_pool import Pool
 
 _TABLES_SQL = """
 SELECT database_name, schema_name, table_name, comment, estimated_size
@@ -137,7 +137,7 @@ class DuckDBConnector:
         """
         if max_rows < 0:
             raise ValueError("max_rows must not be negative")
-        duckdb_guard.check(sql, self.limits)
+        value_guard.check(sql, self.limits, value_guard.DUCKDB)
         with self._runs.track(context.job_key if context else "") as run:
             arm = functools.partial(self._runs.arm, run)
             try:

@@ -7,7 +7,8 @@ reads its result a row (or a small batch) at a time and measures it here: a valu
 `ResourceLimitExceeded`, which names the bound, its setting and what to ask instead. The engine
 bounds (`engine_memory_mb`, `engine_temp_mb`) are applied by each connector the engine's own
 way (DuckDB's `memory_limit` and a watch on its temp directory, PostgreSQL's `work_mem`,
-MariaDB's temporary-table sizes, SQLite's value length limit).
+MariaDB's temporary-table sizes, SQLite's value length limit), and DuckDB's and SQLite's worker
+processes run under an address-space limit derived from `engine_memory_mb`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ SETTINGS = {
     "engine_temp_mb": "QUERYBOT_ENGINE_TEMP_MB",
 }
 
+#: The setting that lets PostgreSQL queries run without the DBA's temp_file_limit.
+UNBOUNDED_TEMP_SETTING = "QUERYBOT_PG_ALLOW_UNBOUNDED_TEMP"
+
 _ADVICE = "Select fewer or shorter columns, filter to fewer rows, or aggregate."
 
 
@@ -49,8 +53,12 @@ class Limits:
     #: per sort or hash is a sixteenth of it; MariaDB's in-memory temporary tables an eighth).
     engine_memory_mb: int = 1024
     #: Temporary files DuckDB may write for one connector (PostgreSQL's temp_file_limit only a
-    #: superuser may set: see docs/safety.md, "What a DBA must set").
+    #: superuser may set: see docs/safety.md, "What a DBA must set"; it is the size querybot
+    #: suggests there).
     engine_temp_mb: int = 2048
+    #: Run PostgreSQL queries although the login's temp_file_limit is unset (the risk of one
+    #: query filling the server's disk accepted); otherwise such a warehouse is refused.
+    allow_unbounded_temp: bool = False
 
     def __post_init__(self) -> None:
         for name, setting in SETTINGS.items():

@@ -25,7 +25,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from connectors.limits import MIB, SETTINGS, Limits
+from connectors.limits import MIB, SETTINGS, UNBOUNDED_TEMP_SETTING, Limits
 
 #: What a `bigquery:` job may scan (bytes) unless QUERYBOT_BQ_MAX_BYTES_BILLED says otherwise,
 #: and the on-demand price per TiB the estimates are shown in.
@@ -158,7 +158,8 @@ def _default(field: FieldInfo) -> str:
 
 class LimitSettings(EnvSettings):
     """What one query may cost (connectors/limits.py): QUERYBOT_MAX_CELL_BYTES,
-    QUERYBOT_MAX_RESULT_MB, QUERYBOT_ENGINE_MEMORY_MB, QUERYBOT_ENGINE_TEMP_MB."""
+    QUERYBOT_MAX_RESULT_MB, QUERYBOT_ENGINE_MEMORY_MB, QUERYBOT_ENGINE_TEMP_MB, and
+    QUERYBOT_PG_ALLOW_UNBOUNDED_TEMP (PostgreSQL without a temp_file_limit)."""
 
     max_cell_bytes: int = variable(
         SETTINGS["max_cell_bytes"], Limits.max_cell_bytes, ge=1, le=1024 * MIB
@@ -172,6 +173,7 @@ class LimitSettings(EnvSettings):
     engine_temp_mb: int = variable(
         SETTINGS["engine_temp_mb"], Limits.engine_temp_mb, ge=1, le=1_048_576
     )
+    allow_unbounded_temp: bool = variable(UNBOUNDED_TEMP_SETTING, Limits.allow_unbounded_temp)
 
     @property
     def limits(self) -> Limits:
@@ -180,6 +182,7 @@ class LimitSettings(EnvSettings):
             max_result_bytes=self.max_result_mb * MIB,
             engine_memory_mb=self.engine_memory_mb,
             engine_temp_mb=self.engine_temp_mb,
+            allow_unbounded_temp=self.allow_unbounded_temp,
         )
 
 

@@ -8,10 +8,12 @@ granted EXECUTE on `pg_read_file()`, `lo_export()` and the like) from `COPY ... 
 reading server files, and no session setting can take those powers away (a superuser can
 `SET ROLE` back from inside a SELECT), so such logins are refused outright.
 Statements go through the extended protocol (`Cursor.stream`), which accepts one statement only,
-in single-row mode: a row can be as long as PostgreSQL allows (1 GB), so the bot never receives
-a batch of rows it has not measured. `work_mem` is set per run from
-`Limits.engine_memory_mb`; `temp_file_limit` only a superuser may set, so `querybot doctor` says
-when the login has none (`ALTER ROLE querybot SET temp_file_limit = '2GB'`).
+in single-row mode, so the bot never receives a batch of rows it has not measured; and a query
+runs inside a wrapper that measures every value in the backend, which fails the statement
+rather than send a value over `Limits.max_cell_bytes` (connectors/sql_postgres_bounds.py).
+`work_mem` is set per run from `Limits.engine_memory_mb`; `temp_file_limit` only a superuser
+may set, so a login without one is refused unless the risk is accepted
+(connectors/sql_postgres_login.py).
 A run naming an identity (`RunContext.identity`) runs `SET LOCAL ROLE` inside that transaction,
 so the role's grants and row-level security policies decide what the statement reads; the
 login must be granted the role (and, being checked as above, no privileged one).
@@ -29,6 +31,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import URL, Engine
 from sqlalchemy.pool import QueuePool
 
+from connectors import sql_postgres_login as login_checks
 from connectors.base import (
     ColumnInfo,
     ConnectorError,
@@ -39,15 +42,19 @@ from connectors.base import (
     TableProfile,
     WarehouseUnavailable,
 )
-from connectors.limits import Limits, ResourceLimitExceeded, engine_memory
+from connectors.limits import SETTINGS, Limits, ResourceLimitExceeded, engine_memory
 from connectors.sql_flavor import Stream, first_line, qualified
+from connectors.sql_postgres_bounds import ServerBounds
 from connectors.sql_postgres_stats import read_statistics
 
 #: A sort or hash may use this share of `Limits.engine_memory_mb` (a plan can hold several).
 _WORK_MEM_SHARE = 16
 
-#: Out of memory; over temp_file_limit.
-_OUT_OF_MEMORY, _OVER_TEMP = "53200", "53400"
+#: Out of memory; over temp_file_limit; a value past PostgreSQL's own limits (1 GB a value,
+#: 134,217,727 array elements).
+_OUT_OF_MEMORY, _OVER_TEMP, _TOO_LARGE = "53200", "53400", "54000"
+#: The internal error of an allocation past 1 GB (a value doubled past it, e.g. `s || s`).
+_HUGE_ALLOC = "invalid memory alloc request size"
 
 #: The superuser and server-file roles the login is or belongs to: each role's name, whether it
 #: is a superuser, whether it is the login itself, whether the login may `SET ROLE` to it
@@ -65,18 +72,8 @@ WHERE pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')
 ORDER BY r.rolname
 """
 
-#: What each server-file role lets its members do.
-_FILE_ROLES = {
-    "pg_read_server_files": "read any file the server can",
-    "pg_write_server_files": "write files on the server",
-    "pg_execute_server_program": "run programs on the server",
-}
-
 #: PostgreSQL's identifier limit (NAMEDATALEN - 1 bytes): longer names are silently cut.
 _MAX_NAME = 63
-
-#: Roles named in a refusal; the rest are counted.
-_ROLES_SHOWN = 4
 
 #: Server-file functions revoked from PUBLIC by default that an administrator may GRANT EXECUTE
 #: on one by one: a login holding any of them reads or writes server files without any role.
@@ -158,6 +155,7 @@ class PostgresFlavor:
     def __init__(self, url: URL, limits: Limits) -> None:
         self.url = url.set(drivername="postgresql+psycopg")
         self.limits = limits
+        self._bounds = ServerBounds(limits)
 
     def create_engine(self, pool_size: int) -> Engine:
         url = self.url
@@ -184,9 +182,10 @@ class PostgresFlavor:
             functions = [r[0] for r in cur.fetchall()]
             cur.execute("SELECT current_user")
             user = cur.fetchone()[0]  # type: ignore[index]
+            temp_limit, login = cur.execute(login_checks.SQL).fetchone()  # type: ignore[misc]
         con.rollback()
         if roles:
-            raise _privileged(user, roles)
+            raise login_checks.privileged(user, roles)
         if functions:
             raise PermissionDenied(
                 f"Refusing to query PostgreSQL as {user!r}: it may execute "
@@ -195,16 +194,27 @@ class PostgresFlavor:
                 hint=f"REVOKE EXECUTE ON FUNCTION {functions[0]}(...) FROM {user}; (for each one "
                 "listed), or connect as a login that was never granted them.",
             )
+        login_checks.check_temp(temp_limit, login, self.limits)
 
     def begin(self, con: psycopg.Connection, timeout_s: float) -> None:
         # Without parameters psycopg uses the simple protocol: both settings in one round trip.
         # `SET LOCAL` ends with the transaction, so a pooled connection keeps no run's settings.
         ms = max(1, round(timeout_s * 1000))
         work_mem = max(64, self.limits.engine_memory_mb * 1024 // _WORK_MEM_SHARE)
-        con.execute(
+        settings = (
             f"SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = {ms}; "
             f"SET LOCAL work_mem = '{work_mem}kB'"
         )
+        if self.limits.allow_unbounded_temp:
+            con.execute(settings)
+            return
+        # The same round trip reads the session's temp_file_limit (a later connection may have
+        # none): the last of the results.
+        cursor = con.execute(f"{settings}; {login_checks.SQL}")
+        while cursor.nextset():
+            pass
+        temp_limit, login = cursor.fetchone()  # type: ignore[misc]
+        login_checks.check_temp(temp_limit, login, self.limits)
 
     def act_as(self, con: psycopg.Connection, identity: str) -> None:
         # `SET LOCAL` ends with the run's transaction: the pooled connection is the login again.
@@ -242,8 +252,9 @@ class PostgresFlavor:
         return [name for name in names if name in refused or name not in resolved]
 
     def execute(self, con: psycopg.Connection, sql: str) -> Stream:
+        statement = self._bounds.statement(con, sql)
         cursor = con.cursor()
-        return cursor, cursor.stream(sql, size=1)
+        return cursor, cursor.stream(statement, size=1)
 
     def abandon(self, con: psycopg.Connection, cursor: Any, stream: Iterator[Any]) -> None:
         close = getattr(stream, "close", None)
@@ -307,7 +318,16 @@ class PostgresFlavor:
         text = str(exc)
         if isinstance(exc, pg_errors.QueryCanceled) and "statement timeout" in text:
             return QueryTimeout(timeout_s)
+        if (too_long := self._bounds.cell_error(text)) is not None:
+            return too_long
         sqlstate = getattr(exc, "sqlstate", None) or ""
+        if sqlstate == _TOO_LARGE or _HUGE_ALLOC in text:
+            return ResourceLimitExceeded(
+                "it built a value larger than PostgreSQL allows one value to be (1 GB), far "
+                "past what one value of the result may be",
+                SETTINGS["max_cell_bytes"],
+                engine_message=text,
+            )
         if sqlstate == _OVER_TEMP:
             return ResourceLimitExceeded(
                 "it needed more temporary files than PostgreSQL's temp_file_limit allows this "
@@ -341,39 +361,3 @@ class PostgresFlavor:
             f"that user {url.username or '(default)'!r} may connect to database "
             f"{url.database or '(default)'!r}, and the password (QUERYBOT_WAREHOUSE)."
         )
-
-
-def _privileged(user: str, roles: list[tuple[str, bool, bool, bool, bool]]) -> PermissionDenied:
-    """The refusal of `user`, which is a superuser or belongs to the superuser or server-file
-    `roles` (rows of `_PRIVILEGED_SQL`), naming what exactly it is or may become."""
-    example = "CREATE ROLE querybot LOGIN PASSWORD '...'; GRANT pg_read_all_data TO querybot;"
-    if any(is_self and superuser for _, superuser, is_self, _, _ in roles):
-        return PermissionDenied(
-            f"Refusing to query PostgreSQL as {user!r}: it is a superuser, which can read and "
-            "write server files (and run programs on the server) even in a read-only "
-            "transaction.",
-            hint=f"Connect as a login that is not a superuser, e.g. {example}",
-        )
-    found = []
-    for name, superuser, _, can_set, holds in roles:
-        if superuser:
-            found.append(
-                f"it can SET ROLE {name}, a superuser"
-                if can_set
-                else f"it is a member of {name}, a superuser"
-            )
-        elif holds:
-            found.append(f"it holds the privileges of {name} ({_FILE_ROLES[name]})")
-        else:
-            found.append(f"it can SET ROLE {name} ({_FILE_ROLES[name]})")
-    more = len(found) - _ROLES_SHOWN
-    listed = "; ".join(found[:_ROLES_SHOWN])
-    if more > 0:
-        listed += f"; and {more} more such {'role' if more == 1 else 'roles'}"
-    names = ", ".join(name for name, *_ in roles)
-    return PermissionDenied(
-        f"Refusing to query PostgreSQL as {user!r}: {listed}. A read-only transaction does not "
-        "take those powers away.",
-        hint=f"REVOKE {names} FROM {user}; (or from the role it belongs to them through), or "
-        f"connect as a login without them, e.g. {example}",
-    )

@@ -53,6 +53,13 @@ BAD = [
         id="query-functions",
     ),
     pytest.param(
+        "QUERYBOT_ALLOWED_TYPES",
+        "mood, .geography",
+        "QUERYBOT_ALLOWED_TYPES: '.geography' is not a type name; list names separated by "
+        "commas, e.g. mood,geography",
+        id="query-types",
+    ),
+    pytest.param(
         "QUERYBOT_MAX_CELL_BYTES",
         "1.5",
         "QUERYBOT_MAX_CELL_BYTES must be a whole number from 1 to 1073741824 (default 1048576), "
@@ -175,6 +182,7 @@ def test_the_process_environment_gives_what_a_dict_gives(
         "QUERYBOT_ROW_LIMIT": "7",
         "QUERYBOT_CHANNELS": "C0123ABCD,C0456EFGH",
         "QUERYBOT_ALLOWED_FUNCTIONS": "Fiscal_Week, ops.margin",
+        "QUERYBOT_ALLOWED_TYPES": 'Mood, ops."Currency"',
         "QUERYBOT_GLOSSARY": str(tmp_path / "glossary.yaml"),
         "QUERYBOT_MAX_RESULT_MB": "8",
         "BIGQUERY_LOCATION": "EU",
@@ -189,6 +197,7 @@ def test_the_process_environment_gives_what_a_dict_gives(
     from_process = Settings.from_env(dotenv=False)
     assert from_process.row_limit == 7 and from_process.limits.max_result_bytes == 8 * 1024**2
     assert from_process.allowed_functions == ("fiscal_week", "ops.margin")
+    assert from_process.allowed_types == ("mood", "ops.currency")
     assert from_process.placeholders == {"SLACK_BOT_TOKEN"}
     assert from_process.slack_bot_token == ""
     assert from_process == Settings.from_env(env, dotenv=False)

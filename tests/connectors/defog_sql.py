@@ -42,6 +42,7 @@ from tests.connectors.sql_fixtures import (
     HOST,
     MYSQL_PORT,
     PG_PORT,
+    bound_temp_files,
     mysql_connect,
     pg_connect,
     port_open,
@@ -157,6 +158,7 @@ def load_postgres(sources: dict[str, list[SourceTable]]) -> Iterator[Loaded]:
     with pg_connect("postgres") as server:
         server.execute(f"CREATE DATABASE {name}")
         server.execute(f"CREATE ROLE {name} LOGIN")
+        bound_temp_files(server, name)
         server.execute(f"GRANT pg_read_all_data TO {name}")
         try:
             started = time.perf_counter()

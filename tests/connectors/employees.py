@@ -29,6 +29,7 @@ from tests.connectors.sql_fixtures import (
     HOST,
     MYSQL_PORT,
     PG_PORT,
+    bound_temp_files,
     mysql_connect,
     pg_connect,
     port_open,
@@ -297,6 +298,7 @@ def postgres_employees() -> Iterator[Loaded]:
         server.execute(f"CREATE DATABASE {name}")
         try:
             server.execute(f"CREATE ROLE {login} LOGIN")
+            bound_temp_files(server, login)
             server.execute(f"ALTER ROLE {login} SET default_transaction_read_only = on")
             with pg_connect(name) as admin:
                 admin.execute("CREATE SCHEMA hr")

@@ -22,7 +22,14 @@ from dataclasses import dataclass
 import psycopg
 from psycopg import sql
 
-from tests.connectors.sql_fixtures import HOST, PG_PORT, pg_connect, port_open, require
+from tests.connectors.sql_fixtures import (
+    HOST,
+    PG_PORT,
+    bound_temp_files,
+    pg_connect,
+    port_open,
+    require,
+)
 
 #: (region, amount) rows of shop.sales.
 SALES = [("east", 10), ("east", 20), ("west", 300), ("west", 400), ("north", 5000)]
@@ -62,6 +69,7 @@ def rls_warehouse() -> Iterator[RlsWarehouse]:
     with pg_connect("postgres") as server:
         server.execute(sql.SQL("CREATE DATABASE {}").format(ident(found.database)))
         server.execute(sql.SQL("CREATE ROLE {} LOGIN NOINHERIT").format(ident(found.login)))
+        bound_temp_files(server, found.login)
         for role in roles:
             server.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(ident(role)))
         try:

@@ -27,6 +27,7 @@ from typing import Any
 
 import psycopg
 import pymysql
+from psycopg import sql as pg_sql
 
 from agent.evaluation.defog import CORPORA
 from tests.needs import unavailable
@@ -205,6 +206,17 @@ class Sample:
         return f"{self.schema}.{name}"
 
 
+#: The temp_file_limit every test login gets: the connector refuses a login without one.
+PG_TEMP_FILE_LIMIT = "2GB"
+
+
+def bound_temp_files(server: psycopg.Connection, login: str) -> None:
+    """Give PostgreSQL role `login` the temp_file_limit a DBA must set before querybot queries
+    as it (run as an administrator, once the role exists)."""
+    statement = pg_sql.SQL("ALTER ROLE {} SET temp_file_limit = {}")
+    server.execute(statement.format(pg_sql.Identifier(login), pg_sql.Literal(PG_TEMP_FILE_LIMIT)))
+
+
 def pg_connect(dbname: str, user: str = PG_ADMIN) -> psycopg.Connection:
     return psycopg.connect(host=HOST, port=PG_PORT, user=user, dbname=dbname, autocommit=True)
 
@@ -217,6 +229,7 @@ def postgres_sample() -> Iterator[Sample]:
     with pg_connect("postgres") as server:
         server.execute(f"CREATE DATABASE {name}")
         server.execute(f"CREATE ROLE {name} LOGIN")
+        bound_temp_files(server, name)
         try:
             with pg_connect(name) as admin:
                 admin.execute("CREATE SCHEMA hr")
@@ -260,7 +273,9 @@ def postgres_sample() -> Iterator[Sample]:
                     admin=run_admin,
                     is_running=lambda sql: bool(
                         admin.execute(
-                            "SELECT 1 FROM pg_stat_activity WHERE query = %s AND state = 'active'",
+                            # The connector runs the statement inside its bounding wrapper.
+                            "SELECT 1 FROM pg_stat_activity WHERE strpos(query, %s) > 0"
+                            " AND state = 'active' AND pid <> pg_backend_pid()",
                             (sql,),
                         ).fetchall()
                     ),

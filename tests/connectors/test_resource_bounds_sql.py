@@ -10,6 +10,7 @@ stopped it.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -148,25 +149,41 @@ def test_sqlite_never_builds_a_value_past_the_bound(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_postgres_temp_file_limit_stops_a_spill_and_the_doctor_says_when_it_is_unset() -> None:
-    """The login cannot set temp_file_limit itself (superuser only): the doctor tells the DBA to,
-    and once set on the role it stops a large sort with the bound named."""
+    """The login cannot set temp_file_limit itself (superuser only). Unset, the connector refuses
+    to open and the doctor says so with the ALTER ROLE to run; QUERYBOT_PG_ALLOW_UNBOUNDED_TEMP
+    lets it run (the doctor notes the accepted risk); set on the role, it stops a large sort
+    with the bound named."""
     with postgres_sample() as sample:
         role = sample.extra["name"]
+        sample.admin([f"ALTER ROLE {role} RESET temp_file_limit"])
         warehouse = Warehouse(name="pg", spec=sample.url, shown_spec="pg")
+        accepted = replace(TINY, allow_unbounded_temp=True)
 
         def opener(w: Warehouse) -> SqlConnector:
             return SqlConnector(w.spec, pool_size=1, limits=TINY)
 
         unset = check_warehouse(warehouse, opener, timeout_s=30)
         assert any(
-            line.status == "note" and f"ALTER ROLE {role} SET temp_file_limit" in line.text
+            line.status == "fail"
+            and "does not open" in line.text
+            and f"ALTER ROLE {role} SET temp_file_limit = '2GB';" in line.text
+            and "QUERYBOT_PG_ALLOW_UNBOUNDED_TEMP=true" in line.text
             for line in unset.lines
         ), unset.lines
+        risky = check_warehouse(
+            warehouse, lambda w: SqlConnector(w.spec, pool_size=1, limits=accepted), timeout_s=30
+        )
+        assert any(
+            line.status == "note"
+            and f"ALTER ROLE {role} SET temp_file_limit" in line.text
+            and "QUERYBOT_PG_ALLOW_UNBOUNDED_TEMP=true accepts" in line.text
+            for line in risky.lines
+        ), risky.lines
 
         spill = (
             "SELECT count(*) FROM (SELECT g FROM generate_series(1, 3000000) g ORDER BY g DESC) s"
         )
-        connector = opener(warehouse)
+        connector = SqlConnector(sample.url, pool_size=1, limits=accepted)
         try:
             assert connector.run(spill, max_rows=1, timeout_s=60).rows == [(3000000,)]
         finally:

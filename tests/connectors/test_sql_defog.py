@@ -24,6 +24,7 @@ from tests.connectors.sql_fixtures import (
     CORPORA,
     HOST,
     PG_PORT,
+    bound_temp_files,
     pg_connect,
     port_open,
     require,
@@ -60,6 +61,7 @@ def defog() -> Iterator[Defog]:
     with pg_connect("postgres") as server:
         server.execute(f"CREATE DATABASE {database}")
         server.execute(f"CREATE ROLE {database} LOGIN")
+        bound_temp_files(server, database)
         server.execute(f"GRANT pg_read_all_data TO {database}")
         try:
             with pg_connect(database) as admin:

@@ -46,8 +46,8 @@ def kill_session(sample: Sample, sql: str) -> None:
     if sample.engine == "postgresql":
         with pg_connect(sample.extra["name"]) as admin:
             found = admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE query = %s AND state = 'active'",
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"  # inside the wrapper
+                " WHERE strpos(query, %s) > 0 AND state = 'active' AND pid <> pg_backend_pid()",
                 (sql,),
             ).fetchall()
         assert found == [(True,)]

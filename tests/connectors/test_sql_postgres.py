@@ -22,6 +22,7 @@ from tests.connectors.sql_fixtures import (
     PG_PORT,
     SALARIES,
     Sample,
+    bound_temp_files,
     closed_port,
     pg_connect,
     postgres_sample,
@@ -164,6 +165,7 @@ def test_a_login_that_can_set_role_to_a_superuser_is_refused_naming_that_role(
     with pg_connect("postgres") as server:
         server.execute(f"CREATE ROLE {admin} NOLOGIN SUPERUSER")
         server.execute(f"CREATE ROLE {login} LOGIN IN ROLE {admin}")
+        bound_temp_files(server, login)
         try:
             with pytest.raises(PermissionDenied) as caught:
                 SqlConnector(f"postgresql://{login}@{HOST}:{PG_PORT}/{sample.extra['name']}")
@@ -191,6 +193,7 @@ def test_logins_that_can_reach_server_files_are_refused(
     login = f"{sample.extra['name']}_{uuid.uuid4().hex[:6]}"
     with pg_connect("postgres") as server:
         server.execute(f"CREATE ROLE {login} LOGIN {'INHERIT' if inherit else 'NOINHERIT'}")
+        bound_temp_files(server, login)
         try:
             server.execute(f"GRANT {role} TO {login}")
             with pytest.raises(PermissionDenied, match=role) as caught:
@@ -209,6 +212,7 @@ def test_logins_granted_a_server_file_function_are_refused(sample: Sample, funct
     login = f"{sample.extra['name']}_{uuid.uuid4().hex[:6]}"
     with pg_connect("postgres") as server:
         server.execute(f"CREATE ROLE {login} LOGIN")
+        bound_temp_files(server, login)
     try:
         with pg_connect(sample.extra["name"]) as admin:  # EXECUTE grants are per database
             admin.execute(f"GRANT EXECUTE ON FUNCTION pg_catalog.{function} TO {login}")
@@ -225,6 +229,7 @@ def test_login_with_pg_read_all_data_is_accepted(sample: Sample) -> None:
     login = f"{sample.extra['name']}_{uuid.uuid4().hex[:6]}"
     with pg_connect("postgres") as server:
         server.execute(f"CREATE ROLE {login} LOGIN")
+        bound_temp_files(server, login)
         try:
             server.execute(f"GRANT pg_read_all_data TO {login}")
             connector = SqlConnector(

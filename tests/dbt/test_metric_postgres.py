@@ -24,6 +24,7 @@ from agent.semantic.metric_query import MetricQuery
 from connectors import open_connector
 from connectors.base import Connector
 from connectors.duckdb import DuckDBConnector
+from tests.connectors.sql_fixtures import bound_temp_files
 from tests.dbt.metric_cases import CASES, parsed_against
 from tests.dbt.shop_build import BuiltProject
 from tests.needs import unavailable
@@ -56,6 +57,7 @@ def postgres_shop(
     with _admin("postgres") as server:
         server.execute(f"CREATE DATABASE {name}")
         server.execute(f"CREATE ROLE {name} LOGIN")
+        bound_temp_files(server, name)
         try:
             with _admin(name) as admin:
                 admin.execute("CREATE SCHEMA main")

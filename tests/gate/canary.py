@@ -40,6 +40,7 @@ from agent.gate import GateSchema
 from connectors import open_connector
 from connectors.base import ColumnInfo, Connector, ConnectorError, PermissionDenied, TableInfo
 from connectors.sql import SqlConnector
+from tests.connectors.sql_fixtures import bound_temp_files
 
 COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "customers": (("id", "INTEGER"), ("name", "VARCHAR(100)"), ("email", "VARCHAR(100)")),
@@ -532,8 +533,10 @@ class PostgresCanary:
         with self._connect("postgres") as server:
             server.execute(f"CREATE DATABASE {self.name}")
             server.execute(f"CREATE ROLE {self.reader} LOGIN")
+            bound_temp_files(server, self.reader)
             server.execute(f"ALTER ROLE {self.reader} SET default_transaction_read_only = on")
             server.execute(f"CREATE ROLE {self.writer} LOGIN")
+            bound_temp_files(server, self.writer)
         with self._connect(self.name) as admin:
             for table, cols in COLUMNS.items():
                 admin.execute(f"CREATE TABLE {table} ({', '.join(f'{c} {t}' for c, t in cols)})")

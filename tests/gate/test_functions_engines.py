@@ -20,6 +20,7 @@ import pytest
 from agent.gate import GateSchema, check_sql
 from connectors import open_connector
 from connectors.base import Connector
+from tests.connectors.sql_fixtures import bound_temp_files
 from tests.needs import unavailable
 
 COMMENT = "salaries: ceo 900"
@@ -82,6 +83,7 @@ def postgres(tmp_path: Path) -> Iterator[Connector]:
     try:
         server.execute(f"CREATE DATABASE {name}")
         server.execute(f"CREATE ROLE {reader} LOGIN")
+        bound_temp_files(server, reader)
         with psycopg.connect(
             host="127.0.0.1", user="postgres", dbname=name, autocommit=True
         ) as admin:

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 import psycopg
 from pgdb import HOST, scratch_database
 
+from tests.connectors.sql_fixtures import bound_temp_files
+
 #: 3,000 sales over five regions (a three-way cross join of them never ends in a test's time),
 #: and a salaries table to revoke a grant on.
 SHOP = (
@@ -139,6 +141,8 @@ def shop_warehouse(prefix: str) -> Iterator[Warehouse]:
             f' GRANT USAGE ON SCHEMA shop TO "{role}";'
             f' GRANT SELECT ON shop.sales, shop.salaries TO "{role}"'
         )
+        with psycopg.connect(admin_url, autocommit=True) as con:
+            bound_temp_files(con, role)
         try:
             yield warehouse
         finally:
