@@ -9,18 +9,22 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from types import FrameType
+from typing import Any
 from urllib.parse import urlsplit
 
-from slack_bolt import App
+from slack_bolt import App, BoltRequest, BoltResponse
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
+from slack_bolt.error import BoltUnhandledRequestError
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import (
     RateLimitErrorRetryHandler,
     ServerErrorRetryHandler,
 )
+from slack_sdk.signature import SignatureVerifier
 
-from bot import listeners
+from bot import listeners, payloads
 from bot.approvals import Approvers
 from bot.files import SlackFiles
 from bot.http_server import SLACK_PATH, HttpLimits, SlackHTTPServer
@@ -100,7 +104,10 @@ def build_app(
         listener_executor=ThreadPoolExecutor(
             max_workers=LISTENER_THREADS, thread_name_prefix="querybot-listener"
         ),
+        # a request no listener takes reaches `on_error` (one log line), not Bolt's warning
+        raise_error_for_unhandled_request=True,
     )
+    app.error(on_error)
     conversations = Conversations(
         client, router, store, Work(settings.workers), display_rows=settings.display_rows
     )
@@ -120,6 +127,47 @@ def build_app(
     # hear what happened
     app.recovery = conversations.recovery.watch(RECOVER_EVERY_S)
     return app
+
+
+def on_error(error: Exception, body: dict[str, Any]) -> None:
+    """Bolt's error handler. A request no listener takes (it passed bot/payloads.py's checks,
+    so it is one Slack sends, e.g. an event of a subtype nobody reads) keeps Bolt's answer
+    and is logged in one line. A listener that raised is a bug in querybot, not in the
+    request: logged with its traceback for whoever fixes it (the person was told by the
+    listener's own failure message)."""
+    kind = body.get("type") if isinstance(body, dict) else None
+    if isinstance(error, BoltUnhandledRequestError):
+        status = error.current_response.status if error.current_response else 404
+        log.info("No listener takes this %s request (answered %s)", kind, status)
+        return
+    log.error("A listener failed on a %s request", kind, exc_info=error)
+
+
+class CheckedRequestHandler(SlackRequestHandler):
+    """Bolt's WSGI adapter with each body checked first (bot/payloads.py): Bolt parses a body
+    before any middleware of its runs, and a body it cannot parse or read ids out of ended in a
+    traceback and HTTP 500. A request signed with `signing_secret` that is not one the bot
+    serves, in the shape Slack sends, is answered 400 with the reason; an unsigned one 401, as
+    Bolt answers it, without its body being parsed."""
+
+    def __init__(self, app: App, *, path: str, signing_secret: str) -> None:
+        super().__init__(app, path=path)
+        self.verifier = SignatureVerifier(signing_secret)
+
+    def dispatch(self, request: WsgiHttpRequest) -> BoltResponse:
+        length = int(request.environ.get("CONTENT_LENGTH") or 0)
+        raw: bytes = request.environ["wsgi.input"].read(length)
+        given = request.get_headers()
+        headers = {k: v for k, v in given.items() if isinstance(v, str)}  # WSGI's are strings
+        if not self.verifier.is_valid_request(raw, headers):
+            return BoltResponse(status=401, body={"error": "invalid request"})
+        try:
+            text = raw.decode("utf-8")
+            payloads.check(text, headers.get("content-type", "").split(";")[0] or None)
+        except (UnicodeDecodeError, payloads.Malformed) as exc:
+            log.info("Refused a signed request that Slack would not send (400): %s", exc)
+            return BoltResponse(status=400, body=f"Not a request querybot serves: {exc}\n")
+        return self.app.dispatch(BoltRequest(body=text, query=request.query_string, headers=given))
 
 
 def _exit_on_sigterm() -> None:
@@ -142,7 +190,10 @@ def serve_http(app: QuerybotApp, port: int, settings: Settings) -> None:
     )
     try:
         with SlackHTTPServer(("0.0.0.0", port), limits) as server:
-            server.set_app(SlackRequestHandler(app, path=SLACK_PATH))
+            handler = CheckedRequestHandler(
+                app, path=SLACK_PATH, signing_secret=settings.slack_signing_secret
+            )
+            server.set_app(handler)
             log.info("querybot listening on http://0.0.0.0:%d%s", server.server_port, SLACK_PATH)
             server.serve_forever()
     finally:

@@ -225,9 +225,11 @@ def for_deployment(deployment: Deployment) -> SandboxAgents:
 
 
 def sandbox_limits(settings: Settings) -> SandboxLimits:
-    """What an upload may hold and cost, as the QUERYBOT_FILE_* settings say."""
+    """What an upload may hold and cost, as the QUERYBOT_FILE_* settings say; one value of it
+    is held to QUERYBOT_MAX_CELL_BYTES, the bound on one value of a query's result."""
     return SandboxLimits(
         max_file_bytes=settings.file_max_bytes,
+        max_field_bytes=settings.limits.max_cell_bytes,
         max_rows=settings.file_max_rows,
         max_tables=settings.file_max_tables,
         max_columns=settings.file_max_columns,

@@ -46,6 +46,7 @@ BOUND_SETTINGS = {
     "memory": ("QUERYBOT_FILE_MEMORY_MB", f"{_DEFAULTS.file_memory_mb:g} MB"),
     "time": ("QUERYBOT_FILE_TIMEOUT_S", f"{_DEFAULTS.file_timeout_s:g} s"),
     "disk": ("QUERYBOT_FILE_DISK_MB", f"{_DEFAULTS.file_disk_mb:g} MB"),
+    "field": ("QUERYBOT_MAX_CELL_BYTES", f"{_DEFAULTS.limits.max_cell_bytes:,} bytes"),
 }
 RETIRED = (
     ":arrow_heading_down: Replaced: a file was loaded into this thread, which is now answered "

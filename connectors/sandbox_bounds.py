@@ -11,15 +11,19 @@ to do; `FileRejected.bound` names the bound for the bot, which adds the setting 
 
 from __future__ import annotations
 
+import csv
 import errno
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import duckdb
 
-from connectors.sandbox_files import FileRejected, format_size
+from connectors.sandbox_files import KIND_NAMES, FileRejected, format_size
 
 MIB = 1024 * 1024
+#: What of an engine's own error text a refusal keeps: DuckDB's CSV errors quote the whole line.
+_ENGINE_TEXT = 2000
 
 #: DuckDB's words for memory it could not get, in errors of other kinds than OutOfMemory.
 _DUCKDB_MEMORY = ("Out of Memory", "failed to pin block", "could not allocate")
@@ -40,6 +44,9 @@ class SandboxLimits:
     max_columns: int = 500
     #: Values (rows times columns) in one file.
     max_cells: int = 50_000_000
+    #: Bytes one value (a CSV or TSV field, a JSON or Parquet string) may take: the bound on one
+    #: value of a query's result (QUERYBOT_MAX_CELL_BYTES), which a longer one could never pass.
+    max_field_bytes: int = MIB
     #: Bytes one file's values take once read, each string at its full length: what a Parquet
     #: dictionary or a SQLite default or generated column expands to.
     max_expanded_bytes: int = 1024 * MIB
@@ -68,6 +75,21 @@ def too_many_cells(name: str, limits: SandboxLimits) -> FileRejected:
         f"{name} holds more than {limits.max_cells:,} values (rows times columns), the limit.",
         hint="Upload a smaller extract: filter or aggregate it first, or export fewer columns.",
         bound="cells",
+    )
+
+
+def too_long_value(
+    name: str, size: int | None, limits: SandboxLimits, where: str = ""
+) -> FileRejected:
+    """`size`: the value's bytes, or None when only known to be over the bound; `where`: the
+    column or line it is in."""
+    amount = f"of {format_size(size)}" if size is not None else "longer than the limit"
+    return FileRejected(
+        f"{name} holds a value {amount}{where}; one value may be at most "
+        f"{format_size(limits.max_field_bytes)}.",
+        hint="Shorten or drop that column (or check the file for a missing quote or line "
+        "break, which makes many values one) and upload it again.",
+        bound="field",
     )
 
 
@@ -115,7 +137,7 @@ def out_of_disk(name: str, limits: SandboxLimits) -> FileRejected:
 
 def over_bound(name: str, exc: BaseException, limits: SandboxLimits) -> FileRejected | None:
     """The refusal for an engine error that is a bound being hit (memory, disk, a value
-    longer than the file), else None."""
+    longer than the file or than one value may be), else None."""
     text = str(exc)
     if (isinstance(exc, OSError) and exc.errno == errno.EFBIG) or "File too large" in text:
         return out_of_disk(name, limits)
@@ -125,9 +147,36 @@ def over_bound(name: str, exc: BaseException, limits: SandboxLimits) -> FileReje
         return out_of_memory(name, limits)
     if isinstance(exc, duckdb.Error) and any(m in text for m in _DUCKDB_MEMORY):
         return out_of_memory(name, limits)  # e.g. a COMMIT that could not pin its blocks
+    if isinstance(exc, csv.Error) and "field larger than field limit" in text:
+        return too_long_value(name, None, limits)  # Python's reader, held to max_field_bytes
     if isinstance(exc, sqlite3.Error):
         if "string or blob too big" in text:
             return too_expanded(name, None, limits)
         if "out of memory" in text:
             return out_of_memory(name, limits)
     return None
+
+
+def unreadable(
+    name: str, kind: str, exc: BaseException, limits: SandboxLimits, paths: Sequence[str] = ()
+) -> FileRejected:
+    """The refusal for any failure to read `name` as a `kind` file: the bound it hit when it is
+    one, else what the reader said. Every error a file can cause ends here, so a person is told
+    what is wrong with the file, never shown a traceback. The readers quote the `paths` the
+    loader works in (the download, the staging database): the person sees `name` instead."""
+    if isinstance(exc, FileRejected):
+        return exc
+    over = over_bound(name, exc, limits)
+    if over is not None:
+        return over
+    what = KIND_NAMES.get(kind, kind)
+    said = str(exc).strip()
+    for path in sorted(paths, key=len, reverse=True):
+        said = said.replace(path, name)
+    reason = said.splitlines()[0] if said else type(exc).__name__
+    return FileRejected(
+        f"could not read {name} as {what}: {reason[:300]}",
+        hint=f"Check that it is a valid {what} file (open it, or export it again) and upload "
+        "it again.",
+        engine_message=f"{type(exc).__name__}: {said}"[:_ENGINE_TEXT],
+    )

@@ -20,7 +20,10 @@ The child loads into a copy of the sandbox's database in a staging directory; on
 succeeded replaces the database, so a child killed midway leaves the sandbox as it was.
 
 Protocol: the parent writes a JSON spec to the child's stdin; the child prints one JSON line,
-`{"tables": [...]}` or `{"rejected": {...}}`, plus its peak memory (`peak_rss_kib`).
+`{"tables": [...]}` or `{"rejected": {...}}`, plus its peak memory (`peak_rss_kib`). Whatever
+the load raises becomes a refusal saying what is wrong with the file (the bound it hit, or what
+the reader said): no file can end in a traceback. `LoaderFailed` is left for a child that
+could not even start.
 """
 
 from __future__ import annotations
@@ -40,14 +43,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
+from connectors import sandbox_csv
 from connectors.sandbox_bounds import (
     SandboxLimits,
     out_of_disk,
     out_of_memory,
     out_of_time,
-    over_bound,
+    unreadable,
 )
 from connectors.sandbox_files import FileRejected
 from connectors.sandbox_load import LoadedTable, load_file
@@ -167,18 +169,15 @@ def main() -> None:
     name = spec["name"]
     Path(spec["temp"]).mkdir(exist_ok=True)
     _set_limits(limits)
+    sandbox_csv.hold_fields_to(limits)
     try:
         tables = load_file(
             Path(spec["db"]), Path(spec["file"]), name, spec["kind"], limits, Path(spec["temp"])
         )
         result: dict[str, Any] = {"tables": [dataclasses.asdict(t) for t in tables]}
-    except FileRejected as exc:
-        result = {"rejected": _rejected(exc)}
-    except (MemoryError, OSError, duckdb.Error) as exc:
-        over = over_bound(name, exc, limits)
-        if over is None:
-            raise
-        result = {"rejected": _rejected(over)}
+    except Exception as exc:  # every file's failure: the refusal it gets (see above)
+        paths = (spec["file"], spec["db"], spec["temp"])
+        result = {"rejected": _rejected(unreadable(name, spec["kind"], exc, limits, paths))}
     result["peak_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps(result), flush=True)
 

@@ -96,7 +96,8 @@ def header_fields(file: Path, *, utf8: bool) -> int:
     with the square of the number of columns."""
     with file.open("rb") as f:
         head = f.read(_SNIFF_BYTES).decode("utf-8" if utf8 else "latin-1", errors="replace")
-    first = head.lstrip("\ufeff").split("\n", 1)[0]
+    # a line ends at \n, \r\n or a lone \r (old Mac files): the reader refuses a \r in a field
+    first = re.split(r"\r\n?|\n", head.lstrip("\ufeff"), maxsplit=1)[0]
     delim = max(CSV_DELIMITERS, key=first.count)
     return len(next(csv.reader([first], delimiter=delim), []))
 
@@ -143,11 +144,6 @@ def format_size(size: int) -> str:
                 f"{value:.1f} {unit}".replace(".0 ", " ") if value < 10 else f"{value:.0f} {unit}"
             )
     return f"{size} bytes"
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _is_binary(file: Path) -> bool:

@@ -12,8 +12,6 @@ database lives and when it goes.
 from __future__ import annotations
 
 import contextlib
-import csv
-import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,24 +19,16 @@ from typing import Any
 
 import duckdb
 
-from connectors import sandbox_sqlite
+from connectors import sandbox_csv, sandbox_sqlite
 from connectors.sandbox_bounds import (
     MIB,
     SandboxLimits,
-    over_bound,
     too_expanded,
+    too_long_value,
     too_many_cells,
     too_many_columns,
 )
-from connectors.sandbox_files import (
-    CSV_DELIMITERS,
-    KIND_NAMES,
-    FileRejected,
-    first_line,
-    header_fields,
-    identifier,
-    is_utf8,
-)
+from connectors.sandbox_files import FileRejected, header_fields, identifier, is_utf8
 
 #: DuckDB types whose values have no fixed width: measured for the expanded-bytes bound.
 _MEASURED = {"VARCHAR": "strlen({})", "BLOB": "octet_length({})"}
@@ -60,7 +50,8 @@ def load_file(
     """Load `file` (a `kind` upload called `name`) into the DuckDB database `db`, in one
     transaction on a connection of its own that may read nothing but that file, spilling to
     `temp` at most `limits.disk_bytes`. Meant for the bounded child process
-    (connectors/sandbox_child.py), which holds it to the memory and time limits."""
+    (connectors/sandbox_child.py), which holds it to the memory and time limits and turns
+    whatever it raises into a refusal (connectors/sandbox_bounds.py: `unreadable`)."""
     con = duckdb.connect(
         str(db),
         config={
@@ -130,16 +121,13 @@ class _Loader:
         if kind == "csv":
             self.columns("", header_fields(file, utf8=self._is_utf8(file)))
         scan, params = self._scan(file, kind)
-        try:
-            described = self.con.execute(f"DESCRIBE SELECT * FROM {scan}", params).fetchall()
-            self.columns("", len(described))
-            if kind == "csv":
-                self._check_csv_shape(file, described)
-            room = self.limits.max_rows - self.rows
-            if kind == "parquet":
-                self._check_parquet(file, scan, params, described, room)
-        except duckdb.Error as exc:
-            raise self._unreadable(kind, exc) from exc
+        described = self.con.execute(f"DESCRIBE SELECT * FROM {scan}", params).fetchall()
+        self.columns("", len(described))
+        if kind == "csv":
+            sandbox_csv.check_shape(file, self.name, described, utf8=self._is_utf8(file))
+        room = self.limits.max_rows - self.rows
+        if kind == "parquet":
+            self._check_parquet(file, scan, params, described, room)
         table = self._table_name(Path(self.name).stem)
         originals = [row[0] for row in described]
         columns = self._column_names(originals)
@@ -152,40 +140,29 @@ class _Loader:
         )
         # Rows past either bound are not read: one more than fits says the file is over.
         fits = min(room, self.limits.max_cells // max(len(columns), 1))
-        try:
-            self.con.execute(
-                f"CREATE TABLE {_q(table)} AS SELECT {select} FROM {scan} LIMIT ?",
-                [*params, fits + 1],
-            )
-        except duckdb.Error as exc:
-            raise self._unreadable(kind, exc) from exc
+        self.con.execute(
+            f"CREATE TABLE {_q(table)} AS SELECT {select} FROM {scan} LIMIT ?",
+            [*params, fits + 1],
+        )
         rows = self._count(table)
         self._check_rows(rows, room)
         self.cells(rows * len(columns))
+        self._check_values(table, columns, [row[1] for row in described])
         self._describe(table, originals, columns, f"the file {self.name}", utc=zoned)
         return self._loaded(table, rows, len(columns))
 
     def load_sqlite(self, file: Path) -> list[LoadedTable]:
         """Every ordinary table of a SQLite file, each as a table."""
-        try:
-            with sandbox_sqlite.open_upload(
-                file, max_value_bytes=self.limits.max_file_bytes
-            ) as source:
-                contents = sandbox_sqlite.read_contents(
-                    source, self, self.limits.max_expanded_bytes
+        with sandbox_sqlite.open_upload(file, max_value_bytes=self.limits.max_file_bytes) as source:
+            contents = sandbox_sqlite.read_contents(source, self, self.limits.max_expanded_bytes)
+            if not contents.tables:
+                raise FileRejected(
+                    f"{self.name} has no tables to load.",
+                    hint="Upload a SQLite file that holds tables (views are not read).",
                 )
-                if not contents.tables:
-                    raise FileRejected(
-                        f"{self.name} has no tables to load.",
-                        hint="Upload a SQLite file that holds tables (views are not read).",
-                    )
-                self._check_table_slots(len(contents.tables))
-                self._check_rows(
-                    sum(t.rows for t in contents.tables), self.limits.max_rows - self.rows
-                )
-                return [self._copy_sqlite_table(source, t) for t in contents.tables]
-        except (sqlite3.Error, duckdb.Error) as exc:
-            raise self._unreadable("sqlite", exc) from exc
+            self._check_table_slots(len(contents.tables))
+            self._check_rows(sum(t.rows for t in contents.tables), self.limits.max_rows - self.rows)
+            return [self._copy_sqlite_table(source, t) for t in contents.tables]
 
     def _copy_sqlite_table(self, source: Any, table: sandbox_sqlite.SqliteTable) -> LoadedTable:
         name = self._table_name(table.name)
@@ -196,6 +173,7 @@ class _Loader:
         )
         self.con.execute(f"CREATE TABLE {_q(name)} ({definition})")
         sandbox_sqlite.copy_table(source, table, self.con, _q(name), [_q(c) for c in columns])
+        self._check_values(name, columns, [c.duck_type for c in table.columns])
         for new, column in zip(columns, table.columns, strict=True):
             self._sniff_date(name, new, column)
         self._describe(name, originals, columns, f"table {table.name} of the file {self.name}")
@@ -215,19 +193,12 @@ class _Loader:
                 f"ALTER TABLE {_q(table)} ALTER COLUMN {_q(column)} SET DATA TYPE {target}"
             )
 
-    def _scan(self, file: Path, kind: str, delim: str | None = None) -> tuple[str, list[Any]]:
+    def _scan(self, file: Path, kind: str) -> tuple[str, list[Any]]:
         if kind == "parquet":
             return "read_parquet(?)", [str(file)]
         if kind == "json":
             return "read_json_auto(?)", [str(file)]
-        options = ""
-        params: list[Any] = [str(file)]
-        if delim is not None:
-            options += ", delim = ?, header = true"
-            params.append(delim)
-        if not self._is_utf8(file):
-            options += ", encoding = 'latin-1'"
-        return f"read_csv(?{options})", params
+        return sandbox_csv.scan(file, utf8=self._is_utf8(file))
 
     def _is_utf8(self, file: Path) -> bool:
         if self._utf8 is None:
@@ -246,12 +217,11 @@ class _Loader:
         measured = []
         fixed = 0
         for column, kind, *_ in described:
-            if kind in _MEASURED:
-                measured.append(_MEASURED[kind].format(_q(column)))
-            elif kind.endswith("]") or kind.startswith(("STRUCT", "MAP", "UNION")):
-                measured.append(f"strlen(CAST({_q(column)} AS VARCHAR))")
-            else:
+            size = _measure(column, kind)
+            if size is None:
                 fixed += 8
+            else:
+                measured.append(size)
         sizes = " + ".join(f"coalesce(sum({m}), 0)" for m in measured) or "0"
         size = self._value(f"SELECT {sizes} FROM {scan}", params)
         self.expanded(int(size) + rows * fixed)
@@ -271,30 +241,18 @@ class _Loader:
         if total is None or total > self.limits.max_expanded_bytes:
             raise too_expanded(self.name, total, self.limits, what)
 
-    def _check_csv_shape(self, file: Path, described: list[tuple[Any, ...]]) -> None:
-        """DuckDB's sniffer reads a CSV whose rows disagree on their number of fields as one
-        text column, and says only that it could not sniff the file when told the delimiter:
-        name the first line that does not match the header instead."""
-        if len(described) != 1:
+    def _check_values(self, table: str, columns: list[str], kinds: list[str]) -> None:
+        """No value of the new table longer than `max_field_bytes`, measured once stored: a
+        longer one could never be shown (it is the bound on one value of a result), and DuckDB's
+        readers have no bound of their own on one value."""
+        sizes = [(c, m) for c, k in zip(columns, kinds, strict=True) if (m := _measure(c, k))]
+        if not sizes:
             return
-        header = str(described[0][0])
-        counts = {d: header.count(d) for d in (",", ";", "\t", "|")}
-        delim = max(counts, key=lambda d: counts[d])
-        if counts[delim] == 0:
-            return  # a genuine one-column file
-        encoding = "utf-8-sig" if self._utf8 else "latin-1"
-        with file.open(encoding=encoding, newline="") as f:
-            rows = csv.reader(f, delimiter=delim)
-            expected = len(next(rows, []))
-            for row in rows:
-                if row and len(row) != expected:
-                    raise FileRejected(
-                        f"could not read {self.name} as CSV: line {rows.line_num} has "
-                        f"{len(row)} fields but the header has {expected} "
-                        f"(separated by {CSV_DELIMITERS[delim]}).",
-                        hint="Fix that line (a missing or extra separator, or an unclosed "
-                        "quote) or export the file again, and upload it again.",
-                    )
+        longest = ", ".join(f"max({m})" for _, m in sizes)
+        found = self.con.execute(f"SELECT {longest} FROM {_q(table)}").fetchone() or ()
+        for (column, _), size in zip(sizes, found, strict=True):
+            if size is not None and size > self.limits.max_field_bytes:
+                raise too_long_value(self.name, int(size), self.limits, f" (column {column})")
 
     def _check_table_slots(self, count: int) -> None:
         if self.tables + count > self.limits.max_tables:
@@ -366,19 +324,6 @@ class _Loader:
             names.append(name)
         return names
 
-    def _unreadable(self, kind: str, exc: BaseException) -> FileRejected:
-        if isinstance(exc, FileRejected):
-            return exc
-        over = over_bound(self.name, exc, self.limits)
-        if over is not None:
-            return over
-        return FileRejected(
-            f"could not read {self.name} as {KIND_NAMES[kind]}: {first_line(exc)}",
-            hint=f"Check that it is a valid {KIND_NAMES[kind]} file (open it, or export it "
-            "again) and upload it again.",
-            engine_message=str(exc),
-        )
-
 
 def _unique(name: str, taken: set[str]) -> str:
     candidate, n = name, 1
@@ -386,6 +331,16 @@ def _unique(name: str, taken: set[str]) -> str:
         n += 1
         candidate = f"{name}_{n}"
     return candidate
+
+
+def _measure(column: str, kind: str) -> str | None:
+    """The SQL for the bytes a value of `column` (of DuckDB type `kind`) takes, None for a
+    fixed-width type."""
+    if kind in _MEASURED:
+        return _MEASURED[kind].format(_q(column))
+    if kind.endswith("]") or kind.startswith(("STRUCT", "MAP", "UNION")):
+        return f"strlen(CAST({_q(column)} AS VARCHAR))"
+    return None
 
 
 def _q(name: str) -> str:
