@@ -108,6 +108,7 @@ def readable_view(snapshot: CatalogSnapshot, hidden: frozenset[str]) -> CatalogS
         {},
         snapshot.functions,
         _documentation(snapshot.documentation, tables),
+        snapshot.types,
     )
 
 

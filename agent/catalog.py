@@ -22,7 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from agent.documentation import NONE, Documentation
@@ -60,6 +60,8 @@ class CatalogSnapshot:
     functions: tuple[str, ...] = ()
     #: What the team documented (descriptions already on `tables`, value lists, join keys).
     documentation: Documentation = NONE
+    #: Types the gate accepts besides the dialect's built-in ones (QUERYBOT_ALLOWED_TYPES).
+    types: tuple[str, ...] = ()
 
     @cached_property
     def by_key(self) -> dict[str, TableInfo]:
@@ -67,14 +69,14 @@ class CatalogSnapshot:
 
     @cached_property
     def gate_schema(self) -> GateSchema:
-        return GateSchema.from_tables(self.tables, self.dialect, functions=self.functions)
+        return GateSchema.from_tables(
+            self.tables, self.dialect, functions=self.functions, types=self.types
+        )
 
     def with_profiles(self, profiles: Mapping[str, TableProfile]) -> CatalogSnapshot:
         """The same tables with other profiles, sharing what is derived from the tables alone
         (the gate schema and the name lookup) instead of building it again."""
-        new = CatalogSnapshot(
-            self.tables, self.dialect, profiles, self.functions, self.documentation
-        )
+        new = replace(self, profiles=profiles)
         for name in ("by_key", "gate_schema"):
             if name in self.__dict__:  # cached_property keeps its value there
                 new.__dict__[name] = self.__dict__[name]
@@ -118,6 +120,7 @@ class Catalog:
         on_refresh: Callable[[CatalogSnapshot], None] | None = None,
         functions: Iterable[str] = (),
         documentation: Callable[[], Documentation] | None = None,
+        types: Iterable[str] = (),
     ) -> None:
         self.connector = connector
         self.documentation = documentation
@@ -127,6 +130,7 @@ class Catalog:
         #: object until its files change).
         self._documented = NONE
         self.functions = tuple(functions)
+        self.types = tuple(types)
         self.ttl_s = ttl_s
         self.profile = profile
         self.limits = limits or ProfileLimits()
@@ -230,7 +234,12 @@ class Catalog:
                 snapshot = current.with_profiles(profiles)
             else:
                 snapshot = CatalogSnapshot(
-                    tables, self.connector.dialect, profiles, self.functions, documentation
+                    tables,
+                    self.connector.dialect,
+                    profiles,
+                    self.functions,
+                    documentation,
+                    self.types,
                 )
             snapshot.gate_schema  # noqa: B018
             self._snapshot = snapshot

@@ -58,6 +58,9 @@ class Limits:
     #: Functions the gate accepts besides the dialect's known pure ones: the deployment's own
     #: (`QUERYBOT_ALLOWED_FUNCTIONS`), each `name` or `schema.name`.
     allowed_functions: tuple[str, ...] = ()
+    #: Types the gate accepts besides the dialect's built-in ones: the deployment's own
+    #: (`QUERYBOT_ALLOWED_TYPES`), each `name` or `schema.name`.
+    allowed_types: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,7 @@ class AgentDeps:
             profile=self.limits.profile_values,
             on_refresh=self._on_refresh,
             functions=self.limits.allowed_functions,
+            types=self.limits.allowed_types,
             documentation=self.project.documentation if self.project else None,
         )
         self.access = Access(self.connector)

@@ -2,9 +2,10 @@
 
 By default the statement is judged as the bot would judge it: against the tables and columns of
 the configured warehouse (QUERYBOT_WAREHOUSE, or `--warehouse NAME` of QUERYBOT_CONFIG), in its
-dialect, with its row limit and QUERYBOT_ALLOWED_FUNCTIONS. `--schema FILE` judges it offline
-against a JSON schema instead. A refusal is also told on standard error against the text that
-was read (agent/gate/report.py), so a saved query's author sees their own line and column.
+dialect, with its row limit, QUERYBOT_ALLOWED_FUNCTIONS and QUERYBOT_ALLOWED_TYPES. `--schema
+FILE` judges it offline against a JSON schema instead. A refusal is also told on standard error
+against the text that was read (agent/gate/report.py), so a saved query's author sees their own
+line and column.
 
 Only argparse and the gate are imported before the arguments are parsed: the settings, the
 warehouse connectors (and the LangChain modules the settings import) only once they are needed.
@@ -143,7 +144,9 @@ def _schema_file(
         mapping = json.loads(Path(path).read_text(encoding="utf-8"))
         if not isinstance(mapping, dict):
             raise ValueError('it should be a JSON object: {"table": {"column": "type"}}')
-        schema = GateSchema.from_mapping(mapping, dialect, functions=settings.allowed_functions)
+        schema = GateSchema.from_mapping(
+            mapping, dialect, functions=settings.allowed_functions, types=settings.allowed_types
+        )
     except (OSError, ValueError) as exc:
         p.error(f"cannot use --schema {path}: {exc}")
     if schema.empty:
@@ -188,7 +191,12 @@ def _warehouse_schema(
                 f"--dialect {args.dialect} is not the dialect of {where}, {connector.dialect}: "
                 "leave out --dialect, or use --schema FILE to check for another database"
             )
-        catalog = Catalog(connector, profile=False, functions=settings.allowed_functions)
+        catalog = Catalog(
+            connector,
+            profile=False,
+            functions=settings.allowed_functions,
+            types=settings.allowed_types,
+        )
         schema = catalog.gate_schema
     except ConnectorError as exc:
         hint = exc.hint or "run `querybot doctor` to see what is wrong"

@@ -19,6 +19,7 @@ from pydantic import field_validator, model_validator
 from pydantic_settings import NoDecode
 
 from agent.context import Strategies
+from agent.gate.casts import parse_allowed_types
 from agent.gate.functions import parse_allowed
 from agent.strategies import parse_strategies
 from bot.approvals import ApproverRule
@@ -103,6 +104,9 @@ class QuerySettings(LimitSettings):
     allowed_functions: Annotated[tuple[str, ...], NoDecode] = variable(
         "QUERYBOT_ALLOWED_FUNCTIONS", ()
     )
+    #: The team's own types the gate accepts in casts besides the engine's built-in ones
+    #: (comma-separated `name` or `schema.name`, lower-cased): enums, domains, `geography`.
+    allowed_types: Annotated[tuple[str, ...], NoDecode] = variable("QUERYBOT_ALLOWED_TYPES", ())
 
     @field_validator("profile_values", mode="before")
     @classmethod
@@ -118,6 +122,17 @@ class QuerySettings(LimitSettings):
             return tuple(sorted(parse_allowed(value)))
         except ValueError as exc:
             raise ValueError(f"{exc}; list names separated by commas, e.g. fiscal_week") from None
+
+    @field_validator("allowed_types", mode="before")
+    @classmethod
+    def _types(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return tuple(sorted(parse_allowed_types(value)))
+        except ValueError as exc:
+            example = "e.g. mood,geography"
+            raise ValueError(f"{exc}; list names separated by commas, {example}") from None
 
 
 class SlackSettings(EnvSettings):

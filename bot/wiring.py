@@ -81,6 +81,7 @@ class Deployment:
             query_timeout_s=settings.query_timeout_s,
             max_attempts=settings.max_repairs,
             allowed_functions=settings.allowed_functions,
+            allowed_types=settings.allowed_types,
         )
         #: With QUERYBOT_STATE_URL, the database (one pool) of the audit log, the examples and
         #: the failures of every warehouse, so replicas share what they record and learn.

@@ -46,7 +46,9 @@ def _check(sql: str, schema: GateSchema, row_limit: int | None) -> Verdict:
         raise Rejection(Reason("empty", f"Expected SQL text, got {type(sql).__name__}."))
     dialect = schema.dialect
     parsed = parse_statement(sql, dialect)
-    reasons = safety_reasons(parsed.tree, dialect, schema.functions, source=parsed.text)
+    reasons = safety_reasons(
+        parsed.tree, dialect, schema.functions, source=parsed.text, types=schema.types
+    )
     query = query_root(parsed.tree)
     if reasons or query is None:
         raise Rejection(*reasons, sql=parsed.text)
@@ -122,7 +124,9 @@ def _recheck(normalised: str, schema: GateSchema, row_limit: int | None, tables:
     try:
         trees = parse_all(normalised, dialect, tokens)
         query = query_root(trees[0]) if len(trees) == 1 else None
-        stable = query is not None and not safety_reasons(trees[0], dialect, schema.functions)
+        stable = query is not None and not safety_reasons(
+            trees[0], dialect, schema.functions, types=schema.types
+        )
         if query is not None and stable and dialect == LOOKER:
             stable = not looker_reasons(query, schema)
         if query is not None and stable:

@@ -244,10 +244,6 @@ SESSION_WORDS: dict[str, frozenset[str]] = {
 
 SETTING = "QUERYBOT_ALLOWED_FUNCTIONS"
 
-#: PostgreSQL's object identifier types (`'secret.payroll'::regclass`, `'x'::regrole`) look a
-#: name up in the catalog, as to_regclass() does; `regconfig` only names a text search setup.
-_CATALOG_TYPE_DIALECTS = frozenset({"postgres", "duckdb"})
-
 
 def system_class(node: exp.Func, dialect: str) -> bool:
     """Whether a typed call reveals who or where the query runs (the clock aside)."""
@@ -257,27 +253,24 @@ def system_class(node: exp.Func, dialect: str) -> bool:
     return cls.__name__.startswith("Current") and cls not in CLOCK_CLASSES
 
 
-def catalog_type(node: exp.DataType, dialect: str) -> bool:
-    """Whether a type named in a cast is one of PostgreSQL's catalog lookups (`regclass`, ...)."""
-    name = node.this.lower() if isinstance(node.this, str) else ""
-    return dialect in _CATALOG_TYPE_DIALECTS and name.startswith("reg") and name != "regconfig"
-
-
 def is_pure(name: str, dialect: str) -> bool:
     """Whether `name` (lower case, `prefix.name` for BigQuery's families) is a known pure call."""
     return name in PURE_FUNCTIONS.get(dialect, frozenset())
 
 
-def parse_allowed(value: str | Iterable[str]) -> frozenset[str]:
+def parse_allowed(
+    value: str | Iterable[str], *, setting: str = SETTING, what: str = "function"
+) -> frozenset[str]:
     """A deployment's trusted function names: comma-separated (or listed), case-blind, each
-    `name` or `schema.name`; quotes around parts and a trailing `()` are dropped."""
+    `name` or `schema.name`; quotes around parts and a trailing `()` are dropped. `setting` and
+    `what` name the list in the error (casts.parse_allowed_types reads type names the same way)."""
     items = value.split(",") if isinstance(value, str) else value
     names = set()
     for item in items:
         item = item.strip().removesuffix("()")
         parts = [p.strip().strip('"`[]').strip() for p in item.split(".")]
         if any(parts) and not all(parts):
-            raise ValueError(f"{SETTING}: {item!r} is not a function name")
+            raise ValueError(f"{setting}: {item!r} is not a {what} name")
         if all(parts):
             names.add(".".join(parts).lower())
     return frozenset(names)

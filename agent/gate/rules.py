@@ -7,11 +7,13 @@ tree and anything it does not recognise is refused (`unsupported`) rather than l
 
 Reason codes: `not_a_query`, `write`, `ddl`, `command`, `copy`, `attach`, `pragma`, `set`,
 `transaction`, `scripting`, `into`, `locking`, `hint`, `unsupported`, `denied_function`,
-`denied_table_function`, `qualified_function`, `file_table`, `variable`, `unknown_function`.
+`denied_table_function`, `qualified_function`, `file_table`, `variable`, `unknown_function`,
+`denied_type`.
 
 Functions are allow-listed (functions.py): a call sqlglot models is accepted unless it reveals the
 server or session; a call it does not model only when its name is a known pure function of the
 dialect or the deployment lists it. Denied names (denylist.py) stay denied, with their reason.
+Types are allow-listed too (casts.py): a type name reaches the catalogue beyond the exposed tables.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from agent.gate import denylist, functions
+from agent.gate import casts, denylist, functions
 from agent.gate.source import node_span, shorten, written
 from agent.gate.verdict import Reason
 
@@ -148,12 +150,18 @@ _MESSAGES = {
 
 
 def safety_reasons(
-    tree: exp.Expr, dialect: str, allowed: frozenset[str] = frozenset(), source: str = ""
+    tree: exp.Expr,
+    dialect: str,
+    allowed: frozenset[str] = frozenset(),
+    source: str = "",
+    types: frozenset[str] = frozenset(),
 ) -> list[Reason]:
     """Every safety problem in `tree`, de-duplicated, in walk order; empty when it is safe.
 
     `allowed`: lower-case names (`f` or `schema.f`) of functions the deployment trusts besides
     the dialect's known pure ones (functions.parse_allowed reads QUERYBOT_ALLOWED_FUNCTIONS).
+    `types`: lower-case names of types it trusts besides the dialect's built-in ones
+    (casts.parse_allowed_types reads QUERYBOT_ALLOWED_TYPES).
     `source`: the text `tree` was parsed from; reasons then quote it (not sqlglot's rewriting)
     and carry the span of the node refused.
     """
@@ -165,7 +173,7 @@ def safety_reasons(
         reasons.append(replace(_reason(code, tree, source, whole=True), span=whole))
     refused: set[int] = set()  # statements already refused: their clauses add nothing
     for node in tree.walk(prune=lambda n: id(n) in refused):
-        reason = node_reason(node, dialect, allowed, source)
+        reason = node_reason(node, dialect, allowed, source, types)
         if reason is not None:
             reasons.append(replace(reason, span=reason.span or node_span(node, source)))
             if _code(node):
@@ -183,10 +191,14 @@ def query_root(tree: exp.Expr) -> exp.Query | None:
 
 
 def node_reason(
-    node: exp.Expr, dialect: str, allowed: frozenset[str] = frozenset(), source: str = ""
+    node: exp.Expr,
+    dialect: str,
+    allowed: frozenset[str] = frozenset(),
+    source: str = "",
+    types: frozenset[str] = frozenset(),
 ) -> Reason | None:
     """The problem with one node on its own (its children are walked separately); `source`
-    as for `safety_reasons`."""
+    and `types` as for `safety_reasons`."""
     if isinstance(node, exp.Func):
         return function_reason(node, dialect, allowed, source)
     if isinstance(node, exp.Table):
@@ -210,9 +222,8 @@ def node_reason(
         return Reason("denied_function", f'{message}; quote it if you mean a column: "{word}"')
     if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func):
         return _dotted_function_reason(node, dialect, allowed)
-    if isinstance(node, exp.DataType) and functions.catalog_type(node, dialect):
-        message = f"a cast to {node.sql(dialect)} looks names up in the system catalog"
-        return Reason("denied_function", message)
+    if isinstance(node, exp.DataType):
+        return casts.type_reason(node, dialect, types)
     if isinstance(node, exp.TableFromRows) and dialect == "snowflake":
         return _table_of_rows_reason(node, dialect)
     code = _code(node)

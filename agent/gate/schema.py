@@ -21,6 +21,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema, normalize_name
 
 from agent.gate import denylist
+from agent.gate.casts import parse_allowed_types
 from agent.gate.functions import parse_allowed
 from agent.gate.looker import measure_names
 from agent.gate.parse import ANSI
@@ -56,11 +57,14 @@ class GateSchema:
         mapping: dict[str, object] | None = None,
         measures: Iterable[str] = (),
         functions: Iterable[str] = (),
+        types: Iterable[str] = (),
     ) -> None:
         self.dialect = dialect
         self.entries: tuple[TableEntry, ...] = tuple(entries)
         #: Functions the deployment trusts besides known pure ones (QUERYBOT_ALLOWED_FUNCTIONS).
         self.functions = parse_allowed(functions)
+        #: Types the deployment trusts besides the dialect's built-in ones (QUERYBOT_ALLOWED_TYPES).
+        self.types = parse_allowed_types(types)
         #: Lower-cased names of semantic-layer measures (Looker's), which have rules of their own.
         self.measures = frozenset(m.lower() for m in measures)
         self.mapping = MappingSchema(mapping or None, dialect=dialect)
@@ -84,6 +88,7 @@ class GateSchema:
         dialect: str,
         allowed: Iterable[str] | None = None,
         functions: Iterable[str] = (),
+        types: Iterable[str] = (),
     ) -> GateSchema:
         """Index the connector's tables; keep only those matching `allowed` when it is given.
 
@@ -98,7 +103,7 @@ class GateSchema:
         entries: list[TableEntry] = []
         kept: list[TableInfo] = []
         mapping: dict[str, object] = {}
-        types: dict[str, exp.DataType] = {}
+        parsed_types: dict[str, exp.DataType] = {}
         for table in tables:
             parts = tuple(exact_identifier(p.name, dialect_obj) for p in _split(table.name, name))
             key = table_key(parts, name)
@@ -114,18 +119,24 @@ class GateSchema:
                     node = node.setdefault(part.sql(name), {})
                 for column in table.columns:
                     column_name = exact_identifier(column.name, dialect_obj).sql(name)
-                    node[column_name] = _type(column, name, types)
+                    node[column_name] = _type(column, name, parsed_types)
         _check_depths(entries)
-        return cls(name, entries, mapping, measures=measure_names(kept), functions=functions)
+        return cls(
+            name, entries, mapping, measures=measure_names(kept), functions=functions, types=types
+        )
 
     @classmethod
     def from_mapping(
-        cls, mapping: Mapping[str, object], dialect: str, functions: Iterable[str] = ()
+        cls,
+        mapping: Mapping[str, object],
+        dialect: str,
+        functions: Iterable[str] = (),
+        types: Iterable[str] = (),
     ) -> GateSchema:
         """From JSON-like `{table: {column: type}}`, optionally nested under db and catalog;
-        `functions` as for `from_tables`."""
+        `functions` and `types` as for `from_tables`."""
         tables = _tables_from_mapping(mapping, (), dialect)
-        return cls.from_tables(tables, dialect, functions=functions)
+        return cls.from_tables(tables, dialect, functions=functions, types=types)
 
     def resolve(self, key: tuple[str, ...]) -> tuple[list[TableEntry], bool]:
         """Tables a normalised reference may name; True when only a case-blind match found them."""
