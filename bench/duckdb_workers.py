@@ -53,13 +53,13 @@ def in_process(con: duckdb.DuckDBPyConnection, sql: str) -> None:
         cursor.close()
 
 
-def worker_rss_mib() -> list[float]:
-    """VmRSS of this process's DuckDB workers."""
+def worker_rss_mib(module: str = "connectors.duckdb_worker") -> list[float]:
+    """VmRSS of this process's workers running `module`."""
     found = []
     for task in Path("/proc/self/task").iterdir():
         for pid in (task / "children").read_text().split():
             status = Path(f"/proc/{pid}/status").read_text()
-            if b"connectors.duckdb_worker" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if module.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
                 kib = next(line.split()[1] for line in status.splitlines() if line[:6] == "VmRSS:")
                 found.append(int(kib) / 1024)
     return found

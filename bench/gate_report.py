@@ -314,6 +314,7 @@ def timing(gold_times: list[float], payload_times: list[float]) -> None:
 ISSUE_CLASSES = (
     ("functions.sql", "unknown, system and session functions, variables", False),
     ("invisible.sql", "invisible and non-ASCII space characters", True),
+    ("types.sql", "types beyond the engine's built-in ones (row types, catalogue lookups)", False),
 )
 _CODE_POINT = re.compile(r"<U\+([0-9A-F]{4,6})>")
 
@@ -337,10 +338,6 @@ def refusal_classes(failures: list[str]) -> None:
     print()
 
 
-#: Attacks the bot cannot bound itself, shown for what a DBA must set (README, Safety and audit).
-LEFT_TO_DBA = ("temp_file_limit unset",)
-
-
 def resources(failures: list[str]) -> None:
     """Resource attacks: queries (approved), files shared in a thread, HTTP requests; each run
     against the default bounds in a fresh process."""
@@ -356,7 +353,7 @@ def resources(failures: list[str]) -> None:
     print("\n".join(table(rows)))
     print()
     for row in rows:
-        if not row.ok and not any(mark in row.attack for mark in LEFT_TO_DBA):
+        if not row.ok and not row.left_to_dba:
             failures.append(f"resource attack not stopped ({row.engine}): {row.attack}")
 
 

@@ -10,8 +10,8 @@ whose dictionary expands to 40 GB (bench/fixtures/dictionary_bomb.parquet, writt
 `hostile_files.parquet_dictionary`, which takes DuckDB about 30 s).
 
 Each file is loaded with the bot's default settings (`bot.sandboxes.sandbox_limits(Settings())`)
-by `Sandboxes.load`, in a fresh process of its own (`--one`), as the bot would: the peak RSS is
-that process's plus the loader child's (`ru_maxrss` of RUSAGE_SELF and RUSAGE_CHILDREN), and the
+by `Sandboxes.load`, in a fresh process of its own (`--one`), as the bot would: the peak RSS of
+that process and of the loader child (`ru_maxrss` of RUSAGE_SELF and RUSAGE_CHILDREN), and the
 temp bytes the most the sandboxes directory (the sandbox, its staging copy and DuckDB's temp
 files) held while it ran, sampled every 10 ms. Each file is then loaded again with the size
 bounds off (`--hard-only`), to show what the loader process's hard limits (memory, time, disk)
@@ -41,6 +41,10 @@ from tests.connectors import hostile_files
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MIB = 1024 * 1024
+#: Issue 36's file: ragged rows, one holding a 300 kB field (once `_csv.Error` with a traceback).
+RAGGED = "ragged CSV with a 300 kB field"
+#: Files refused as malformed (a clear refusal, no bound involved).
+MALFORMED = (RAGGED,)
 #: attack name -> (engine, how the file is made in a folder)
 ATTACKS = {
     "CSV of 4,000 columns (30 kB)": (
@@ -58,6 +62,11 @@ ATTACKS = {
     "Parquet dictionary expanding to 40 GB (1.4 kB)": (
         "DuckDB loader",
         lambda d: FIXTURES / "dictionary_bomb.parquet",
+    ),
+    RAGGED: ("DuckDB loader", lambda d: _write(d / "ragged.csv", _ragged_csv())),
+    "CSV with one 2 MB field": (
+        "DuckDB loader",
+        lambda d: _write(d / "long.csv", "a,b\n1," + "x" * 2_000_000 + "\n"),
     ),
 }
 
@@ -103,6 +112,7 @@ def _row(name: str, hard_only: bool) -> ResourceRow:
         found["temp_mib"],
         found["stopped_by"],
         found["ok"],
+        children_mib=found["child_mib"],
     )
 
 
@@ -127,18 +137,29 @@ def _one(name: str, settings: Settings) -> dict[str, object]:
             stopped_by, ok = "nothing: it loaded", False
         except FileRejected as exc:
             setting = BOUND_SETTINGS.get(exc.bound, ("no setting", ""))[0]
-            stopped_by, ok = f"{exc.bound} ({setting}): {exc.message}", bool(exc.bound)
+            stopped_by = f"{exc.bound} ({setting}): {exc.message}" if exc.bound else exc.message
+            ok = bool(exc.bound) or name in MALFORMED
         finally:
             stop.set()
             sampler.join()
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return {
-        "peak_rss_mib": (own + child) / 1024,
+        "peak_rss_mib": own / 1024,
+        "child_mib": child / 1024,
         "temp_mib": peak_disk[0] / MIB,
         "stopped_by": stopped_by.replace("|", "/"),
         "ok": ok,
     }
+
+
+def _ragged_csv() -> str:
+    return "a,b\n1,2\n3," + "x" * 300_000 + ",4\n5,6\n"
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def _disk_bytes(root: Path) -> int:

@@ -5,9 +5,12 @@ and what stopped them, as rows of the gate report's resource section (bench/reso
 
 Each attack meets a fresh `querybot run --http` (tests/slack/botproc.py, on the Web API stand-in
 and the demo warehouse) with the default bounds; its peak RSS is the bot's VmHWM once the attack
-is over. The attacks: three unsigned POSTs claiming 300 MB each and really streaming it (before
-the bounds, they took the bot from 161 to 1,227 MB), and IDLE connections that say nothing or half
-a request's headers, followed by one signed request that must still be answered.
+is over, and the largest of its child processes' (DuckDB workers). The attacks: three unsigned
+POSTs claiming 300 MB each and really streaming it (before the bounds, they took the bot from 161
+to 1,227 MB); IDLE connections that say nothing or half a request's headers, followed by one
+signed request that must still be answered; and every signed but malformed body of the Slack
+tests' table (issue 36: eight of eleven got HTTP 500 before), each of which must get a 4xx,
+with no traceback in the bot's log, and a signed request answered after them.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from botproc import SECRET, BotProcess, data_dir_with, write_script
 from http_attacks import MIB, closed_by_server, idle_connections, memory_kib, stream_unsigned
 from slack_payloads import signed_headers
 from standin import SlackStandin
+from test_slack_e2e_malformed import MALFORMED
 
-from bench.resources import ResourceRow, table
+from bench.resources import ResourceRow, descendants, status_kib, table
 from bot.http_server import HttpLimits
 from connectors.demo import ensure_demo
 
@@ -44,6 +48,12 @@ def resource_rows() -> list[ResourceRow]:
         return [
             _attack(root / "posts", demo, "three unsigned 300 MB POSTs", _oversized_posts),
             _attack(root / "idle", demo, f"{IDLE} idle connections", _idle_connections),
+            _attack(
+                root / "malformed",
+                demo,
+                f"{len(MALFORMED)} signed malformed bodies",
+                _malformed_bodies,
+            ),
         ]
 
 
@@ -56,7 +66,8 @@ def _attack(
         stopped_by, ok = run(bot)
         assert bot._proc is not None
         peak = memory_kib(bot._proc.pid, "VmHWM") / 1024
-    return ResourceRow(name, ENGINE, peak, 0.0, stopped_by, ok)
+        children = [status_kib(child) / 1024 for child in descendants(bot._proc.pid)]
+    return ResourceRow(name, ENGINE, peak, 0.0, stopped_by, ok, max(children, default=0.0))
 
 
 def _oversized_posts(bot: BotProcess) -> tuple[str, bool]:
@@ -87,6 +98,22 @@ def _idle_connections(bot: BotProcess) -> tuple[str, bool]:
         f"({evicted} of {IDLE}); a signed request then answered HTTP {status}"
     )
     return stopped, status == 200 and evicted >= IDLE + 1 - bound
+
+
+def _malformed_bodies(bot: BotProcess) -> tuple[str, bool]:
+    statuses = [
+        bot.post(body, kind, signed_headers(SECRET, body))[0] for body, kind in MALFORMED.values()
+    ]
+    text = json.dumps({"type": "url_verification", "challenge": "c", "token": "x"})
+    status, _ = bot.post(text, "application/json", signed_headers(SECRET, text))
+    traceback = "Traceback" in bot.log()
+    counts = ", ".join(f"{statuses.count(s)} x HTTP {s}" for s in sorted(set(statuses)))
+    stopped = (
+        f"the payload models (bot/payloads.py): {counts}; "
+        f"{'a traceback' if traceback else 'no traceback'} in the log; a signed request then "
+        f"answered HTTP {status}"
+    )
+    return stopped, all(400 <= s < 500 for s in statuses) and status == 200 and not traceback
 
 
 def main() -> int:
