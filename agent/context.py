@@ -10,20 +10,20 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel
 
-from agent.access import Access
-from agent.audit import AuditLog
-from agent.catalog import Catalog, CatalogSnapshot
-from agent.examples import ExampleStore
-from agent.failures import FailureStore
-from agent.glossary import Glossary
-from agent.model_errors import is_retryable
-from agent.models import structured_method
-from agent.question_context import ContextBuilder, ContextLimits
-from agent.reply import MetricReply, SqlRepair, SqlReply
+from agent.catalog.access import Access
+from agent.catalog.glossary import Glossary
+from agent.catalog.snapshot import Catalog, CatalogSnapshot
+from agent.memory.audit import AuditLog
+from agent.memory.examples import ExampleStore
+from agent.memory.failures import FailureStore
+from agent.model.errors import is_retryable
+from agent.model.providers import structured_method
+from agent.model.question_context import ContextBuilder, ContextLimits
+from agent.model.reply import MetricReply, SqlRepair, SqlReply
+from agent.model.text_reply import text_replies
 from agent.semantic.artifacts import ProjectArtifacts
 from agent.semantic.metrics import Metrics
 from agent.semantic.readable import readable_layer
-from agent.text_reply import text_replies
 from connectors.allowlist import TableAllowlist
 from connectors.base import Connector, TableInfo
 
@@ -52,7 +52,7 @@ class Limits:
     #: Age after which the catalog is re-read (in the background).
     catalog_ttl_s: float = 3600.0
     #: Calls per model request when it fails in a way worth retrying (rate limit, quota, 5xx,
-    #: timeout; agent/model_errors.py), and the first wait between them (doubling, jittered).
+    #: timeout; agent/model/errors.py), and the first wait between them (doubling, jittered).
     model_attempts: int = 3
     model_backoff_s: float = 2.0
     #: Functions the gate accepts besides the dialect's known pure ones: the deployment's own
@@ -68,10 +68,11 @@ class Strategies:
     """Answer-quality steps a team switches on or off, each paid for in model calls (or clicks).
 
     `relax_empty`: a result with no rows, or only NULLs, is followed by a loosened version of the
-    query (agent/relax.py, no model call) that needs its own approval. `follow_ups`: an answer
-    carries up to three suggested follow-up questions (agent/followups.py, no model call).
+    query (agent/strategies/relax.py, no model call) that needs its own approval. `follow_ups`: an
+    answer carries up to three suggested follow-up questions (agent/strategies/followups.py, no
+    model call).
 
-    Model-side strategies (agent/strategies.py parses `QUERYBOT_STRATEGIES`; the README's
+    Model-side strategies (agent/strategies/options.py parses `QUERYBOT_STRATEGIES`; the README's
     "Answer-quality strategies" gives their costs): `plan` (a plan with grounded filter values
     before the SQL: one call), `self_check` (a second call judges the accepted SQL),
     `candidates` (N drafts at once, those passing the checks first, then by agreement: N calls
@@ -122,20 +123,20 @@ class AgentDeps:
     #: identities): a proposal naming none is never run.
     run_as_required: bool = False
     catalog: Catalog = field(init=False)
-    #: What a question asked as a warehouse identity may show its model (agent/access.py).
+    #: What a question asked as a warehouse identity may show its model (agent/catalog/access.py).
     access: Access = field(init=False)
     context: ContextBuilder = field(init=False)
     #: The project's metrics, where MetricFlow can compile for this warehouse (the metric step
     #: skips while the project defines none: agent/nodes/metric.py); None: every answer is SQL
     #: the model writes.
     metrics: Metrics | None = field(init=False, default=None)
-    #: The same model answering the metric step (agent.reply.MetricReply).
+    #: The same model answering the metric step (agent.model.reply.MetricReply).
     metric_model: Runnable | None = field(init=False, default=None)
 
     structured_model: Runnable = field(init=False)
-    #: The same model answering a repair request: SQL only (agent.reply.SqlRepair).
+    #: The same model answering a repair request: SQL only (agent.model.reply.SqlRepair).
     repair_model: Runnable = field(init=False)
-    #: The same model writing a refused draft afresh, in text (agent.text_reply).
+    #: The same model writing a refused draft afresh, in text (agent.model.text_reply).
     redraft_model: Runnable = field(init=False)
 
     def __post_init__(self) -> None:
@@ -171,7 +172,7 @@ class AgentDeps:
                 self.metric_model = self.structured(MetricReply)
 
     def visible(self, identity: str) -> CatalogSnapshot:
-        """The catalog as a question asked as `identity` may see it (agent/access.py): every
+        """The catalog as a question asked as `identity` may see it (agent/catalog/access.py): every
         step that shows the model tables, values or examples, or checks a draft, reads this.
         Raises ConnectorError when it cannot be read or the warehouse cannot say what
         `identity` may read."""
@@ -184,7 +185,7 @@ class AgentDeps:
         return self.strategies.remember_failures and not identity
 
     def live(self, identity: str) -> Connector | None:
-        """The connector to check filter values against live (agent/grounding.py), or None:
+        """The connector to check filter values against live (agent/catalog/grounding.py), or None:
         only when profiling is on, and never under an identity (the login's queries see rows
         the identity may not)."""
         return self.connector if self.limits.profile_values and not identity else None

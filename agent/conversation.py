@@ -21,8 +21,8 @@ from langgraph.types import Command, StateSnapshot
 from agent.context import AgentDeps
 from agent.explain import Explanation, explain
 from agent.graph import Graph, build_graph
+from agent.memory.postgres import CHECKPOINT_POOL_SIZE, open_pool, setup_lock
 from agent.outcome import Answer, Outcome, Proposal
-from agent.postgres import CHECKPOINT_POOL_SIZE, open_pool, setup_lock
 from agent.state import Decision, Edit
 from connectors.base import ActsAs, PermissionDenied, TableInfo, acts_as
 

@@ -26,8 +26,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from agent.accounting import metered
 from agent.context import AgentDeps, Strategies
+from agent.model.accounting import metered
 from agent.nodes.approve import approve
 from agent.nodes.candidates import candidates
 from agent.nodes.check import check
@@ -45,8 +45,8 @@ from agent.nodes.suggest import suggest
 from agent.nodes.validate import validate
 from agent.nodes.vary import vary
 from agent.outcome import Answer
-from agent.relax import is_empty
 from agent.state import ThreadState
+from agent.strategies.relax import is_empty
 
 #: The compiled question graph: its state, input and output are a `ThreadState` (no context).
 Graph = CompiledStateGraph[ThreadState, None, ThreadState, ThreadState]

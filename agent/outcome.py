@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, Self
 
-from agent.accounting import QuestionUsage
+from agent.model.accounting import QuestionUsage
 
 OutcomeKind = Literal["proposal", "answer", "clarify", "failed", "rejected", "cancelled"]
 
@@ -55,7 +55,7 @@ class Proposal(_Plain):
     #: What the warehouse said running it will cost (a dry run), when it can tell.
     estimated_bytes: int | None = None
     estimated_cost_usd: float | None = None
-    #: Model calls and tokens spent on the question so far (agent.accounting), a plain dict.
+    #: Model calls and tokens spent on the question so far (agent.model.accounting), a plain dict.
     usage: QuestionUsage | None = None
     #: How the model read the question before writing SQL (the plan-first strategy), or None.
     plan: dict[str, Any] | None = None
@@ -93,9 +93,9 @@ class Answer(_Plain):
     job_url: str | None = None
     #: The approved proposal this ran (names the answer for `Agent.explain`).
     proposal_id: str = ""
-    #: Up to three follow-up questions (agent/followups.py), when that strategy is on.
+    #: Up to three follow-up questions (agent/strategies/followups.py), when that strategy is on.
     follow_ups: list[str] = field(default_factory=list)
-    #: Model calls and tokens the question took, repairs included (agent.accounting).
+    #: Model calls and tokens the question took, repairs included (agent.model.accounting).
     usage: QuestionUsage | None = None
     #: The approved proposal's `label` and `definitions` (governed or ad hoc SQL).
     label: str = ""

@@ -10,8 +10,8 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
-from agent.access import AccessUnknown
-from agent.accounting import QuestionUsage, empty_usage
+from agent.catalog.access import AccessUnknown
+from agent.model.accounting import QuestionUsage, empty_usage
 from agent.outcome import Plain
 from connectors.base import ConnectorError
 
@@ -157,7 +157,7 @@ class ThreadState(TypedDict, total=False):
     #: The current question's empty result was looked at for loosening (once a question).
     relaxed: bool
     relax: Relaxed | None
-    #: Model calls and tokens of the current question, per node (agent.accounting).
+    #: Model calls and tokens of the current question, per node (agent.model.accounting).
     usage: QuestionUsage
     # answer-quality strategies (agent/context.py Strategies)
     #: Paraphrases of the question that widen table retrieval; None: not asked yet.
@@ -166,7 +166,7 @@ class ThreadState(TypedDict, total=False):
     plan: dict[str, Any] | None
     #: The accepted SQL waits for the self-check before approval.
     needs_check: bool
-    #: The question was SQL a person pasted (agent/pasted.py): the gate judges it as written,
+    #: The question was SQL a person pasted (agent/screen/pasted.py): the gate judges it as written,
     #: and neither it nor a warehouse error it meets goes to the model for repair.
     pasted: bool
     #: The metric step's outcome for the current question (agent/nodes/metric.py): None before
@@ -205,7 +205,7 @@ def own_turns(state: ThreadState) -> list[Turn]:
 
 def unreadable_tables(exc: ConnectorError) -> str:
     """What happened when the warehouse's tables could not be read (or what the asker's
-    identity may read of them: agent/access.py)."""
+    identity may read of them: agent/catalog/access.py)."""
     if isinstance(exc, AccessUnknown):
         return exc.message
     return f"I could not read the warehouse's tables: {exc.message} {exc.hint}"

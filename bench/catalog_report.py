@@ -35,13 +35,13 @@ from typing import Any
 import psycopg
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.catalog import Catalog
+from agent.catalog.snapshot import Catalog
 from agent.context import AgentDeps
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel
+from agent.model.providers import ScriptedChatModel
 from bench import synthetic
 from connectors.base import CostEstimate, QueryResult, RunContext, TableInfo, find_table
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors.sql_fixtures import bound_temp_files
 
 PG = "host=127.0.0.1 port=5432 user=postgres dbname={db}"

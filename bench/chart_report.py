@@ -6,7 +6,7 @@ benchmark with every decision's chart counted, not only its result message.
 
 - one chart: the demo golden set's answers that get a chart (gold SQL run on the demo
   warehouse), each built as Slack's native block (bot/blocks/charts.py) and drawn as the PNG
-  fallback (bot/attachments.py `chart_file`), in this process: CPU time of the first PNG
+  fallback (bot/blocks/attachments.py `chart_file`), in this process: CPU time of the first PNG
   (importing matplotlib, building its font cache) and the median of each afterwards.
 - approvals: bench/load_report.py reads the bot's CPU time when the last result message is
   posted; a chart follows its result (a native chart message, or a PNG drawn and uploaded), so
@@ -36,9 +36,9 @@ from agent.nodes.execute import plain
 from agent.outcome import Answer
 from bench.load_report import GOLDEN, Run, asked, concurrency, ms
 from bench.load_slack import cpu_seconds
-from bot.attachments import chart_file, chart_kind
 from bot.blocks import chart
-from connectors.demo import ensure_demo
+from bot.blocks.attachments import chart_file, chart_kind
+from connectors.demo.build import ensure_demo
 
 DONE = re.compile(r"Decision on proposal \w+ done")
 

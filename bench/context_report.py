@@ -15,8 +15,8 @@ import statistics
 import time
 from pathlib import Path
 
-from agent.catalog import CatalogSnapshot
-from agent.question_context import ContextBuilder
+from agent.catalog.snapshot import CatalogSnapshot
+from agent.model.question_context import ContextBuilder
 from bench import grounding_corpus, synthetic
 from bench.warehouse import gold_questions, idk_questions, real_tables
 

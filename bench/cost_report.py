@@ -28,15 +28,15 @@ from pathlib import Path
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
-from agent import prompts
-from agent.catalog import CatalogSnapshot
+from agent.catalog.snapshot import CatalogSnapshot
 from agent.context import Limits
 from agent.evaluation.golden import GoldenQuestion, GoldenSet, load_golden
 from agent.evaluation.report import percentile
 from agent.evaluation.runner import QuestionResult, evaluation_agent, run_golden
-from agent.models import ScriptedChatModel, load_model
+from agent.model import prompts
+from agent.model.providers import ScriptedChatModel, load_model
+from agent.model.question_context import ContextLimits, table_text
 from agent.nodes.generate import system_prompt
-from agent.question_context import ContextLimits, table_text
 from connectors import open_connector
 from connectors.base import Connector, TableInfo
 

@@ -1,4 +1,4 @@
-"""What running DuckDB statements in worker processes costs (connectors/duckdb_worker.py).
+"""What running DuckDB statements in worker processes costs (connectors/duckdb/worker.py).
 
     uv run python -m bench.duckdb_workers [--runs 50] [--fresh 5]
 
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import duckdb
 
-from connectors.demo import ensure_demo
-from connectors.duckdb import DuckDBConnector
-from connectors.duckdb_worker import _stream
+from connectors.demo.build import ensure_demo
+from connectors.duckdb.connector import DuckDBConnector
+from connectors.duckdb.worker import _stream
 from connectors.limits import Limits, Meter
 
 QUERIES = {
@@ -53,7 +53,7 @@ def in_process(con: duckdb.DuckDBPyConnection, sql: str) -> None:
         cursor.close()
 
 
-def worker_rss_mib(module: str = "connectors.duckdb_worker") -> list[float]:
+def worker_rss_mib(module: str = "connectors.duckdb.worker") -> list[float]:
     """VmRSS of this process's workers running `module`."""
     found = []
     for task in Path("/proc/self/task").iterdir():

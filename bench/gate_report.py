@@ -36,7 +36,7 @@ from bench import gate_bounds
 from bench.resources import table
 from connectors import open_connector
 from connectors.base import Connector
-from connectors.sandbox import Sandboxes
+from connectors.sandbox.sandboxes import Sandboxes
 from tests.bigquery.emulator import Emulator, ensure_venv
 from tests.connectors.snowflake import server as fakesnow
 from tests.connectors.snowflake.canary import ESCAPES as SNOWFLAKE_ESCAPES

@@ -15,11 +15,11 @@ import time
 import sqlglot
 from sqlglot import exp
 
-from agent.catalog import CatalogSnapshot
+from agent.catalog.grounding import check_values, text_filters
+from agent.catalog.snapshot import CatalogSnapshot
 from agent.gate import check_sql
-from agent.grounding import check_values, text_filters
 from bench.warehouse import RealTables, gold_questions
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 
 
 def case_change(value: str) -> str:

@@ -68,7 +68,7 @@ from bench.load_slack import (
     shown_at,
 )
 from bot.settings import DEFAULT_WORKERS
-from connectors.demo import ensure_demo
+from connectors.demo.build import ensure_demo
 
 GOLDEN = Path(__file__).resolve().parents[1] / "evals" / "demo.yaml"
 #: --faults: a rate limit the agent's retry absorbs, and a bad key it tells at once.

@@ -6,7 +6,7 @@ bot's deterministic steps fix or pinpoint, with no model at all.
 Each gold query (transpiled to DuckDB, on the defog-data databases) gets one mistake at a time,
 where the query has a place for it. The mistaken SQL then goes through what the bot does before a
 person sees it and after approval: the gate (with its fixes), value grounding of literal filters
-(`agent.grounding`), and execution. It is
+(`agent.catalog.grounding`), and execution. It is
 
 - fixed: the gate accepts it, grounding finds nothing, and it returns the gold result;
 - pinpointed: the gate, grounding or the engine reports a problem naming the culprit (the
@@ -26,15 +26,15 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from agent.catalog import CatalogSnapshot
+from agent.catalog.grounding import check_values
+from agent.catalog.profiling import ProfileLimits, profile_tables
+from agent.catalog.snapshot import CatalogSnapshot
 from agent.evaluation import defog
 from agent.evaluation.compare import Table, best_match
 from agent.evaluation.runner import gold_sql
 from agent.gate import check_sql
-from agent.grounding import check_values
-from agent.profiling import ProfileLimits, profile_tables
 from connectors.base import ConnectorError
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 
 
 @dataclass(frozen=True)

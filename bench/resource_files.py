@@ -9,13 +9,13 @@ generated column computing a 1 MB `printf` on each of 200,000 rows, and a 1.4 kB
 whose dictionary expands to 40 GB (bench/fixtures/dictionary_bomb.parquet, written once by
 `hostile_files.parquet_dictionary`, which takes DuckDB about 30 s).
 
-Each file is loaded with the bot's default settings (`bot.sandboxes.sandbox_limits(Settings())`)
-by `Sandboxes.load`, in a fresh process of its own (`--one`), as the bot would: the peak RSS of
-that process and of the loader child (`ru_maxrss` of RUSAGE_SELF and RUSAGE_CHILDREN), and the
-temp bytes the most the sandboxes directory (the sandbox, its staging copy and DuckDB's temp
-files) held while it ran, sampled every 10 ms. Each file is then loaded again with the size
-bounds off (`--hard-only`), to show what the loader process's hard limits (memory, time, disk)
-do alone.
+Each file is loaded with the bot's default settings
+(`bot.files.sandboxes.sandbox_limits(Settings())`) by `Sandboxes.load`, in a fresh process of its
+own (`--one`), as the bot would: the peak RSS of that process and of the loader child (`ru_maxrss`
+of RUSAGE_SELF and RUSAGE_CHILDREN), and the temp bytes the most the sandboxes directory (the
+sandbox, its staging copy and DuckDB's temp files) held while it ran, sampled every 10 ms. Each file
+is then loaded again with the size bounds off (`--hard-only`), to show what the loader process's
+hard limits (memory, time, disk) do alone.
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ import threading
 from pathlib import Path
 
 from bench.resources import ResourceRow, table
-from bot.sandboxes import sandbox_limits
+from bot.files.sandboxes import sandbox_limits
+from bot.files.uploads import BOUND_SETTINGS
 from bot.settings import Settings
-from bot.uploads import BOUND_SETTINGS
-from connectors.sandbox import Sandboxes
-from connectors.sandbox_files import FileRejected
+from connectors.sandbox.files import FileRejected
+from connectors.sandbox.sandboxes import Sandboxes
 from tests.connectors import hostile_files
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

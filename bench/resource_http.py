@@ -32,7 +32,7 @@ from test_slack_e2e_malformed import MALFORMED
 
 from bench.resources import ResourceRow, descendants, status_kib, table
 from bot.http_server import HttpLimits
-from connectors.demo import ensure_demo
+from connectors.demo.build import ensure_demo
 
 ENGINE = "bot, HTTP mode"
 #: Idle connections opened at once, well over the default bound of connections served.

@@ -38,8 +38,8 @@ from sqlalchemy.engine import make_url
 from bench.resources import ResourceRow, peak, status_kib, table
 from connectors.base import ConnectorError, QueryTimeout
 from connectors.limits import ResourceLimitExceeded
-from connectors.sql_watchdog import GRACE_S as WATCHDOG_GRACE_S
-from connectors.worker_proc import GRACE_S as WORKER_GRACE_S
+from connectors.sql.watchdog import GRACE_S as WATCHDOG_GRACE_S
+from connectors.workers.proc import GRACE_S as WORKER_GRACE_S
 
 #: PostgreSQL's port (tests.connectors.sql_fixtures is imported by the parent only: each spawned
 #: child imports this module again, and should load no more than the bot would).
@@ -304,7 +304,7 @@ def _temp_probe(connector: object, spec: str) -> Callable[[], int]:
     """How many bytes of temp files the engine holds now."""
     temp_dir = getattr(connector, "temp_dir", None)
     if temp_dir is not None:  # DuckDB: each worker's directory is the connector's, numbered
-        from connectors.duckdb_worker import dir_bytes
+        from connectors.duckdb.worker import dir_bytes
 
         return lambda: sum(dir_bytes(d) for d in temp_dir.parent.glob(f"{temp_dir.name}-w*"))
     if spec.startswith("postgresql"):

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import duckdb
 
-from connectors.sandbox import Sandboxes
-from connectors.sandbox_bounds import SandboxLimits
-from connectors.sandbox_files import format_size
+from connectors.sandbox.bounds import SandboxLimits
+from connectors.sandbox.files import format_size
+from connectors.sandbox.sandboxes import Sandboxes
 
 _ROWS_SQL = """
 SELECT i AS order_id,

@@ -1,4 +1,4 @@
-"""What running SQLite statements in worker processes costs (connectors/sqlite_worker.py).
+"""What running SQLite statements in worker processes costs (connectors/sql/sqlite_worker.py).
 
     uv run python -m bench.sqlite_workers [--runs 50] [--fresh 5]
 
@@ -22,9 +22,9 @@ from pathlib import Path
 
 from bench.duckdb_workers import median_ms, worker_rss_mib
 from connectors.limits import Limits, Meter
-from connectors.sql import SqlConnector
-from connectors.sqlite_guard import clear_deadline, set_deadline
-from connectors.sqlite_worker import open_connection
+from connectors.sql.connector import SqlConnector
+from connectors.sql.sqlite_guard import clear_deadline, set_deadline
+from connectors.sql.sqlite_worker import open_connection
 
 QUERIES = {"SELECT 1": "SELECT 1", "1,000 rows": "SELECT * FROM t LIMIT 1000"}
 
@@ -73,7 +73,7 @@ def main() -> None:
                 lambda sql=sql: connector.run(sql, max_rows=1000, timeout_s=30), args.runs
             )
             print(f"| {name} | {here:.2f} | {pooled:.2f} | {pooled - here:.2f} |")
-        rss = worker_rss_mib("connectors.sqlite_worker")
+        rss = worker_rss_mib("connectors.sql.sqlite_worker")
         print(f"\nidle worker VmRSS: {', '.join(f'{m:.0f} MiB' for m in rss)}")
         connector.close()
 

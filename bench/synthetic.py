@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from agent.catalog import ColumnProfile, TableProfile, table_key
+from agent.catalog.snapshot import ColumnProfile, TableProfile, table_key
 from connectors.base import ColumnInfo, TableInfo
 
 SCHEMAS = (

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.catalog import TableProfile
+from agent.catalog.profiling import ProfileLimits, profile_tables
+from agent.catalog.snapshot import TableProfile
 from agent.evaluation.defog import Gold, build_defog, databases, gold_questions, idk_questions
-from agent.profiling import ProfileLimits, profile_tables
 from connectors.base import TableInfo
-from connectors.demo import ensure_demo
-from connectors.duckdb import DuckDBConnector
+from connectors.demo.build import ensure_demo
+from connectors.duckdb.connector import DuckDBConnector
 
 DATABASES = databases()
 

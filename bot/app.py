@@ -25,17 +25,17 @@ from slack_sdk.http_retry.builtin_handlers import (
 from slack_sdk.signature import SignatureVerifier
 
 from bot import listeners, payloads
-from bot.approvals import Approvers
-from bot.files import SlackFiles
+from bot.access.approvals import Approvers
+from bot.conversations.conversations import Conversations
+from bot.conversations.work import Work
+from bot.files.sandboxes import SandboxAgents
+from bot.files.slack_files import SlackFiles
+from bot.files.uploads import ThreadUploads
 from bot.http_server import SLACK_PATH, HttpLimits, SlackHTTPServer
 from bot.routing import RoutedChannelRules, Router
-from bot.sandboxes import SandboxAgents
 from bot.settings import Settings
 from bot.slack_check import SlackUnusable, api_url, bot_identity, unusable
-from bot.store import Store
-from bot.threads import Conversations
-from bot.uploads import ThreadUploads
-from bot.work import Work
+from bot.store.base import Store
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 # Only light modules here: `querybot --help` must not wait for LangChain, LangGraph or DuckDB
 # (tests/bot/test_cli_process.py); each command imports what it runs once arguments are parsed.
-from bot.eval_arguments import add_arguments as add_eval_arguments
+from bot.commands.evaluate_arguments import add_arguments as add_eval_arguments
 
 if TYPE_CHECKING:
     from agent.conversation import Agent
@@ -30,13 +30,13 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     slack = "SLACK_SIGNING_SECRET" if args.http else "SLACK_APP_TOKEN"
     settings.require("SLACK_BOT_TOKEN", slack, *settings.model_secrets())
     from bot.app import build_app, serve_http, serve_socket_mode
+    from bot.files.sandboxes import for_deployment
     from bot.routing import Router
-    from bot.sandboxes import for_deployment
-    from bot.store import open_store
+    from bot.store.base import open_store
     from bot.wiring import Deployment
 
     deployment = Deployment(settings)
-    # files shared in a thread: that thread's own sandbox answers it (bot/sandboxes.py)
+    # files shared in a thread: that thread's own sandbox answers it (bot/files/sandboxes.py)
     sandboxes = for_deployment(deployment)
     try:
         router = Router(deployment.open_warehouses(), deployment.config, override=sandboxes.lookup)
@@ -64,7 +64,7 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _converse(agent: Agent, args: argparse.Namespace, settings: Settings) -> int:
-    from bot.terminal import outcome_text
+    from bot.commands.terminal import outcome_text
 
     if args.thread and not agent.has_thread(args.thread):
         print(_unknown_thread(args.thread, settings), file=sys.stderr)
@@ -106,7 +106,7 @@ def _unknown_thread(thread_id: str, settings: Settings) -> str:
 
 
 def _gate(argv: list[str]) -> int:
-    from bot.gate_command import main as gate_main
+    from bot.commands.gate import main as gate_main
 
     return gate_main(argv)
 
@@ -166,8 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from agent.models import ModelConfigError
-    from agent.postgres import StateDatabaseError
+    from agent.memory.postgres import StateDatabaseError
+    from agent.model.providers import ModelConfigError
     from bot.config import WarehouseError
     from bot.http_server import CannotListen
     from bot.settings import Settings, SettingsError
@@ -181,11 +181,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "doctor":
             import os
 
-            from bot.doctor import run as run_doctor
+            from bot.doctor.deployment import run as run_doctor
 
             return run_doctor(settings, os.environ, only=args.warehouse)
         if args.command == "eval":
-            from bot.eval_command import run as run_eval
+            from bot.commands.evaluate import run as run_eval
 
             return run_eval(args, settings)
         return _run(args, settings)

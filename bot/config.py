@@ -15,7 +15,7 @@ channel asks which one.
 
     [warehouses.finance.run_as]           # whose access each question runs with: optional
     groups = { S0123456789 = "finance_analyst" }
-    unmapped = "refuse"                   # bot/identity.py
+    unmapped = "refuse"                   # bot/access/identity.py
 
     [channels]
     C0123456789 = "finance"               # Slack channel id = warehouse name
@@ -23,7 +23,7 @@ channel asks which one.
 
 A channel's `answers` say where the results of its questions go: "thread" (the default: in
 the thread, for everyone in the channel) or "private" (only to the person who asked and the
-person who approved, as messages only they see: bot/outcomes.py).
+person who approved, as messages only they see: bot/conversations/outcomes.py).
 
 Secrets stay out of the file: `${NAME}` in a spec is replaced by the environment variable NAME.
 Without a config file the deployment is one warehouse named "main", from `QUERYBOT_WAREHOUSE`.
@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.identity import RunAsRules, parse_run_as
+from bot.access.identity import RunAsRules, parse_run_as
 from bot.settings import CHANNEL_ID, Settings, SettingsError
 from connectors.base import ConnectorError
 
@@ -82,7 +82,8 @@ class Warehouse:
     query_timeout_s: float | None = None
     #: The warehouse's dbt project (agent/semantic/artifacts.py says what it may name), or None.
     dbt_project: Path | None = None
-    #: Which identity each person's questions run as (bot/identity.py); None: the bot's login.
+    #: Which identity each person's questions run as (bot/access/identity.py); None: the bot's
+    #: login.
     run_as: RunAsRules | None = None
 
 

@@ -3,8 +3,8 @@ the default warehouse's.
 
 `Router.route` resolves a thread to its `Route`, once for each piece of work the bot does there:
 the Agent, or why no Agent answers. An `override` (a thread's own sandbox of shared files,
-bot/sandboxes.py) is asked first. `RoutedChannelRules` refuses, before any work, in channels no
-warehouse answers.
+bot/files/sandboxes.py) is asked first. `RoutedChannelRules` refuses, before any work, in channels
+no warehouse answers.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from slack_sdk import WebClient
 
 from agent.conversation import Agent
 from agent.outcome import Outcome
+from bot.access.channels import ChannelRules
+from bot.access.identity import Directory, RunAsRules
 from bot.blocks import escape
-from bot.channels import ChannelRules
 from bot.config import DeploymentConfig
-from bot.identity import Directory, RunAsRules
 from bot.slack_thread import SlackThread
 from connectors.base import ConnectorError
 
@@ -57,10 +57,10 @@ class Route:
     agent: Agent | None
     #: Said in the thread, instead of an answer, when no Agent answers it.
     refusal: str = ""
-    #: The thread has files of its own (bot/sandboxes.py), so it is a conversation from its
+    #: The thread has files of its own (bot/files/sandboxes.py), so it is a conversation from its
     #: first file on: before its first question, and after its files were removed.
     files: bool = False
-    #: Which identity each person's questions run as (bot/identity.py); None: the login's.
+    #: Which identity each person's questions run as (bot/access/identity.py); None: the login's.
     run_as: RunAsRules | None = None
 
     def is_conversation(self) -> bool:

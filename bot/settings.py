@@ -21,8 +21,8 @@ from pydantic_settings import NoDecode
 from agent.context import Strategies
 from agent.gate.casts import parse_allowed_types
 from agent.gate.functions import parse_allowed
-from agent.strategies import parse_strategies
-from bot.approvals import ApproverRule
+from agent.strategies.options import parse_strategies
+from bot.access.approvals import ApproverRule
 from connectors.settings import ConnectorSettings, EnvSettings, LimitSettings, variable
 from connectors.settings import SettingsError as SettingsError
 
@@ -71,7 +71,7 @@ class ModelSettings(EnvSettings):
     #: three attempts in all).
     model_timeout_s: float = variable("QUERYBOT_MODEL_TIMEOUT_S", 60.0, gt=0, le=3600)
     max_repairs: int = variable("QUERYBOT_MAX_REPAIRS", 3, ge=1, le=10)
-    #: As given; `parsed_strategies()` is what it names (agent/strategies.py).
+    #: As given; `parsed_strategies()` is what it names (agent/strategies/options.py).
     strategies: str = variable("QUERYBOT_STRATEGIES", "")
 
     @field_validator("strategies")
@@ -143,7 +143,7 @@ class SlackSettings(EnvSettings):
     slack_signing_secret: str = variable("SLACK_SIGNING_SECRET", "", repr=False)
     #: Another Slack Web API base URL (the tests' stand-in).
     slack_api_url: str | None = variable("SLACK_API_URL", None)
-    #: As given; `approver_rule()` is what it says (bot/approvals.py).
+    #: As given; `approver_rule()` is what it says (bot/access/approvals.py).
     approvers: str = variable("QUERYBOT_APPROVERS", "anyone")
     no_self_approval: bool = variable("QUERYBOT_NO_SELF_APPROVAL", False)
     #: Channel ids the bot answers in (empty: every channel it is in).
@@ -151,8 +151,8 @@ class SlackSettings(EnvSettings):
     #: Questions and approvals worked on at once. A question holds its worker while the model
     #: answers (seconds of waiting, little CPU), so this is the number of people served at once.
     #: It bounds nothing else: a SQL database's connector runs at most 4 statements at once and
-    #: queues the rest (connectors/sql.py), and the PostgreSQL state pools have fixed sizes
-    #: (agent/postgres.py).
+    #: queues the rest (connectors/sql/connector.py), and the PostgreSQL state pools have fixed
+    #: sizes (agent/memory/postgres.py).
     workers: int = variable("QUERYBOT_WORKERS", DEFAULT_WORKERS, ge=1, le=1024)
     #: HTTP mode (bot/http_server.py): the largest request body taken, in KiB, and the
     #: connections served at once; both checked before a body is read. A click on a message at
@@ -207,14 +207,14 @@ class StateSettings(EnvSettings):
 
     @property
     def audit_db(self) -> Path:
-        """The append-only audit log (see agent/audit.py for its table)."""
+        """The append-only audit log (see agent/memory/audit.py for its table)."""
         return self.data_dir / "audit.sqlite"
 
 
 class FileSettings(EnvSettings):
-    """Files shared in a thread (connectors/sandbox.py): the largest file taken, the rows and
-    tables a thread's sandbox may hold, how long an unused one is kept; and what loading one
-    file may cost (connectors/sandbox_bounds.py): columns of a table, values (rows times
+    """Files shared in a thread (connectors/sandbox/sandboxes.py): the largest file taken, the rows
+    and tables a thread's sandbox may hold, how long an unused one is kept; and what loading one
+    file may cost (connectors/sandbox/bounds.py): columns of a table, values (rows times
     columns) of a file, bytes its values expand to once read, and the loader process's memory,
     wall-clock time and disk."""
 

@@ -17,17 +17,17 @@ from pathlib import Path
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from agent.audit import AuditLog
+from agent.catalog.glossary import Glossary, GlossaryError
 from agent.context import AgentDeps, Limits
 from agent.conversation import Agent, postgres_checkpointer, sqlite_checkpointer
-from agent.examples import ExampleStore
-from agent.failures import FailureStore
-from agent.glossary import Glossary, GlossaryError
-from agent.models import load_model
+from agent.memory.audit import AuditLog
+from agent.memory.examples import ExampleStore
+from agent.memory.failures import FailureStore
+from agent.memory.storage import PostgresStorage, Storage
+from agent.model.providers import load_model
 from agent.semantic.artifacts import DbtProjectError, ProjectArtifacts
-from agent.storage import PostgresStorage, Storage
+from bot.access.identity import RunAsRules
 from bot.config import DeploymentConfig, Warehouse, WarehouseError, deployment_config
-from bot.identity import RunAsRules
 from bot.settings import Settings, SettingsError
 from connectors import open_connector
 from connectors.allowlist import TableAllowlist
@@ -91,7 +91,8 @@ class Deployment:
         self.audit = AuditLog(self.state or settings.audit_db)
         self.checkpointer: BaseCheckpointSaver
         if settings.state_url:
-            # Pools of a fixed size, whatever settings.workers is (agent/postgres.py says why).
+            # Pools of a fixed size, whatever settings.workers is (agent/memory/postgres.py says
+            # why).
             self.checkpointer = postgres_checkpointer(settings.state_url)
         else:
             self.checkpointer = sqlite_checkpointer(settings.state_db)
@@ -192,7 +193,7 @@ class Deployment:
         return warehouse_file(self.settings, self.config, "examples", name)
 
     def failures_path(self, name: str) -> Path:
-        """Remembered failures (agent/failures.py), kept per warehouse like the examples."""
+        """Remembered failures (agent/memory/failures.py), kept per warehouse like the examples."""
         return warehouse_file(self.settings, self.config, "failures", name)
 
     def close(self) -> None:

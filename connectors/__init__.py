@@ -26,8 +26,8 @@ Opener = Callable[[str, Path, Limits, ConnectorSettings | None], Connector]
 def _open_demo(
     arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
 ) -> Connector:
-    from connectors.demo import ensure_demo
-    from connectors.duckdb import DuckDBConnector
+    from connectors.demo.build import ensure_demo
+    from connectors.duckdb.connector import DuckDBConnector
 
     if arg:
         raise ValueError(f"The warehouse 'demo' takes no argument (got 'demo:{arg}').")
@@ -37,7 +37,7 @@ def _open_demo(
 def _open_duckdb(
     arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
 ) -> Connector:
-    from connectors.duckdb import DuckDBConnector
+    from connectors.duckdb.connector import DuckDBConnector
 
     if not arg:
         raise ValueError("The warehouse 'duckdb:PATH' needs the path of a DuckDB file.")
@@ -50,7 +50,7 @@ def _open_sql(kind: str) -> Opener:
     def opener(
         arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
     ) -> Connector:
-        from connectors.sql import SqlConnector
+        from connectors.sql.connector import SqlConnector
 
         if not arg.startswith("//"):
             forms = "; ".join(form for _, form in _OPENERS.values())
@@ -63,7 +63,7 @@ def _open_sql(kind: str) -> Opener:
 def _open_bigquery(
     arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
 ) -> Connector:
-    from connectors.bigquery import from_spec
+    from connectors.bigquery.connector import from_spec
 
     return from_spec(arg, settings or BigQuerySettings.from_env(), limits=limits)
 
@@ -72,7 +72,7 @@ def _open_looker(
     arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
 ) -> Connector:
     try:
-        from connectors.looker import from_spec
+        from connectors.looker.connector import from_spec
     except ImportError as exc:
         raise ValueError(
             "The Looker warehouse needs the optional Java bridge: install it with "
@@ -85,7 +85,7 @@ def _open_snowflake(
     arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
 ) -> Connector:
     try:
-        from connectors.snowflake_spec import from_spec
+        from connectors.snowflake.spec import from_spec
     except ImportError as exc:
         raise ValueError(
             "The Snowflake warehouse needs its driver: install it with "

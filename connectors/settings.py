@@ -187,7 +187,7 @@ class LimitSettings(EnvSettings):
 
 
 class BigQuerySettings(EnvSettings):
-    """What a `bigquery:PROJECT/DATASET` warehouse reads (connectors/bigquery.py)."""
+    """What a `bigquery:PROJECT/DATASET` warehouse reads (connectors/bigquery/connector.py)."""
 
     bigquery_location: str | None = variable("BIGQUERY_LOCATION", None)
     #: A BigQuery-compatible endpoint (a local emulator), used without credentials.
@@ -203,8 +203,8 @@ class BigQuerySettings(EnvSettings):
 
 
 class LookerSettings(EnvSettings):
-    """What a `looker://HOST` warehouse reads (connectors/looker.py). The API key and the jar
-    are required only when such a warehouse is opened, which names the missing ones."""
+    """What a `looker://HOST` warehouse reads (connectors/looker/connector.py). The API key and the
+    jar are required only when such a warehouse is opened, which names the missing ones."""
 
     looker_client_id: str = variable("LOOKER_CLIENT_ID", "")
     looker_client_secret: str = variable("LOOKER_CLIENT_SECRET", "", repr=False)
@@ -217,8 +217,8 @@ class LookerSettings(EnvSettings):
 
 
 class SnowflakeSettings(EnvSettings):
-    """What a `snowflake://ACCOUNT/DATABASE` warehouse reads (connectors/snowflake.py): the user,
-    a key pair (or a password), and the cap on what one query may read."""
+    """What a `snowflake://ACCOUNT/DATABASE` warehouse reads (connectors/snowflake/connector.py):
+    the user, a key pair (or a password), and the cap on what one query may read."""
 
     snowflake_user: str = variable("SNOWFLAKE_USER", "")
     #: A PEM private key; its passphrase only when it is encrypted.

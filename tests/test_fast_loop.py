@@ -79,9 +79,11 @@ def source_modules() -> set[Path]:
 
 def test_the_import_reader_follows_packages_and_function_level_imports(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
-    probe.write_text("def f():\n    from connectors import demo\n", encoding="utf-8")
+    probe.write_text("def f():\n    from connectors.demo import build\n", encoding="utf-8")
     got = reached([probe])
-    assert ROOT / "connectors" / "demo.py" in got and ROOT / "connectors" / "__init__.py" in got
+    assert ROOT / "connectors" / "demo" / "build.py" in got
+    assert ROOT / "connectors" / "demo" / "__init__.py" in got
+    assert ROOT / "connectors" / "__init__.py" in got
     assert ROOT / "bot" / "cli.py" not in got
 
 

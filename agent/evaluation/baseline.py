@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from agent import prompts
 from agent.context import Limits
+from agent.model import prompts
+from agent.model.question_context import create_table
 from agent.nodes.execute import plain
 from agent.outcome import Answer, Outcome
-from agent.question_context import create_table
 from connectors.base import Connector, ConnectorError
 
 SYSTEM = """You write SQL for a {dialect} database. Today is {today}.

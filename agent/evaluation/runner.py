@@ -25,8 +25,8 @@ from agent.evaluation.baseline import NaiveBaseline
 from agent.evaluation.compare import Table, best_match, difference
 from agent.evaluation.golden import GoldenQuestion, GoldenSet
 from agent.evaluation.usage import measure
-from agent.examples import ExampleStore
-from agent.failures import FailureStore
+from agent.memory.examples import ExampleStore
+from agent.memory.failures import FailureStore
 from agent.nodes.execute import plain
 from agent.outcome import Outcome
 from agent.semantic.artifacts import ProjectArtifacts

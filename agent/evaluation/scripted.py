@@ -29,12 +29,12 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from agent.catalog import CatalogSnapshot
+from agent.catalog.grounding import literal_filters
+from agent.catalog.snapshot import CatalogSnapshot
 from agent.context import Strategies
 from agent.evaluation.golden import GoldenQuestion, GoldenSet, load_golden
-from agent.grounding import literal_filters
-from agent.question_context import ContextBuilder
-from agent.strategies import parse_strategies
+from agent.model.question_context import ContextBuilder
+from agent.strategies.options import parse_strategies
 
 CLARIFY = "Which measure and period do you mean?"
 

@@ -16,8 +16,8 @@ from fnmatch import translate
 
 from sqlglot import exp
 
-from connectors.bigquery_sql import FUNCTION_PREFIXES
-from connectors.snowflake_functions import TABLE_FUNCTIONS as SNOWFLAKE_TABLE_FUNCTIONS
+from connectors.bigquery.sql import FUNCTION_PREFIXES
+from connectors.snowflake.functions import TABLE_FUNCTIONS as SNOWFLAKE_TABLE_FUNCTIONS
 
 FILES = "reads or writes files"
 NETWORK = "reaches other databases or the network"

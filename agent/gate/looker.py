@@ -40,7 +40,7 @@ from agent.gate import denylist
 from agent.gate.rules import function_names
 from agent.gate.verdict import Reason
 from connectors.base import TableInfo
-from connectors.looker_metadata import is_measure
+from connectors.looker.metadata import is_measure
 
 if TYPE_CHECKING:
     from agent.gate.schema import GateSchema

@@ -1,7 +1,7 @@
 """The sqlglot dialect the gate writes MySQL-family statements in: MySQL as sqlglot writes it,
 except where MariaDB rejects what sqlglot writes.
 
-One connector (connectors/sql_mysql.py) serves MySQL 5.7/8 and MariaDB under the one dialect
+One connector (connectors/sql/mysql.py) serves MySQL 5.7/8 and MariaDB under the one dialect
 name `mysql`, so the gate cannot tell which server will run a statement. It reads (and checks)
 statements as `mysql` and writes the accepted one with this dialect, whose every change is
 read the same way by both servers:

@@ -14,9 +14,9 @@ from __future__ import annotations
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import interrupt
 
-from agent.audit import sql_sha256
 from agent.context import AgentDeps, thread_of
-from agent.failures import PERSON_REJECTED
+from agent.memory.audit import sql_sha256
+from agent.memory.failures import PERSON_REJECTED
 from agent.outcome import Proposal
 from agent.state import Decision, Edit, Step, ThreadState, Update
 

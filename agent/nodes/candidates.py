@@ -25,14 +25,14 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import get_executor_for_config
 from sqlglot.errors import SqlglotError
 
-from agent import prompts
-from agent.catalog import CatalogSnapshot
+from agent.catalog.snapshot import CatalogSnapshot
 from agent.context import AgentDeps
 from agent.counting import counted
-from agent.model_errors import is_retryable, user_message
+from agent.model import prompts
+from agent.model.errors import is_retryable, user_message
+from agent.model.reply import SqlReply
 from agent.nodes.generate import build_messages, model_context
 from agent.nodes.validate import Screened, judge, screen
-from agent.reply import SqlReply
 from agent.state import Draft, Step, ThreadState, Update, failed, unreadable_tables
 from connectors.base import ConnectorError
 

@@ -17,13 +17,13 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
-from agent import prompts
-from agent.catalog import table_key
+from agent.catalog.snapshot import table_key
 from agent.context import AgentDeps, thread_of
+from agent.model import prompts
+from agent.model.question_context import table_text
 from agent.outcome import Plain, Proposal
-from agent.planning import plan_text
-from agent.question_context import table_text
 from agent.state import Step, ThreadState, Update
+from agent.strategies.planning import plan_text
 
 log = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from agent.audit import sql_sha256
 from agent.context import AgentDeps, thread_of
 from agent.counting import counted
+from agent.memory.audit import sql_sha256
 from agent.nodes.paste import NEXT_STEP
 from agent.outcome import Answer, Proposal
 from agent.state import Decision, Draft, Step, ThreadState, Update, failed
@@ -73,7 +73,7 @@ def learn(state: ThreadState, deps: AgentDeps) -> None:
     The tables and columns are the gate's, recorded on the proposal when it passed: the gate is
     not run again (a proposal checkpointed before columns were recorded is kept without them).
     One asked as a warehouse identity records it, and is shown only to questions asked as that
-    identity whose catalog view has all its tables (agent/examples.py).
+    identity whose catalog view has all its tables (agent/memory/examples.py).
     Learning must never cost the person their answer, so a failure is logged and dropped.
     """
     proposal, decision = state["proposal"], state["decision"]

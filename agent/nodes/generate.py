@@ -8,14 +8,13 @@ import logging
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
-from agent import prompts
-from agent.catalog import CatalogSnapshot
+from agent.catalog.snapshot import CatalogSnapshot
 from agent.context import AgentDeps, Limits, thread_of
-from agent.failures import one_line, read_tables
-from agent.model_errors import is_retryable, user_message
-from agent.planning import plan_text
-from agent.question_context import ModelContext
-from agent.reply import SqlRepair, SqlReply
+from agent.memory.failures import one_line, read_tables
+from agent.model import prompts
+from agent.model.errors import is_retryable, user_message
+from agent.model.question_context import ModelContext
+from agent.model.reply import SqlRepair, SqlReply
 from agent.state import (
     Draft,
     Step,
@@ -26,6 +25,7 @@ from agent.state import (
     own_turns,
     unreadable_tables,
 )
+from agent.strategies.planning import plan_text
 from connectors.base import Connector, ConnectorError
 
 log = logging.getLogger(__name__)
@@ -149,7 +149,7 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upd
     except ConnectorError as exc:
         return {"attempts": attempts, **failed(unreadable_tables(exc))}
     context = model_context(state, deps, snapshot)
-    # a draft under repair gets SQL back, never a question (agent.reply.SqlRepair), also when
+    # a draft under repair gets SQL back, never a question (agent.model.reply.SqlRepair), also when
     # it is written afresh
     redraft = redrafts(state, deps)
     repair = bool(state.get("feedback")) and state.get("draft") is not None
@@ -164,7 +164,7 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upd
     try:
         out = model.invoke(messages, config)
     except Exception as exc:  # any provider failure: the user must hear of it in the thread
-        # the model's runnable already retried what was worth retrying (agent/model_errors.py)
+        # the model's runnable already retried what was worth retrying (agent/model/errors.py)
         calls = deps.limits.model_attempts if is_retryable(exc) else 1
         log.warning("The model failed after %d call(s): %r", calls, exc)
         problems = state.get("feedback") or [] if repair else []

@@ -1,7 +1,7 @@
 """Before the first model call (strategy `ask_unmatched`): a question that names nothing this
 warehouse holds gets a clarifying reply from code, with no model call.
 
-"Nothing" is decided as the context builder decides it (agent/question_context.py,
+"Nothing" is decided as the context builder decides it (agent/model/question_context.py,
 `ModelContext.unmatched`): the whole schema is shown, and no word of the question (nor of the
 question it follows in the thread) occurs in the tables' names, descriptions or profiled values,
 and no glossary term or verified example matches it, nor does it name a metric the asker may
@@ -14,9 +14,9 @@ search found.
 
 from __future__ import annotations
 
-from agent import prompts
-from agent.catalog import CatalogSnapshot
+from agent.catalog.snapshot import CatalogSnapshot
 from agent.context import AgentDeps
+from agent.model import prompts
 from agent.nodes.generate import model_context
 from agent.semantic.readable import readable_layer
 from agent.state import ThreadState, Update, failed, unreadable_tables

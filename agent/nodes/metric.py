@@ -26,11 +26,11 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
-from agent import prompts
+from agent.catalog.documentation import meta_text
 from agent.context import AgentDeps
-from agent.documentation import meta_text
-from agent.model_errors import is_retryable
-from agent.reply import MetricReply
+from agent.model import prompts
+from agent.model.errors import is_retryable
+from agent.model.reply import MetricReply
 from agent.semantic.metric_query import MetricQuery, MetricQueryError
 from agent.semantic.metrics import Metrics
 from agent.semantic.readable import not_offered, readable_layer

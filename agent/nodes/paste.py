@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from langchain_core.runnables import RunnableConfig
 
-from agent.catalog import CatalogSnapshot
+from agent.catalog.snapshot import CatalogSnapshot
 from agent.context import AgentDeps
 from agent.nodes.validate import MISSING_NAMES, Screened, judge, screen
 from agent.outcome import Proposal

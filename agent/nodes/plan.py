@@ -1,6 +1,6 @@
 """Plan first (strategy `plan`): the model reads the question as a plan before any SQL; the
-plan's text filters are grounded in the real values (agent.planning) and the plan goes to the SQL
-step, or a clarifying question ends the question when a value has nothing close."""
+plan's text filters are grounded in the real values (agent.strategies.planning) and the plan goes to
+the SQL step, or a clarifying question ends the question when a value has nothing close."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import logging
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 
-from agent import prompts
 from agent.context import AgentDeps
+from agent.model import prompts
 from agent.nodes.generate import build_messages, model_context
-from agent.planning import PlanReply, ground_plan
 from agent.state import Step, ThreadState, Update
+from agent.strategies.planning import PlanReply, ground_plan
 
 log = logging.getLogger(__name__)
 

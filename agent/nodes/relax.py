@@ -1,5 +1,6 @@
-"""After an empty result (no rows, or only NULLs): propose a loosened query (agent/relax.py, no
-model call) that goes through the same checks as any draft and needs its own approval.
+"""After an empty result (no rows, or only NULLs): propose a loosened query
+(agent/strategies/relax.py, no model call) that goes through the same checks as any draft and needs
+its own approval.
 
 Once per question: a relaxed query that comes back empty too is the answer. When nothing can be
 loosened, or the loosened query fails the checks, the empty answer stands and the trace says why.
@@ -14,8 +15,8 @@ from agent.context import AgentDeps
 from agent.nodes.finish import QUESTION_KEPT
 from agent.nodes.validate import validate
 from agent.outcome import Answer, Proposal
-from agent.relax import relax as loosen
 from agent.state import Draft, Step, ThreadState, Turn, Update
+from agent.strategies.relax import relax as loosen
 from connectors.base import ConnectorError
 
 

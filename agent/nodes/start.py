@@ -1,13 +1,13 @@
 """First step of every question: keep a proposal still waiting as a superseded turn, reset the
-per-question fields, refuse bad input early, and take SQL a person pasted (agent/pasted.py) as
-the draft."""
+per-question fields, refuse bad input early, and take SQL a person pasted (agent/screen/pasted.py)
+as the draft."""
 
 from __future__ import annotations
 
 from agent.context import AgentDeps
 from agent.nodes.finish import QUESTION_KEPT
 from agent.outcome import Proposal
-from agent.pasted import pasted_sql
+from agent.screen.pasted import pasted_sql
 from agent.state import Step, ThreadState, Turn, Update, failed, reset_for_question
 
 EXAMPLE = "Which region had the most revenue last month?"

@@ -1,13 +1,13 @@
-"""After an answer with rows: attach up to three follow-up questions (agent/followups.py, no
-model call). A failure here costs the suggestions, never the answer."""
+"""After an answer with rows: attach up to three follow-up questions (agent/strategies/followups.py,
+no model call). A failure here costs the suggestions, never the answer."""
 
 from __future__ import annotations
 
 import logging
 
 from agent.context import AgentDeps
-from agent.followups import suggest as follow_ups
 from agent.state import ThreadState, Update
+from agent.strategies.followups import suggest as follow_ups
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Put the draft through the SQL gate, the connector's cost estimate and the value check (real
-values for its literal filters, agent.grounding); a pass becomes a proposal, a failure feedback
-for repair.
+values for its literal filters, agent.catalog.grounding); a pass becomes a proposal, a failure
+feedback for repair.
 
 `screen` (the three checks) and `judge` (what their outcome does to the question) are shared
 with the candidates strategy, which screens N drafts and judges the best.
@@ -14,15 +14,15 @@ from dataclasses import dataclass
 
 from langchain_core.runnables import RunnableConfig
 
-from agent.access import readable_view
-from agent.audit import sql_sha256
-from agent.catalog import CatalogSnapshot, table_key
+from agent.catalog.access import readable_view
+from agent.catalog.grounding import check_values
+from agent.catalog.snapshot import CatalogSnapshot, table_key
 from agent.context import AgentDeps, thread_of
 from agent.counting import counted
 from agent.gate import Verdict, check_sql
-from agent.grounding import check_values
+from agent.memory.audit import sql_sha256
 from agent.outcome import Proposal
-from agent.periods import period_problems
+from agent.screen.periods import period_problems
 from agent.state import Draft, Final, Step, ThreadState, Update, failed, unreadable_tables
 from connectors.base import ActsAs, ConnectorError, CostEstimate, acts_as
 
@@ -43,10 +43,10 @@ class Screened:
 
 
 def screen(sql: str, snapshot: CatalogSnapshot, deps: AgentDeps, *, identity: str) -> Screened:
-    """The gate first, over `snapshot` (the catalog as `identity` may see it: agent/access.py),
-    and under an identity over what the warehouse says it may read now (`_held_to_access`);
-    then, for what it lets through, the cost estimate (a dry run where the engine has one:
-    nothing runs) and the literal filter values (live only without an identity)."""
+    """The gate first, over `snapshot` (the catalog as `identity` may see it:
+    agent/catalog/access.py), and under an identity over what the warehouse says it may read now
+    (`_held_to_access`); then, for what it lets through, the cost estimate (a dry run where the
+    engine has one: nothing runs) and the literal filter values (live only without an identity)."""
     verdict = check_sql(sql, snapshot.gate_schema, row_limit=deps.limits.row_limit)
     if verdict.ok and identity:
         try:
@@ -72,8 +72,8 @@ def _held_to_access(
 ) -> Verdict:
     """`verdict` (the gate's pass over `view`) when the warehouse says `identity` may read every
     table it reads now; else the gate's verdict over `view` without the tables it may not (the
-    view is kept a while: agent/access.py), so such a table is unknown, as in the view. Raises
-    ConnectorError when the warehouse cannot say."""
+    view is kept a while: agent/catalog/access.py), so such a table is unknown, as in the view.
+    Raises ConnectorError when the warehouse cannot say."""
     connector = deps.connector
     if not acts_as(connector) or not isinstance(connector, ActsAs):
         return verdict
@@ -193,7 +193,7 @@ def validate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upd
 def _held_to_the_period(
     state: ThreadState, draft: Draft, screened: Screened, deps: AgentDeps
 ) -> tuple[Screened, Draft]:
-    """A model draft that keeps one day of the period the question names (agent/periods.py)
+    """A model draft that keeps one day of the period the question names (agent/screen/periods.py)
     goes back to repair; with no attempt left it is proposed with that as a warning, for the
     person approving to see."""
     if not screened.ok or not draft.get("by_model"):

@@ -11,8 +11,8 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
-from agent import prompts
 from agent.context import AgentDeps
+from agent.model import prompts
 from agent.state import ThreadState, Update
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,7 @@
 """A dbt project as context, and metric questions compiled by MetricFlow (issue 19).
 
-- `dbt_manifest`: manifest.json -> agent.documentation.Documentation (descriptions, value lists
+- `dbt_manifest`: manifest.json -> agent.catalog.documentation.Documentation (descriptions, value
+lists
   from `accepted_values`, join keys from `relationships`, model name -> relation).
 - `dbt_catalog`: catalog.json (`dbt docs generate`) -> the warehouse's own table and column
   comments where the project has no description, and row counts where the adapter reports them.

@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from agent.documentation import Documentation, JoinKey
-from agent.profiling import table_key
+from agent.catalog.documentation import Documentation, JoinKey
+from agent.catalog.profiling import table_key
 from agent.semantic.dbt_catalog import add_catalog
 from agent.semantic.dbt_manifest import read_manifest
 from agent.semantic.dbt_parse import DbtParseError, is_project, parse_project

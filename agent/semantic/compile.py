@@ -8,8 +8,9 @@ approval like any other draft, and runs on querybot's own read-only connection.
 
 The relations in the semantic manifest are those dbt wrote for its profile (`"db"."main"."t"`,
 three parts even where the warehouse's connector names tables `main.t`). Given the warehouse's
-tables, each relation is replaced by the one table it means (agent.documentation.warehouse_table),
-quoted in the dialect, so the SQL names tables as the gate knows them.
+tables, each relation is replaced by the one table it means
+(agent.catalog.documentation.warehouse_table), quoted in the dialect, so the SQL names tables as the
+gate knows them.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from metricflow_semantics.model.semantic_manifest_lookup import SemanticManifest
 from metricflow_semantics.sql.sql_bind_parameters import SqlBindParameterSet
 from sqlglot import exp
 
-from agent.documentation import Documentation, warehouse_table
+from agent.catalog.documentation import Documentation, warehouse_table
 from agent.semantic.metric_query import MetricFilter, MetricQuery, MetricQueryError, check
 from agent.semantic.semantic_manifest import SemanticLayer
 from connectors.base import TableInfo

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from agent.documentation import ColumnDoc, Documentation, TableDoc
-from agent.profiling import table_key
+from agent.catalog.documentation import ColumnDoc, Documentation, TableDoc
+from agent.catalog.profiling import table_key
 
 #: The `stats` entries adapters report a table's rows in.
 _ROW_STATS = ("row_count", "num_rows", "rows")

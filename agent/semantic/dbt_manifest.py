@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from agent.documentation import ColumnDoc, Documentation, JoinKey, TableDoc
-from agent.profiling import table_key
+from agent.catalog.documentation import ColumnDoc, Documentation, JoinKey, TableDoc
+from agent.catalog.profiling import table_key
 
 #: `ref('name')`, `ref("package", "name")`, `source('src', 'table')` in a relationships test.
 _REF = re.compile(r"""^\s*(ref|source)\(\s*(['"][^'"]+['"](?:\s*,\s*['"][^'"]+['"])*)\s*\)\s*$""")

@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from agent.documentation import Documentation
-from agent.grounding import closest
+from agent.catalog.documentation import Documentation
+from agent.catalog.grounding import closest
 from agent.semantic.semantic_manifest import GRAINS, METRIC_TIME, Dimension, SemanticLayer
 
 Grain = Literal["day", "week", "month", "quarter", "year"]

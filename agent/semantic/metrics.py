@@ -13,9 +13,9 @@ import importlib.util
 import threading
 from typing import TYPE_CHECKING
 
-from agent.documentation import Documentation
-from agent.glossary import Glossary
-from agent.retrieval import words
+from agent.catalog.documentation import Documentation
+from agent.catalog.glossary import Glossary
+from agent.catalog.retrieval import words
 from agent.semantic.artifacts import Artifacts, ProjectArtifacts
 from agent.semantic.metric_query import MetricQuery
 from agent.semantic.semantic_manifest import SemanticLayer

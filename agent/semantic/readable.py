@@ -2,8 +2,8 @@
 what the metric step shows that identity's model and accepts from it.
 
 A semantic model is kept when its relation is one table of the identity's view of the catalog
-(agent/access.py), matched as compiling matches it (`warehouse_table`). A metric is kept when
-everything it is computed from is: a simple or cumulative metric's measures must belong to kept
+(agent/catalog/access.py), matched as compiling matches it (`warehouse_table`). A metric is kept
+when everything it is computed from is: a simple or cumulative metric's measures must belong to kept
 semantic models, a ratio's or derived metric's input metrics must be kept in turn, and every
 dimension or entity its filter names must be one of a kept model (a filter on another table's
 dimension joins that table). A metric whose inputs the layer does not name (a conversion metric,
@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from agent.documentation import warehouse_table
+from agent.catalog.documentation import warehouse_table
 from agent.semantic.metric_query import MetricQuery
 from agent.semantic.semantic_manifest import GRAINS, SemanticLayer
 from connectors.base import TableInfo

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from agent.documentation import JoinKey
+from agent.catalog.documentation import JoinKey
 
 METRIC_TIME = "metric_time"
 #: The grains a metric query may ask of a time dimension, finest first.

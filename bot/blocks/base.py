@@ -114,7 +114,7 @@ def code_sections(text: str, limit: int) -> tuple[list[Block], bool]:
 
 def sql_cut(sql: str) -> bool:
     """Whether a message shows only the start of `sql` (more than `SQL_SECTIONS` sections):
-    the whole statement then goes in the thread as a file (`bot.attachments.sql_file`)."""
+    the whole statement then goes in the thread as a file (`bot.blocks.attachments.sql_file`)."""
     return code_sections(sql, SQL_SECTIONS)[1]
 
 

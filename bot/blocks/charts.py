@@ -11,7 +11,7 @@ characters and `data`, 1 to 20 points of `{label, value}` whose labels are the a
 `categories` (each at most 20 characters); `axis_config` may add an `x_label` and a `y_label`
 of at most 50 characters.
 
-Which chart (the answers `bot.attachments.chart_kind` finds a chart for):
+Which chart (the answers `bot.blocks.attachments.chart_kind` finds a chart for):
 - a time series: a line, one series per numeric column (the first six, as the PNG draws),
   the points in time order, labelled as precisely as the data needs (`2026-03`, `2026-03-14`,
   `2026-03-14 09:30`);
@@ -41,7 +41,7 @@ from sqlglot.errors import SqlglotError
 
 from agent.gate.limit import literal_count
 from agent.outcome import Answer
-from bot.attachments import SERIES, chart_kind, moment
+from bot.blocks.attachments import SERIES, chart_kind, moment
 from bot.blocks.base import FALLBACK_TEXT, Message, cut, escaped
 from bot.blocks.results import cell_text
 from bot.words import header

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement
 
 from agent.outcome import Proposal
-from agent.planning import plan_lines
+from agent.strategies.planning import plan_lines
 from bot.blocks.base import (
     CONTEXT_TEXT,
     PROPOSED_SQL_FILE,
@@ -62,7 +62,7 @@ def help_message() -> Message:
 @dataclass(frozen=True)
 class Audience:
     """Who will see the result of a card's query: everyone in `channel`'s thread, or
-    (`private`) only the asker and the approver (bot/outcomes.py)."""
+    (`private`) only the asker and the approver (bot/conversations/outcomes.py)."""
 
     channel: str = ""
     private: bool = False

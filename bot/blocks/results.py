@@ -9,10 +9,10 @@ from typing import Any
 
 from slack_sdk.models.blocks import ActionsBlock, Block, RawTextObject, TableBlock
 
-from agent.accounting import QuestionUsage
 from agent.counting import counted
+from agent.model.accounting import QuestionUsage
 from agent.outcome import Answer
-from agent.relax import is_empty
+from agent.strategies.relax import is_empty
 from bot.blocks.base import (
     FENCE,
     RAN_SQL_FILE,
@@ -140,7 +140,7 @@ def _sentences(columns: list[str], row: list[Any]) -> tuple[str, str]:
 def _sql_blocks(sql: str, approved_above: bool) -> list[Block]:
     """The SQL that ran: a note pointing at the card above when it is the SQL that card shows
     (the answer then does not repeat it), else the SQL itself. SQL too long for a message is
-    whole in `RAN_SQL_FILE` either way (`bot.answers` uploads it)."""
+    whole in `RAN_SQL_FILE` either way (`bot.conversations.answers` uploads it)."""
     whole = f"the whole statement is in the file `{RAN_SQL_FILE}` in this thread."
     too_long = sql_cut(sql)
     if approved_above:
@@ -152,7 +152,7 @@ def _sql_blocks(sql: str, approved_above: bool) -> list[Block]:
     return blocks
 
 
-#: Said in a private answer (bot/outcomes.py) that shows only some of its rows.
+#: Said in a private answer (bot/conversations/outcomes.py) that shows only some of its rows.
 NOT_ATTACHED = (
     "The whole result is not attached: files are shared with everyone in the channel, and "
     "this answer is only for the person who asked and the approver. Ask for fewer rows or an "

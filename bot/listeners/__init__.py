@@ -10,13 +10,13 @@ from collections.abc import Callable
 
 from slack_bolt import App
 
-from bot.approvals import ApproverRule, Approvers
-from bot.channels import ChannelRules
+from bot.access.approvals import ApproverRule, Approvers
+from bot.access.channels import ChannelRules
+from bot.conversations.conversations import Conversations
+from bot.files.uploads import ThreadUploads
 from bot.listeners import actions, events, views
 from bot.listeners.querybot import Querybot
-from bot.store import Store
-from bot.threads import Conversations
-from bot.uploads import ThreadUploads
+from bot.store.base import Store
 
 
 def register(

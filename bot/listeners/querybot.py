@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 from slack_bolt import BoltContext
 
-from bot.approvals import Approvers
-from bot.channels import ChannelRules
-from bot.store import Store
-from bot.threads import Conversations
-from bot.uploads import ThreadUploads
+from bot.access.approvals import Approvers
+from bot.access.channels import ChannelRules
+from bot.conversations.conversations import Conversations
+from bot.files.uploads import ThreadUploads
+from bot.store.base import Store
 
 #: The context key, and so the name of the listener argument that receives a `Querybot`.
 CONTEXT_KEY = "querybot"

@@ -19,10 +19,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.context import AgentDeps, Limits, Strategies
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel
-from agent.strategies import parse_strategies
+from agent.model.providers import ScriptedChatModel
+from agent.strategies.options import parse_strategies
 from connectors.base import RunContext
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 
 NORTH = "SELECT SUM(amount) AS total FROM sales WHERE region = 'North'"
 SOUTH = "SELECT SUM(amount) AS total FROM sales WHERE region = 'South'"

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors.pg_roles import RlsWarehouse, rls_warehouse
 
 

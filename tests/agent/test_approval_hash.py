@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from agent.audit import sql_sha256
 from agent.conversation import OTHER_SQL
+from agent.memory.audit import sql_sha256
 from agent.nodes.execute import execute
 from tests.agent.conftest import MakeAgent, reply
 

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from agent.audit import AuditLog, sql_sha256
+from agent.memory.audit import AuditLog, sql_sha256
 from agent.nodes.execute import execute
 from tests.agent.conftest import MakeAgent, reply
 

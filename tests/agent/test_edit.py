@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from agent.audit import sql_sha256
 from agent.context import AgentDeps
 from agent.conversation import Agent, sqlite_checkpointer
-from agent.models import ScriptedChatModel
+from agent.memory.audit import sql_sha256
+from agent.model.providers import ScriptedChatModel
 from agent.state import Edit
 from connectors.base import ConnectorError, TableInfo
 from tests.agent.conftest import MakeAgent, Spy, reply

@@ -14,8 +14,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.context import AgentDeps, Limits
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel
-from agent.strategies import parse_strategies
+from agent.model.providers import ScriptedChatModel
+from agent.strategies.options import parse_strategies
 from connectors.base import ConnectorError, TableInfo
 from tests.agent.conftest import NORTH, Spy
 

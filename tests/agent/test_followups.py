@@ -1,5 +1,5 @@
 """Suggested follow-ups: made from the answer's SQL, its rows and the schema of the tables read
-(agent/followups.py), attached to answers by the graph when the strategy is on."""
+(agent/strategies/followups.py), attached to answers by the graph when the strategy is on."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from agent.catalog import CatalogSnapshot, ColumnProfile, TableProfile
+from agent.catalog.snapshot import CatalogSnapshot, ColumnProfile, TableProfile
 from agent.context import Strategies
-from agent.followups import suggest
+from agent.strategies.followups import suggest
 from connectors.base import ColumnInfo, TableInfo
 from tests.agent.conftest import MakeAgent, reply
 

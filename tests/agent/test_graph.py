@@ -8,7 +8,7 @@ import pytest
 
 from agent.context import Limits
 from agent.conversation import Agent, sqlite_checkpointer
-from agent.models import ScriptedChatModel
+from agent.model.providers import ScriptedChatModel
 from tests.agent.conftest import MakeAgent, clarify_reply, reply
 
 BY_REGION = "SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"

@@ -20,7 +20,7 @@ from tenacity import RetryCallState, Retrying
 
 from agent.context import AgentDeps, Limits
 from agent.conversation import Agent
-from agent.model_errors import ModelFault, classify, is_retryable
+from agent.model.errors import ModelFault, classify, is_retryable
 from tests.agent.conftest import MakeAgent, Spy, reply
 from tests.agent.gemini_standin import GeminiStandin
 
@@ -210,7 +210,7 @@ def test_the_exception_types_langchain_google_genai_raises() -> None:
 def test_load_model_bounds_gemini_and_leaves_retries_to_the_agent(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from agent.models import MODEL_TIMEOUT_S, load_model
+    from agent.model.providers import MODEL_TIMEOUT_S, load_model
 
     monkeypatch.setenv("GOOGLE_API_KEY", "standin-key")
     model = load_model("google_genai:gemini-2.5-flash")

@@ -15,8 +15,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.context import AgentDeps, Limits
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel, load_model, structured_method
-from agent.reply import SqlReply
+from agent.model.providers import ScriptedChatModel, load_model, structured_method
+from agent.model.reply import SqlReply
 from tests.agent.conftest import Spy, reply
 from tests.agent.openai_standin import OpenAIStandin
 from tests.sql_text import one_line
@@ -101,7 +101,7 @@ def test_an_unreachable_server_is_a_clear_message(
 
 
 def test_a_missing_key_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    from agent.models import ModelConfigError
+    from agent.model.providers import ModelConfigError
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ModelConfigError, match=r"OPENAI_API_KEY .* OPENAI_BASE_URL"):
@@ -111,7 +111,7 @@ def test_a_missing_key_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None
 def test_a_provider_not_installed_is_added_with_uv_never_pip() -> None:
     """langchain-anthropic is not installed here: LangChain's own ImportError says `pip install`,
     which querybot (a uv project) must not repeat."""
-    from agent.models import ModelConfigError
+    from agent.model.providers import ModelConfigError
 
     with pytest.raises(ModelConfigError) as caught:
         load_model("anthropic:claude-sonnet-4-5")
@@ -122,7 +122,7 @@ def test_a_provider_not_installed_is_added_with_uv_never_pip() -> None:
 
 
 def test_a_provider_of_an_extra_is_synced_with_that_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from agent import models
+    from agent.model import providers as models
 
     # as if anthropic were one of pyproject.toml's extras, like openai
     monkeypatch.setitem(models._EXTRAS, "anthropic", "anthropic")
@@ -136,7 +136,7 @@ def test_a_provider_of_an_extra_is_synced_with_that_extra(monkeypatch: pytest.Mo
 def test_every_extra_named_in_a_hint_exists() -> None:
     import tomllib
 
-    from agent import models
+    from agent.model import providers as models
 
     pyproject = Path(__file__).parents[2] / "pyproject.toml"
     extras = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]

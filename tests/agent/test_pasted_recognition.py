@@ -1,11 +1,11 @@
 """Which messages are SQL a person pasted (judged by the gate as written) and which are questions
-in words (for the model): agent/pasted.py, on both sides, in every dialect the bot reads."""
+in words (for the model): agent/screen/pasted.py, on both sides, in every dialect the bot reads."""
 
 from __future__ import annotations
 
 import pytest
 
-from agent.pasted import pasted_sql, unwrapped
+from agent.screen.pasted import pasted_sql, unwrapped
 
 DIALECTS = ["duckdb", "postgres", "bigquery", "mysql", "sqlite", "looker"]
 

@@ -1,12 +1,12 @@
 """A model draft that keeps one day of the period the question names goes back to repair
-(agent/periods.py), with the scripted model over a real DuckDB warehouse."""
+(agent/screen/periods.py), with the scripted model over a real DuckDB warehouse."""
 
 from __future__ import annotations
 
 import pytest
 
 from agent.context import Limits
-from agent.periods import named_period, one_day_filters, period_problems
+from agent.screen.periods import named_period, one_day_filters, period_problems
 from tests.agent.conftest import MakeAgent, prompt_of, reply
 
 ONE_DAY = "SELECT SUM(amount) AS total FROM sales WHERE sold_on = DATE '2026-01-01'"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.audit import sql_sha256
+from agent.memory.audit import sql_sha256
 from tests.agent.conftest import MakeAgent, reply
 
 #: A WITH query with a join and GROUP BY, on one line as a model writes it.

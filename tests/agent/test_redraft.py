@@ -6,7 +6,7 @@ model."""
 from __future__ import annotations
 
 from agent.context import Limits
-from agent.strategies import parse_strategies
+from agent.strategies.options import parse_strategies
 from tests.agent.conftest import MakeAgent, prompt_of, reply
 
 BY_REGION = "SELECT region, SUM(amount) AS total FROM sales GROUP BY region"

@@ -1,13 +1,13 @@
-"""Empty results: the loosened query (agent/relax.py), and its trip through the graph (a new
-proposal, gated, audited and approved like any other) over the real DuckDB test warehouse."""
+"""Empty results: the loosened query (agent/strategies/relax.py), and its trip through the graph (a
+new proposal, gated, audited and approved like any other) over the real DuckDB test warehouse."""
 
 from __future__ import annotations
 
 import pytest
 
-from agent.catalog import CatalogSnapshot, ColumnProfile, TableProfile
+from agent.catalog.snapshot import CatalogSnapshot, ColumnProfile, TableProfile
 from agent.context import Strategies
-from agent.relax import is_empty, relax
+from agent.strategies.relax import is_empty, relax
 from connectors.base import ColumnInfo, TableInfo
 from tests.agent.conftest import MakeAgent, reply
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.audit import AuditLog
 from agent.context import AgentDeps
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel
+from agent.memory.audit import AuditLog
+from agent.model.providers import ScriptedChatModel
 from agent.nodes.execute import NO_IDENTITY
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.agent import rls_fixtures
 from tests.agent.access_words import needs
 from tests.agent.conftest import reply

@@ -14,16 +14,16 @@ import pytest
 from google.oauth2.credentials import Credentials
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.audit import AuditLog
 from agent.context import AgentDeps
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel
+from agent.memory.audit import AuditLog
+from agent.model.providers import ScriptedChatModel
 from connectors.allowlist import TableAllowlist
 from connectors.base import Connector
-from connectors.bigquery import BigQueryConnector
-from connectors.bigquery_metadata import metadata_sql
-from connectors.duckdb import DuckDBConnector
-from connectors.sql import SqlConnector
+from connectors.bigquery.connector import BigQueryConnector
+from connectors.bigquery.metadata import metadata_sql
+from connectors.duckdb.connector import DuckDBConnector
+from connectors.sql.connector import SqlConnector
 from tests.agent.access_words import needs
 from tests.agent.conftest import reply
 from tests.bigquery.conftest import SALES_METADATA

@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.audit import AuditLog
 from agent.context import AgentDeps
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel
+from agent.memory.audit import AuditLog
+from agent.model.providers import ScriptedChatModel
 from connectors.allowlist import TableAllowlist
 from connectors.base import Connector
-from connectors.duckdb import DuckDBConnector
-from connectors.sql import SqlConnector
+from connectors.duckdb.connector import DuckDBConnector
+from connectors.sql.connector import SqlConnector
 from tests.agent import rls_fixtures
 from tests.agent.conftest import reply
 from tests.connectors.pg_roles import RlsWarehouse

@@ -12,10 +12,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.context import AgentDeps, Strategies
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel
+from agent.model.providers import ScriptedChatModel
 from agent.semantic.artifacts import ProjectArtifacts
 from connectors.allowlist import TableAllowlist
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 from tests.agent.conftest import reply
 from tests.dbt.shop_build import BuiltProject, build_shop
 

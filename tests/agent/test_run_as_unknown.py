@@ -12,12 +12,12 @@ from collections.abc import Iterator, Sequence
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.audit import AuditLog
 from agent.context import AgentDeps, Limits
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel
-from agent.question_context import ContextLimits
-from connectors.sql import SqlConnector
+from agent.memory.audit import AuditLog
+from agent.model.providers import ScriptedChatModel
+from agent.model.question_context import ContextLimits
+from connectors.sql.connector import SqlConnector
 from tests.agent import rls_fixtures
 from tests.agent.access_words import needs
 from tests.agent.conftest import reply

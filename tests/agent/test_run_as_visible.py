@@ -1,7 +1,7 @@
 """What the model is shown for a question asked as a warehouse identity is that identity's: only
 the tables it may read, no value or row count the bot's login profiled, only examples over tables
-it may read, and no gate suggestion naming a table it may not (agent/access.py); a table it may
-not read is refused in the words a table the warehouse lacks is. Over the real graph, catalog,
+it may read, and no gate suggestion naming a table it may not (agent/catalog/access.py); a table it
+may not read is refused in the words a table the warehouse lacks is. Over the real graph, catalog,
 profiler and PostgreSQL with row-level security (tests/connectors/pg_roles.py: east may not read
 shop.salaries, west may; the login profiles `ann` in shop.salaries)."""
 
@@ -11,14 +11,14 @@ from collections.abc import Sequence
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.access import Access
-from agent.audit import AuditLog
-from agent.catalog import Catalog
+from agent.catalog.access import Access
+from agent.catalog.glossary import Glossary, Term
+from agent.catalog.snapshot import Catalog
 from agent.context import AgentDeps, Limits
 from agent.conversation import Agent
-from agent.glossary import Glossary, Term
-from agent.models import ScriptedChatModel
-from connectors.sql import SqlConnector
+from agent.memory.audit import AuditLog
+from agent.model.providers import ScriptedChatModel
+from connectors.sql.connector import SqlConnector
 from tests.agent import rls_fixtures
 from tests.agent.access_words import needs
 from tests.agent.conftest import reply

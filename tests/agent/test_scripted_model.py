@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage
 
-from agent.model_errors import user_message
-from agent.models import ScriptedChatModel, ScriptedOutage, ScriptExhausted
+from agent.model.errors import user_message
+from agent.model.providers import ScriptedChatModel, ScriptedOutage, ScriptExhausted
 from tests.agent.conftest import MakeAgent, reply
 
 BY_REGION = "SELECT region, SUM(amount) AS total FROM sales GROUP BY region"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage
 
-from agent import models
-from agent.models import ModelConfigError, ScriptedChatModel, ScriptedOutage
+from agent.model import providers as models
+from agent.model.providers import ModelConfigError, ScriptedChatModel, ScriptedOutage
 
 
 def test_a_delay_key_delays_that_reply_only(

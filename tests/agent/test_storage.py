@@ -1,4 +1,5 @@
-"""agent/storage.py and the stores on it: files written before it still open, and read the same."""
+"""agent/memory/storage.py and the stores on it: files written before it still open, and read the
+same."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from agent.audit import AuditLog, sql_sha256
-from agent.examples import ExampleStore
-from agent.failures import FailureStore
-from agent.storage import SqliteStorage, Tables
+from agent.memory.audit import AuditLog, sql_sha256
+from agent.memory.examples import ExampleStore
+from agent.memory.failures import FailureStore
+from agent.memory.storage import SqliteStorage, Tables
 
-#: The tables as the code before agent/storage.py created them (frozen copies: do not update).
+#: The tables as the code before agent/memory/storage.py created them (frozen copies: do not
+#: update).
 OLD_EXAMPLES = """
 CREATE TABLE examples (
     id INTEGER PRIMARY KEY AUTOINCREMENT, question TEXT NOT NULL, sql TEXT NOT NULL,

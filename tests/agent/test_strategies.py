@@ -9,9 +9,9 @@ import duckdb
 import pytest
 
 from agent.context import Limits, Strategies
-from agent.failures import FailureStore
+from agent.memory.failures import FailureStore
+from agent.model.question_context import ContextLimits
 from agent.nodes.candidates import normalised
-from agent.question_context import ContextLimits
 from bot.blocks.messages import proposal as proposal_message
 from tests.agent.conftest import (
     NORTH,

@@ -9,7 +9,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from agent.accounting import Meter
+from agent.model.accounting import Meter
 from bot.blocks.results import result, usage_text
 from tests.agent.conftest import MakeAgent, reply
 

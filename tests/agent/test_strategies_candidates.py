@@ -9,9 +9,9 @@ import threading
 import pytest
 
 from agent.gate import Verdict
+from agent.model.reply import SqlReply
 from agent.nodes import validate
 from agent.nodes.candidates import Candidate, rank
-from agent.reply import SqlReply
 from tests.agent.conftest import (
     NORTH,
     SOUTH,

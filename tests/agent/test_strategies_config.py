@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from agent.context import Strategies
-from agent.models import ScriptedChatModel
-from agent.strategies import StrategiesError, describe, parse_strategies
+from agent.model.providers import ScriptedChatModel
+from agent.strategies.options import StrategiesError, describe, parse_strategies
 from bot.settings import Settings, SettingsError
 from bot.wiring import Deployment
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 
 
 def test_the_default_and_additions() -> None:

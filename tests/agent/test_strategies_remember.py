@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.audit import sql_sha256
+from agent.memory.audit import sql_sha256
 from agent.nodes.relax import relax
 from agent.outcome import Answer, Proposal
 from tests.agent.conftest import NORTH, SOUTH, Make, prompt_of, reply

@@ -35,8 +35,8 @@ from langchain_core.tracers.langchain import wait_for_all_tracers
 from langgraph.checkpoint.memory import InMemorySaver
 from agent.context import AgentDeps
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel
-from connectors.duckdb import DuckDBConnector
+from agent.model.providers import ScriptedChatModel
+from connectors.duckdb.connector import DuckDBConnector
 
 reply = {"kind": "sql", "explanation": "Regions.", "sql": "SELECT region FROM sales"}
 connector = DuckDBConnector(sys.argv[1])

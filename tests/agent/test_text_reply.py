@@ -1,4 +1,5 @@
-"""Reading a SQL reply written as text (agent/text_reply.py) into the structured repair reply."""
+"""Reading a SQL reply written as text (agent/model/text_reply.py) into the structured repair
+reply."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import json
 
 import pytest
 
-from agent.reply import SqlRepair
-from agent.text_reply import read_reply
+from agent.model.reply import SqlRepair
+from agent.model.text_reply import read_reply
 
 FENCE = "```"
 

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 from google.cloud import bigquery
 
-from connectors.bigquery import BigQueryConnector, endpoint_client
-from connectors.bigquery_metadata import metadata_sql
+from connectors.bigquery.connector import BigQueryConnector, endpoint_client
+from connectors.bigquery.metadata import metadata_sql
 from tests.bigquery.emulator import Emulator, ensure_venv
 from tests.bigquery.fake_api import FakeBigQuery, metadata_rows
 from tests.side_venv import cache_dir, serving

@@ -23,9 +23,9 @@ from connectors.base import (
     RunContext,
     WarehouseUnavailable,
 )
-from connectors.bigquery import BigQueryConnector
-from connectors.bigquery_errors import BytesLimitExceeded, QuotaExceeded
-from connectors.bigquery_metadata import metadata_sql
+from connectors.bigquery.connector import BigQueryConnector
+from connectors.bigquery.errors import BytesLimitExceeded, QuotaExceeded
+from connectors.bigquery.metadata import metadata_sql
 from tests.bigquery.fake_api import Answer, FakeBigQuery
 
 TOTALS = (
@@ -435,7 +435,7 @@ def test_cancel_of_an_unknown_or_finished_run_stops_nothing(
 
 @pytest.mark.slow
 def test_unreachable_api_is_unavailable() -> None:
-    from connectors.bigquery import endpoint_client
+    from connectors.bigquery.connector import endpoint_client
 
     connector = BigQueryConnector(
         "proj",

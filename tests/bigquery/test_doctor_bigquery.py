@@ -15,7 +15,7 @@ from google.api_core import exceptions as api
 from google.cloud import bigquery
 
 from bot.config import Warehouse
-from bot.doctor import PROBE_TABLE, check_warehouse, render
+from bot.doctor.deployment import PROBE_TABLE, check_warehouse, render
 from connectors import open_connector
 from tests.bigquery.emulator import Emulator
 

@@ -16,7 +16,7 @@ from google.cloud import bigquery
 
 from connectors import open_connector
 from connectors.base import PermissionDenied, QueryFailed, RunContext
-from connectors.bigquery import BigQueryConnector
+from connectors.bigquery.connector import BigQueryConnector
 from tests.bigquery.emulator import Emulator
 
 pytestmark = pytest.mark.slow  # every test needs the emulator process

@@ -18,7 +18,7 @@ import pytest
 from google.cloud import bigquery
 
 from connectors.base import ConnectorError, RunContext
-from connectors.bigquery import BigQueryConnector
+from connectors.bigquery.connector import BigQueryConnector
 from tests.bigquery import defog
 from tests.needs import unavailable
 

@@ -4,7 +4,7 @@ canary tables: no dataset, table, row, routine or model changes, no file appears
 secret, and no result or error message holds the secret file's content or a line of /etc/passwd.
 
 BigQuery has no read-only session and the emulator's anonymous login may write anything, so only
-the connector's own checks (`connectors/bigquery_sql.py`) stand between these and a job. The
+the connector's own checks (`connectors/bigquery/sql.py`) stand between these and a job. The
 emulator is not BigQuery: its engine is DuckDB behind sqlglot, which runs DuckDB's file readers
 and `SELECT ... INTO` where BigQuery would fail, so it is a harsher test of the connector and says
 nothing about what BigQuery itself would do with them.

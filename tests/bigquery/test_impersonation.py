@@ -11,11 +11,11 @@ from collections.abc import Iterator
 import pytest
 from google.oauth2.credentials import Credentials
 
-from bot.doctor_access import check_run_as
-from bot.doctor_report import Section
-from bot.identity import RunAsRules
+from bot.access.identity import RunAsRules
+from bot.doctor.access import check_run_as
+from bot.doctor.report import Section
 from connectors.base import PermissionDenied, RunContext, acts_as
-from connectors.bigquery import BigQueryConnector
+from connectors.bigquery.connector import BigQueryConnector
 from tests.bigquery.fake_api import Answer, FakeBigQuery
 
 ANALYST = "analyst@proj.iam.gserviceaccount.com"

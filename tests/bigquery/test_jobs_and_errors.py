@@ -17,8 +17,8 @@ from connectors.base import (
     QueryTimeout,
     WarehouseUnavailable,
 )
-from connectors.bigquery_errors import BytesLimitExceeded, QuotaExceeded, size, translate
-from connectors.bigquery_jobs import job_id, job_url, labels
+from connectors.bigquery.errors import BytesLimitExceeded, QuotaExceeded, size, translate
+from connectors.bigquery.jobs import job_id, job_url, labels
 
 JOB_ID = re.compile(r"[A-Za-z0-9_-]{1,1024}")
 LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")

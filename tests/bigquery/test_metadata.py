@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from connectors.bigquery_metadata import MAX_NESTED_FIELDS, assemble, metadata_sql
-from connectors.bigquery_sql import Layout
+from connectors.bigquery.metadata import MAX_NESTED_FIELDS, assemble, metadata_sql
+from connectors.bigquery.sql import Layout
 
 
 def row(table: str, column: str | None, position: int | None = 1, **extra: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import pytest
 
 from connectors import open_connector
 from connectors.base import WarehouseUnavailable
-from connectors.bigquery import BigQueryConnector, from_spec
+from connectors.bigquery.connector import BigQueryConnector, from_spec
 from connectors.settings import BigQuerySettings, ConnectorSettings, SettingsError
 
 EMULATOR = {"BIGQUERY_API_ENDPOINT": "http://127.0.0.1:9050"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from connectors.base import PermissionDenied, QueryFailed
-from connectors.bigquery_sql import (
+from connectors.bigquery.sql import (
     Layout,
     Names,
     check_datasets,

@@ -4,10 +4,10 @@ On the scripted API: the emulator has no `__TABLES__`."""
 
 from __future__ import annotations
 
-from agent.catalog import Catalog
+from agent.catalog.snapshot import Catalog
 from connectors.base import TableProfile
-from connectors.bigquery import BigQueryConnector
-from connectors.bigquery_metadata import row_counts_sql
+from connectors.bigquery.connector import BigQueryConnector
+from connectors.bigquery.metadata import row_counts_sql
 from tests.bigquery.fake_api import Answer, FakeBigQuery
 
 COUNTS = [("table_id", "STRING"), ("row_count", "INTEGER")]

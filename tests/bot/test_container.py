@@ -182,7 +182,7 @@ def test_dockerignore_patterns_as_docker_reads_them() -> None:
     real = ignore_patterns()
     for secret in (".env", ".env.production", "data/audit.sqlite", "config/querybot.toml"):
         assert ignored(secret, real), secret
-    for needed in ("bot/cli.py", "connectors/demo.py", "evals/demo.yaml", "uv.lock"):
+    for needed in ("bot/cli.py", "connectors/demo/build.py", "evals/demo.yaml", "uv.lock"):
         assert not ignored(needed, real), needed
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.doctor import PROBE_WRITE
-from connectors.demo import ensure_demo
+from bot.doctor.deployment import PROBE_WRITE
+from connectors.demo.build import ensure_demo
 from tests.connectors.sql_fixtures import (
     HOST,
     MYSQL_PORT,
@@ -265,7 +265,7 @@ def test_looker_through_the_hsqldb_standin(
         "✓ sample query passed the gate and ran: SELECT `orders.id` FROM `shop`.`orders` "
         "LIMIT 1 -> 1 row" in part
     )
-    from connectors.jdbc import JdbcRunner  # the optional `looker` extra
+    from connectors.looker.jdbc import JdbcRunner  # the optional `looker` extra
 
     dba = JdbcRunner(
         name="HSQLDB",

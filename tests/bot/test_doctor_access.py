@@ -9,14 +9,14 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from bot.access.identity import RunAsRules
 from bot.config import Warehouse
-from bot.doctor import check_warehouse
-from bot.doctor_report import Section, render
-from bot.identity import RunAsRules
+from bot.doctor.deployment import check_warehouse
+from bot.doctor.report import Section, render
 from bot.settings import Settings, SettingsError
 from bot.wiring import Deployment
 from connectors.base import Connector
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors.mariadb_roles import role_warehouse
 from tests.connectors.pg_roles import rls_warehouse
 

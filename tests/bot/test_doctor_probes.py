@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from bot.config import Warehouse
-from bot.doctor import (
+from bot.doctor.deployment import (
     PROBE_TABLE,
     PROBE_WRITE,
     check_warehouse,
@@ -24,8 +24,8 @@ from bot.doctor import (
 )
 from connectors import open_connector
 from connectors.base import ColumnInfo, CostEstimate, QueryResult, RunContext, TableInfo
-from connectors.looker_metadata import DIMENSION, MEASURE
-from connectors.sql import flavor_for
+from connectors.looker.metadata import DIMENSION, MEASURE
+from connectors.sql.connector import flavor_for
 from tests.connectors.sql_fixtures import (
     Sample,
     mysql_connect,

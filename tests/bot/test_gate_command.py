@@ -19,7 +19,7 @@ from typing import Protocol
 import pytest
 
 from bot.cli import main
-from connectors.demo import ensure_demo
+from connectors.demo.build import ensure_demo
 from tests.sql_text import one_line
 
 

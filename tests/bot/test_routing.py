@@ -20,8 +20,8 @@ from bot.routing import Route, RoutedChannelRules, Router, unmapped
 from bot.settings import Settings
 from bot.wiring import Deployment
 from connectors.base import ConnectorError, TableInfo, WarehouseUnavailable
-from connectors.demo import ensure_demo
-from connectors.duckdb import DuckDBConnector
+from connectors.demo.build import ensure_demo
+from connectors.duckdb.connector import DuckDBConnector
 
 DEMO_SQL = "SELECT COUNT(*) AS regions FROM demo.main.regions"
 SURVEY_SQL = "SELECT answer, COUNT(*) AS n FROM surveys GROUP BY answer ORDER BY answer"

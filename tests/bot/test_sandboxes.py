@@ -1,5 +1,5 @@
-"""Sandbox agents (bot/sandboxes.py): the real Deployment and Router over the demo warehouse, real
-DuckDB sandboxes, a scripted model. A thread with files is answered from its sandbox, also by a
+"""Sandbox agents (bot/files/sandboxes.py): the real Deployment and Router over the demo warehouse,
+real DuckDB sandboxes, a scripted model. A thread with files is answered from its sandbox, also by a
 new process; loading closes the thread's agent; the idle sweep goes through the thread's queue
 and leaves a route without an agent that tells the thread to upload again."""
 
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.files.sandboxes import SandboxAgents, duration, for_deployment
 from bot.routing import Router
-from bot.sandboxes import SandboxAgents, duration, for_deployment
 from bot.settings import Settings
 from bot.wiring import Deployment
-from connectors.demo import ensure_demo
+from connectors.demo.build import ensure_demo
 
 FILES = Path(__file__).resolve().parents[1] / "fixtures" / "files"
 THREAD = "T1:C0FILES01:1.0"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.sandboxes import sandbox_limits
+from bot.files.sandboxes import sandbox_limits
 from bot.settings import Settings, SettingsError
-from connectors.sandbox_bounds import MIB, SandboxLimits
+from connectors.sandbox.bounds import MIB, SandboxLimits
 
 BOUNDS = [
     "QUERYBOT_FILE_MAX_COLUMNS",

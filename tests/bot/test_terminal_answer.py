@@ -16,8 +16,8 @@ import pytest
 
 from agent.outcome import Answer, Outcome, Proposal
 from bot.cli import main
-from bot.terminal import APPROVED_ABOVE, outcome_text
-from connectors.duckdb import DuckDBConnector
+from bot.commands.terminal import APPROVED_ABOVE, outcome_text
+from connectors.duckdb.connector import DuckDBConnector
 
 COUNT = "SELECT COUNT(*) FROM orders"
 #: COUNT as the gate writes it (and the card, the audit log and the answer hold it).

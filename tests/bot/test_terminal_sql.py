@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.terminal import APPROVED_ABOVE
+from bot.commands.terminal import APPROVED_ABOVE
 
 pytestmark = pytest.mark.slow
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from connectors.demo import ensure_demo
-from connectors.duckdb import DuckDBConnector
+from connectors.demo.build import ensure_demo
+from connectors.duckdb.connector import DuckDBConnector
 
 
 @pytest.fixture(scope="session")

@@ -37,7 +37,7 @@ import sqlglot
 from agent.evaluation.compare import Table, best_match, norm
 from agent.evaluation.defog import CORPORA, Gold, build_defog, databases, gold_questions
 from connectors.base import ConnectorError
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors.sql_fixtures import (
     HOST,
     MYSQL_PORT,

@@ -25,7 +25,7 @@ from connectors.base import (
     RunContext,
     WarehouseUnavailable,
 )
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors.sql_fixtures import (
     COLUMN_COMMENTS,
     DEPARTMENTS,

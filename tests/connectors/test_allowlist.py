@@ -14,8 +14,8 @@ import pytest
 
 from connectors.allowlist import TableAllowlist, tables_read
 from connectors.base import PermissionDenied, QueryFailed, RunContext, acts_as
-from connectors.duckdb import DuckDBConnector
-from connectors.sql import SqlConnector
+from connectors.duckdb.connector import DuckDBConnector
+from connectors.sql.connector import SqlConnector
 
 # shop_file (tests/connectors/conftest.py): shop.main.sales, shop.main.big_sales (a view over
 # sales), shop.archive.sales, shop.archive.notes

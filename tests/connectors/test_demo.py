@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from connectors.demo import build_demo, demo_path, ensure_demo
-from connectors.duckdb import DuckDBConnector
+from connectors.demo.build import build_demo, demo_path, ensure_demo
+from connectors.duckdb.connector import DuckDBConnector
 
 TABLES = ("regions", "customers", "products", "orders", "order_items", "returns", "sales")
 

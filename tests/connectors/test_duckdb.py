@@ -20,7 +20,7 @@ from connectors.base import (
     RunContext,
     WarehouseUnavailable,
 )
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 
 #: Ten billion pairs: far longer than any timeout used here.
 SLOW_SQL = "SELECT count(*) FROM range(100000) a, range(100000) b WHERE a.range + b.range = 7"

@@ -1,5 +1,5 @@
 """Issue 15 item 4 on the real DuckDB: user statements run in worker processes under a hard
-address-space limit (connectors/duckdb_worker.py), so what DuckDB builds outside its
+address-space limit (connectors/duckdb/worker.py), so what DuckDB builds outside its
 memory_limit (each vector of 2,048 result rows) costs the bot process nothing, ends in a clear
 ResourceLimitExceeded, and the same connector answers the next question. A worker that dies or
 does not stop is replaced.
@@ -19,10 +19,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from connectors import worker_pool, worker_proc
 from connectors.base import QueryCancelled, QueryFailed, QueryResult, QueryTimeout, RunContext
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 from connectors.limits import Limits, ResourceLimitExceeded
+from connectors.workers import pool as worker_pool
+from connectors.workers import proc as worker_proc
 
 SLOW_SQL = "SELECT count(*) FROM range(100000) a, range(100000) b WHERE a.range + b.range = 7"
 ENDLESS_SQL = "SELECT * FROM range(10000000000)"
@@ -67,7 +68,7 @@ def workers(path: Path) -> list[int]:
                 state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
             except FileNotFoundError:
                 continue
-            mine = b"connectors.duckdb_worker" in cmdline and str(path).encode() in cmdline
+            mine = b"connectors.duckdb.worker" in cmdline and str(path).encode() in cmdline
             if mine and state != "Z":  # a zombie is dead, only not yet reaped
                 found.append(int(pid))
     return found

@@ -12,7 +12,7 @@ import pytest
 
 from agent.evaluation.compare import Table, compare
 from connectors.base import PermissionDenied
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors import employees
 from tests.connectors.employees import DATA, QUESTIONS, Loaded, Question
 

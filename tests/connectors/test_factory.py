@@ -8,7 +8,7 @@ import pytest
 
 from connectors import open_connector
 from connectors.base import WarehouseUnavailable
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 
 
 @pytest.mark.slow

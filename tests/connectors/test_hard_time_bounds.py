@@ -3,7 +3,7 @@ expensive (one string call on long values) still ends in QueryTimeout within its
 the engine's documented grace, and the connector's next query works.
 
 PostgreSQL and MariaDB: the engine's limit, then the watchdog's cancel and cut connection
-(connectors/sql_watchdog.py, at most twice `GRACE_S` past the limit). DuckDB: the worker's kill
+(connectors/sql/watchdog.py, at most twice `GRACE_S` past the limit). DuckDB: the worker's kill
 (`worker_proc.GRACE_S` past the limit). SQLite: tests/connectors/test_sqlite_workers.py.
 Elapsed times are asserted only against those bounds, with `_SLACK_S` for a busy machine; each
 statement runs far longer uninterrupted (measured here: the MariaDB REPLACE 31 s after a KILL
@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from connectors import sql_watchdog, worker_proc
 from connectors.base import Connector, QueryTimeout
-from connectors.duckdb import DuckDBConnector
-from connectors.sql import SqlConnector
+from connectors.duckdb.connector import DuckDBConnector
+from connectors.sql import watchdog as sql_watchdog
+from connectors.sql.connector import SqlConnector
+from connectors.workers import proc as worker_proc
 from tests.connectors.sql_fixtures import mysql_sample, postgres_sample
 
 TIMEOUT_S = 2.0

@@ -22,9 +22,9 @@ from connectors.base import (
     RunContext,
     WarehouseUnavailable,
 )
-from connectors.jdbc import JdbcRunner
-from connectors.jdbc_errors import translate
-from connectors.looker import LookerConnector
+from connectors.looker.connector import LookerConnector
+from connectors.looker.jdbc import JdbcRunner
+from connectors.looker.jdbc_errors import translate
 from tests.fixtures.looker import standin
 
 

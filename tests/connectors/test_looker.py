@@ -23,8 +23,8 @@ from connectors.base import (
     RunContext,
     WarehouseUnavailable,
 )
-from connectors.looker import LookerConnector
-from connectors.looker_metadata import DIMENSION, is_measure
+from connectors.looker.connector import LookerConnector
+from connectors.looker.metadata import DIMENSION, is_measure
 from tests.fixtures.looker import standin
 
 SPEC = "looker://looker.example.com/shop"
@@ -160,7 +160,8 @@ def test_missing_settings_are_named(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 def test_the_extra_not_installed_says_how_to_install(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setitem(sys.modules, "connectors.looker", None)  # as if jaydebeapi were missing
+    # as if jaydebeapi were missing
+    monkeypatch.setitem(sys.modules, "connectors.looker.connector", None)
     with pytest.raises(ValueError, match=r"uv sync --extra looker"):
         open_connector(SPEC, data_dir=tmp_path)
 

@@ -13,12 +13,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.context import AgentDeps, Limits
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel
+from agent.model.providers import ScriptedChatModel
 from bot.settings import Settings
 from bot.wiring import Deployment
 from connectors import open_connector
-from connectors.duckdb import DuckDBConnector
-from connectors.looker import LookerConnector
+from connectors.duckdb.connector import DuckDBConnector
+from connectors.looker.connector import LookerConnector
 from tests.fixtures.looker import standin
 from tests.sql_text import one_line
 

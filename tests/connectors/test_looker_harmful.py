@@ -19,7 +19,7 @@ import pytest
 
 from connectors import open_connector
 from connectors.base import ConnectorError, PermissionDenied
-from connectors.looker import LookerConnector
+from connectors.looker.connector import LookerConnector
 from tests.fixtures.looker import standin
 from tests.gate import canary
 from tests.gate.fixture_files import load_harmful

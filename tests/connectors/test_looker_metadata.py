@@ -6,7 +6,7 @@ import pytest
 
 from agent.gate import GateSchema
 from connectors.base import ColumnInfo
-from connectors.looker_metadata import (
+from connectors.looker.metadata import (
     DIMENSION,
     MEASURE,
     assemble,

@@ -24,7 +24,7 @@ from psycopg import errors as pg_errors
 
 from connectors import value_guard
 from connectors.limits import Limits, ResourceLimitExceeded
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors.sql_fixtures import Sample, pg_connect, postgres_sample
 
 #: 1.5 MB, over the default 1 MiB cell bound (and compressible: stored far smaller).

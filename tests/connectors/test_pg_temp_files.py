@@ -17,7 +17,7 @@ import pytest
 from connectors.base import PermissionDenied
 from connectors.limits import Limits
 from connectors.settings import LimitSettings
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors.sql_fixtures import Sample, bound_temp_files, pg_connect, postgres_sample
 
 

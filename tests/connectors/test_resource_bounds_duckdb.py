@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 from connectors.limits import MIB, Limits, ResourceLimitExceeded
 
 TINY = Limits(

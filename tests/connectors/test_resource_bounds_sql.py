@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from bot.config import Warehouse
-from bot.doctor import check_warehouse
+from bot.doctor.deployment import check_warehouse
 from connectors.limits import MIB, Limits, ResourceLimitExceeded
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors.sql_fixtures import Sample, mysql_sample, postgres_sample, sqlite_sample
 
 TINY = Limits(max_cell_bytes=1000, max_result_bytes=64 * 1024, engine_memory_mb=32)

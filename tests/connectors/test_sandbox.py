@@ -22,10 +22,10 @@ import duckdb
 import pytest
 
 from connectors.base import PermissionDenied, TableInfo
-from connectors.duckdb import DuckDBConnector
-from connectors.sandbox import Sandboxes
-from connectors.sandbox_bounds import SandboxLimits
-from connectors.sandbox_files import FileRejected, format_size, identifier
+from connectors.duckdb.connector import DuckDBConnector
+from connectors.sandbox.bounds import SandboxLimits
+from connectors.sandbox.files import FileRejected, format_size, identifier
+from connectors.sandbox.sandboxes import Sandboxes
 from tests.gate import canary
 from tests.gate.fixture_files import load_harmful
 

@@ -27,8 +27,8 @@ from sqlglot import exp
 from agent.evaluation.compare import Table, best_match
 from agent.evaluation.defog import CORPORA, Gold, databases, gold_questions
 from connectors.base import ConnectorError
-from connectors.sandbox import Sandboxes
-from connectors.sandbox_bounds import SandboxLimits
+from connectors.sandbox.bounds import SandboxLimits
+from connectors.sandbox.sandboxes import Sandboxes
 from tests.connectors import defog_sql
 from tests.connectors.sql_fixtures import require
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from connectors import sandbox as sandbox_module
-from connectors.sandbox import Sandboxes
-from connectors.sandbox_bounds import MIB, SandboxLimits
-from connectors.sandbox_files import FileRejected
+from connectors.sandbox import sandboxes as sandbox_module
+from connectors.sandbox.bounds import MIB, SandboxLimits
+from connectors.sandbox.files import FileRejected
+from connectors.sandbox.sandboxes import Sandboxes
 from tests.connectors import hostile_files
 
 FILES = Path(__file__).resolve().parents[1] / "fixtures" / "files"

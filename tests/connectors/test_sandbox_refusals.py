@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from connectors.sandbox import Sandboxes
-from connectors.sandbox_bounds import SandboxLimits
-from connectors.sandbox_files import FileRejected
+from connectors.sandbox.bounds import SandboxLimits
+from connectors.sandbox.files import FileRejected
+from connectors.sandbox.sandboxes import Sandboxes
 
 THREAD = "T0TEST:C0REFUSE:1800000001.000200"
 #: The bound on one value in these tests: the issue's 300 kB field is over it.

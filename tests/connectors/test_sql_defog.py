@@ -19,7 +19,7 @@ import pytest
 from psycopg import sql as pgsql
 
 from connectors.base import ConnectorError
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors.sql_fixtures import (
     CORPORA,
     HOST,

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 import pytest
 
 from connectors.base import ConnectorError, PermissionDenied, WarehouseUnavailable
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors.sql_fixtures import (
     Sample,
     mysql_connect,

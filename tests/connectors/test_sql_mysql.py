@@ -20,7 +20,7 @@ from connectors.base import (
     QueryTimeout,
     WarehouseUnavailable,
 )
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors.sql_contract import SqlConnectorContract
 from tests.connectors.sql_fixtures import (
     EMPLOYEES,

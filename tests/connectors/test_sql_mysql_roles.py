@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from connectors.base import PermissionDenied, QueryTimeout, RunContext, acts_as
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors.mariadb_roles import SALARIES, SALES, RoleWarehouse, quoted, role_warehouse
 
 READ_SALES = "SELECT region, amount FROM sales ORDER BY amount"

@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager
 import pytest
 
 from connectors.base import QueryCancelled, RunContext, WarehouseUnavailable
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors.sql_contract import wait_until
 from tests.connectors.sql_fixtures import Sample, mysql_sample, postgres_sample
 

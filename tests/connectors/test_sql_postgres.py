@@ -14,7 +14,7 @@ import pytest
 
 from connectors import open_connector
 from connectors.base import ConnectorError, PermissionDenied, WarehouseUnavailable
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors.sql_contract import SqlConnectorContract
 from tests.connectors.sql_fixtures import (
     EMPLOYEES,

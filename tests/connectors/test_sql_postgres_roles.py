@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from connectors.base import PermissionDenied, RunContext, acts_as
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors.pg_roles import RlsWarehouse, rls_warehouse
 
 SALES = "SELECT region, amount FROM shop.sales ORDER BY amount"

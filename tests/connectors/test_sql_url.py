@@ -8,8 +8,8 @@ import pytest
 
 from connectors import open_connector
 from connectors.base import WarehouseUnavailable
-from connectors.sql import SqlConnector, flavor_for
-from connectors.sql_flavor import qualified
+from connectors.sql.connector import SqlConnector, flavor_for
+from connectors.sql.flavor import qualified
 from tests.connectors.sql_fixtures import closed_port
 
 

@@ -1,6 +1,6 @@
 """Issue 36 class 3 on the real SQLite: a statement whose single virtual-machine steps take
 seconds (string functions on megabyte values) still ends at its timeout plus the documented
-grace, because it runs in a worker process that is killed then (connectors/sqlite_worker.py).
+grace, because it runs in a worker process that is killed then (connectors/sql/sqlite_worker.py).
 In the bot's own process the first attack below ran 65 s against a 3 s timeout.
 
 Elapsed times are asserted only against the bound docs/safety.md promises, generously: the
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from connectors import worker_proc
 from connectors.base import QueryCancelled, QueryTimeout, RunContext
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
+from connectors.workers import proc as worker_proc
 from tests.connectors.sql_fixtures import sqlite_sample
 
 TIMEOUT_S = 3.0
@@ -63,7 +63,7 @@ def workers() -> list[int]:
                 cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
             except FileNotFoundError:
                 continue
-            if b"connectors.sqlite_worker" in cmdline:  # a zombie's is empty
+            if b"connectors.sql.sqlite_worker" in cmdline:  # a zombie's is empty
                 found.append(int(pid))
     return found
 

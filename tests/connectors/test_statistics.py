@@ -13,10 +13,10 @@ import json
 
 import pytest
 
-from agent.catalog import Catalog
-from agent.profiling import ProfileLimits
-from connectors.sql import SqlConnector
-from connectors.sql_mysql_stats import mysql_column
+from agent.catalog.profiling import ProfileLimits
+from agent.catalog.snapshot import Catalog
+from connectors.sql.connector import SqlConnector
+from connectors.sql.mysql_stats import mysql_column
 from tests.connectors.sql_fixtures import mysql_sample, postgres_sample
 from tests.sent import record_runs
 

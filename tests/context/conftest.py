@@ -13,8 +13,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.context import AgentDeps, Limits
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel
-from connectors.duckdb import DuckDBConnector
+from agent.model.providers import ScriptedChatModel
+from connectors.duckdb.connector import DuckDBConnector
 
 
 @pytest.fixture(scope="session")

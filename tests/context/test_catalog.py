@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from agent.catalog import Catalog, CatalogSnapshot
-from agent.profiling import ProfileLimits, profile_table
+from agent.catalog.profiling import ProfileLimits, profile_table
+from agent.catalog.snapshot import Catalog, CatalogSnapshot
 from connectors.base import TableProfile
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 from tests.sent import record_runs
 
 

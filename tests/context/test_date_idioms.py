@@ -9,8 +9,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.context import AgentDeps, Limits
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel
-from connectors.duckdb import DuckDBConnector
+from agent.model.providers import ScriptedChatModel
+from connectors.duckdb.connector import DuckDBConnector
 from tests.context.conftest import MakeAgent, reply
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.catalog import CatalogSnapshot
-from agent.examples import ExampleStore
+from agent.catalog.snapshot import CatalogSnapshot
+from agent.memory.examples import ExampleStore
 from connectors.base import ColumnInfo, TableInfo
 from tests.context.conftest import MakeAgent, reply
 

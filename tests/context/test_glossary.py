@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.glossary import Glossary, GlossaryError
+from agent.catalog.glossary import Glossary, GlossaryError
 from tests.context.conftest import MakeAgent, reply
 
 YAML = """

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.catalog import Catalog, ProfileLimits
-from agent.grounding import check_values
-from connectors.duckdb import DuckDBConnector
+from agent.catalog.grounding import check_values
+from agent.catalog.snapshot import Catalog, ProfileLimits
+from connectors.duckdb.connector import DuckDBConnector
 from tests.context.conftest import MakeAgent, reply
 
 

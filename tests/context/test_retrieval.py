@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from agent.catalog import CatalogSnapshot, ColumnProfile, TableProfile
-from agent.question_context import ContextBuilder, ContextLimits, approx_tokens, table_text
-from agent.retrieval import TableIndex
+from agent.catalog.retrieval import TableIndex
+from agent.catalog.snapshot import CatalogSnapshot, ColumnProfile, TableProfile
+from agent.model.question_context import ContextBuilder, ContextLimits, approx_tokens, table_text
 from bench import synthetic
 from connectors.base import ColumnInfo, TableInfo
 from tests.context.conftest import MakeAgent, clarify

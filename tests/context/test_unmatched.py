@@ -1,17 +1,17 @@
-"""A question none of whose words occur in the warehouse (agent/question_context.py): by default
-it is asked what data it means, with no model call (agent/nodes/match.py); with that strategy
-off, the model, shown the whole schema, is told so after the tables, and may say the data cannot
-answer it. Real DuckDB shop with value profiles, scripted model."""
+"""A question none of whose words occur in the warehouse (agent/model/question_context.py): by
+default it is asked what data it means, with no model call (agent/nodes/match.py); with that
+strategy off, the model, shown the whole schema, is told so after the tables, and may say the data
+cannot answer it. Real DuckDB shop with value profiles, scripted model."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from agent.catalog import Catalog
-from agent.glossary import Glossary
-from agent.question_context import ContextBuilder
-from agent.strategies import parse_strategies
-from connectors.duckdb import DuckDBConnector
+from agent.catalog.glossary import Glossary
+from agent.catalog.snapshot import Catalog
+from agent.model.question_context import ContextBuilder
+from agent.strategies.options import parse_strategies
+from connectors.duckdb.connector import DuckDBConnector
 from tests.context.conftest import MakeAgent, clarify, reply
 
 NOTE = "None of the question's words occurs in these tables"

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 from tests.dbt.shop_build import BuiltProject, build_shop
 
 

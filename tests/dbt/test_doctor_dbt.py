@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot.config import Warehouse
-from bot.doctor import check_warehouse
-from bot.doctor_report import render
+from bot.doctor.deployment import check_warehouse
+from bot.doctor.report import render
 from connectors import open_connector
 from connectors.base import Connector
 from tests.dbt.shop_build import BuiltProject

@@ -1,5 +1,5 @@
 """A dbt project's manifest as context: descriptions, value lists and join keys reach the prompt,
-grounding and retrieval through the catalog (agent/documentation.py, agent/semantic/)."""
+grounding and retrieval through the catalog (agent/catalog/documentation.py, agent/semantic/)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from agent.catalog import Catalog, CatalogSnapshot
-from agent.documentation import Documentation
-from agent.grounding import check_values
-from agent.question_context import ContextBuilder
-from agent.retrieval import TableIndex
+from agent.catalog.documentation import Documentation
+from agent.catalog.grounding import check_values
+from agent.catalog.retrieval import TableIndex
+from agent.catalog.snapshot import Catalog, CatalogSnapshot
+from agent.model.question_context import ContextBuilder
 from agent.semantic.artifacts import DbtProjectError, ProjectArtifacts, find_target
 from agent.semantic.dbt_catalog import add_catalog
 from agent.semantic.dbt_manifest import read_manifest
@@ -24,7 +24,7 @@ from bot.config import WarehouseError
 from bot.settings import Settings
 from bot.wiring import Deployment
 from connectors.base import ColumnInfo, TableInfo
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 from tests.dbt.shop_build import BuiltProject
 
 

@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.catalog import CatalogSnapshot
+from agent.catalog.retrieval import TableIndex
+from agent.catalog.snapshot import CatalogSnapshot
 from agent.context import AgentDeps, Strategies
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel
-from agent.question_context import ContextBuilder
-from agent.retrieval import TableIndex
+from agent.model.providers import ScriptedChatModel
+from agent.model.question_context import ContextBuilder
 from agent.semantic.artifacts import ProjectArtifacts
 from connectors.base import ColumnInfo, TableInfo
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 from tests.agent.conftest import reply
 from tests.dbt.shop_build import BuiltProject
 

@@ -16,9 +16,9 @@ from agent.context import Strategies
 from agent.evaluation.golden import load_golden
 from agent.evaluation.report import build_report, render
 from agent.evaluation.runner import evaluation_agent, run_golden
-from agent.models import ScriptedChatModel
+from agent.model.providers import ScriptedChatModel
 from agent.semantic.artifacts import ProjectArtifacts
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 from tests.dbt.shop_build import BuiltProject
 
 pytestmark = pytest.mark.slow

@@ -8,14 +8,14 @@ import json
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from agent.catalog.glossary import Glossary, Term
 from agent.context import AgentDeps
 from agent.conversation import Agent
-from agent.glossary import Glossary, Term
-from agent.models import ScriptedChatModel
-from agent.question_context import defer_to_metrics
+from agent.model.providers import ScriptedChatModel
+from agent.model.question_context import defer_to_metrics
 from agent.semantic.artifacts import ProjectArtifacts
 from agent.semantic.semantic_manifest import Measure, Metric, SemanticLayer, SemanticModel
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 from tests.dbt.shop_build import BuiltProject
 
 LAYER = SemanticLayer(

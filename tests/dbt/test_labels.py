@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from agent.outcome import Answer, Proposal
 from bot.blocks import proposal, result
-from bot.terminal import answer_text, proposal_text
+from bot.commands.terminal import answer_text, proposal_text
 
 GOVERNED = Proposal(
     proposal_id="p1",

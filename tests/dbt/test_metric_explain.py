@@ -14,10 +14,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.context import AgentDeps, Strategies
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel
+from agent.model.providers import ScriptedChatModel
 from agent.semantic.artifacts import ProjectArtifacts
 from bot.blocks.explain import explanation
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 from tests.dbt.shop_build import BuiltProject
 
 pytestmark = pytest.mark.slow  # the shop is built with dbt once per session

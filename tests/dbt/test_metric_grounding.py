@@ -3,7 +3,7 @@ model only when one is named, and keeps the model's choice only when every metri
 
 from __future__ import annotations
 
-from agent.glossary import Glossary, Term
+from agent.catalog.glossary import Glossary, Term
 from agent.semantic.metrics import named_in
 from agent.semantic.semantic_manifest import Metric, SemanticLayer, read_semantic_manifest
 

@@ -16,14 +16,14 @@ from typing import Any
 import psycopg
 import pytest
 
-from agent.catalog import Catalog
+from agent.catalog.snapshot import Catalog
 from agent.gate import check_sql
 from agent.semantic.artifacts import Artifacts, ProjectArtifacts
 from agent.semantic.compile import MetricCompiler
 from agent.semantic.metric_query import MetricQuery
 from connectors import open_connector
 from connectors.base import Connector
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 from tests.connectors.sql_fixtures import bound_temp_files
 from tests.dbt.metric_cases import CASES, parsed_against
 from tests.dbt.shop_build import BuiltProject

@@ -12,8 +12,8 @@ import pytest
 import sqlglot
 from pydantic import ValidationError
 
-from agent.catalog import Catalog
-from agent.documentation import ColumnDoc, Documentation, TableDoc, warehouse_table
+from agent.catalog.documentation import ColumnDoc, Documentation, TableDoc, warehouse_table
+from agent.catalog.snapshot import Catalog
 from agent.gate import GateSchema, check_sql
 from agent.semantic.artifacts import Artifacts, ProjectArtifacts
 from agent.semantic.compile import MetricCompiler, in_warehouse, where_template
@@ -26,7 +26,7 @@ from agent.semantic.semantic_manifest import (
     SemanticModel,
 )
 from connectors.base import TableInfo
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 from tests.dbt.metric_cases import BY_REGION, CASES, parsed_against
 from tests.dbt.shop_build import BuiltProject
 

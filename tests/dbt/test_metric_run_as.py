@@ -12,17 +12,17 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from agent.catalog.glossary import Glossary, Term
 from agent.context import AgentDeps, Strategies
 from agent.conversation import Agent
-from agent.glossary import Glossary, Term
-from agent.models import ScriptedChatModel
+from agent.model.providers import ScriptedChatModel
 from agent.semantic.artifacts import ProjectArtifacts
 from agent.semantic.metric_query import MetricQuery
 from agent.semantic.readable import not_offered, readable_layer
 from agent.semantic.semantic_manifest import Metric, SemanticLayer
 from connectors.allowlist import TableAllowlist
 from connectors.base import TableInfo
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 from tests.agent.conftest import reply
 from tests.dbt.shop_build import BuiltProject
 

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 from tests.dbt.shop_build import BuiltProject
 
 pytestmark = pytest.mark.slow  # dbt build and docs generate: about 12 s, once per session

@@ -13,13 +13,13 @@ import pytest
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.outputs import ChatResult
 
-from agent.catalog import Catalog
+from agent.catalog.snapshot import Catalog
 from agent.evaluation.golden import GoldenQuestion, GoldenSet, load_golden
 from agent.evaluation.runner import gold_sql
 from agent.evaluation.scripted import unmatched_ids
-from agent.models import ScriptedChatModel
-from connectors.demo import ensure_demo
-from connectors.duckdb import DuckDBConnector
+from agent.model.providers import ScriptedChatModel
+from connectors.demo.build import ensure_demo
+from connectors.duckdb.connector import DuckDBConnector
 
 DEMO_GOLDEN = Path(__file__).resolve().parents[2] / "evals" / "demo.yaml"
 

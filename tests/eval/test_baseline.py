@@ -11,9 +11,9 @@ import pytest
 from agent.evaluation.baseline import NaiveBaseline, create_table, sql_of
 from agent.evaluation.golden import GoldenQuestion, GoldenSet
 from agent.evaluation.runner import run_golden
-from agent.models import ScriptedChatModel
+from agent.model.providers import ScriptedChatModel
 from bot.cli import main
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 from tests.eval.conftest import DEMO_GOLDEN, gold_script
 
 COUNT = "SELECT count(*) AS n FROM orders WHERE status = 'pending'"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent.evaluation.golden import GoldenSet, load_golden
-from agent.examples import ExampleStore
+from agent.memory.examples import ExampleStore
 from bot.cli import main
 from tests.eval.conftest import DEMO_GOLDEN, gold_script, reply_for
 

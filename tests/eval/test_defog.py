@@ -11,7 +11,7 @@ import pytest
 from agent.evaluation import defog
 from agent.evaluation.report import build_report
 from agent.evaluation.runner import evaluation_agent, run_golden
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 from tests.eval.conftest import OracleModel
 
 #: Gold queries DuckDB cannot run after transpiling (PostgreSQL-only formats and grouping).

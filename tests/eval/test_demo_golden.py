@@ -6,10 +6,10 @@ from collections import Counter
 
 import pytest
 
-from agent.catalog import Catalog
+from agent.catalog.snapshot import Catalog
 from agent.evaluation.golden import GoldenSet
 from agent.gate import check_sql
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 
 CATEGORIES = {
     "lookup",

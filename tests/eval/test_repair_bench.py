@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from agent.catalog import CatalogSnapshot
+from agent.catalog.profiling import ProfileLimits, profile_tables
+from agent.catalog.snapshot import CatalogSnapshot
 from agent.evaluation.compare import Table
-from agent.profiling import ProfileLimits, profile_tables
 from bench.repair_report import MUTATIONS, judge
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 
 SQL = (
     "SELECT r.region_name, c.segment, count(*) AS customers FROM customers AS c "

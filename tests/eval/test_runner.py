@@ -10,8 +10,8 @@ import pytest
 from agent.evaluation.golden import GoldenQuestion, GoldenSet
 from agent.evaluation.report import build_report, render
 from agent.evaluation.runner import evaluation_agent, run_golden
-from agent.models import ScriptedChatModel, load_model
-from connectors.duckdb import DuckDBConnector
+from agent.model.providers import ScriptedChatModel, load_model
+from connectors.duckdb.connector import DuckDBConnector
 from tests.eval.conftest import gold_script, reply_for
 
 

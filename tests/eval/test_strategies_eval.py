@@ -9,7 +9,7 @@ import pytest
 
 from agent.evaluation.golden import GoldenSet
 from agent.evaluation.scripted import gold_script, replies
-from agent.strategies import parse_strategies
+from agent.strategies.options import parse_strategies
 from bot.cli import main
 from tests.eval.conftest import DEMO_GOLDEN
 

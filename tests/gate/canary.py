@@ -39,7 +39,7 @@ from sqlglot.errors import SqlglotError
 from agent.gate import GateSchema
 from connectors import open_connector
 from connectors.base import ColumnInfo, Connector, ConnectorError, PermissionDenied, TableInfo
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors.sql_fixtures import bound_temp_files
 
 COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -640,7 +640,7 @@ class BigQueryCanary:
     def __init__(self, endpoint: str, project: str, dataset: str = "canary") -> None:
         from google.cloud import bigquery
 
-        from connectors.bigquery import endpoint_client
+        from connectors.bigquery.connector import endpoint_client
 
         self.endpoint, self.project, self.dataset = endpoint, project, dataset
         self.client = endpoint_client(project, endpoint)
@@ -661,7 +661,7 @@ class BigQueryCanary:
     def connector(self) -> Connector:
         """The connector a deployment configures as `bigquery:PROJECT/canary` with
         BIGQUERY_API_ENDPOINT pointing at the endpoint."""
-        from connectors.bigquery import from_spec
+        from connectors.bigquery.connector import from_spec
         from connectors.settings import BigQuerySettings
 
         settings = BigQuerySettings(bigquery_api_endpoint=self.endpoint)

@@ -22,7 +22,7 @@ import pytest
 from agent.gate import Verdict
 from connectors import open_connector
 from connectors.base import PermissionDenied
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.gate import canary
 from tests.gate.fixture_files import load_cases, load_harmful
 from tests.needs import unavailable

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from agent import prompts
 from agent.gate import GateSchema, check_sql
 from agent.gate.looker import RULES
+from agent.model import prompts
 from connectors.base import ColumnInfo, TableInfo
-from connectors.looker_metadata import DIMENSION
+from connectors.looker.metadata import DIMENSION
 from tests.fixtures.looker import recorded
 from tests.gate.fixture_files import Case, load_cases, load_harmful
 from tests.sql_text import tokens

@@ -19,7 +19,7 @@ import pytest
 
 from agent.gate import GateSchema, check_sql
 from connectors.base import ConnectorError
-from connectors.sql import SqlConnector
+from connectors.sql.connector import SqlConnector
 from tests.connectors import defog_sql
 from tests.connectors.sql_fixtures import (
     CORPORA,

@@ -11,7 +11,7 @@ from sqlglot.dialects.snowflake import Snowflake
 from agent.gate.check import check_sql
 from agent.gate.schema import GateSchema
 from connectors.base import PermissionDenied
-from connectors.snowflake_sql import check_calls
+from connectors.snowflake.sql import check_calls
 
 SCHEMA = GateSchema("snowflake")
 

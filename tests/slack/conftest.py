@@ -74,6 +74,6 @@ def checked(standin: SlackStandin, bot: BotProcess) -> Iterator[None]:
 @pytest.fixture(scope="session")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo warehouse, built once; each bot gets a copy so none builds it again."""
-    from connectors.demo import ensure_demo
+    from connectors.demo.build import ensure_demo
 
     return ensure_demo(tmp_path_factory.mktemp("demo"))

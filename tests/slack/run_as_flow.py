@@ -21,9 +21,9 @@ from botproc import BotProcess, audit_events
 from slack_payloads import ALICE, BOB
 from standin import TEAM_ID, Posted, SlackStandin
 
+from bot.access.identity import REFUSED
 from bot.blocks import EDIT_ACTION, EXPLAIN_ACTION
 from bot.blocks.views import EDIT_BLOCK
-from bot.identity import REFUSED
 from bot.listeners.views.edit_submission import NOT_YOURS
 
 DAVE, NOBODY = "U0DAVE001", "U0NOBODY1"

@@ -9,10 +9,10 @@ from fake_agent import proposal_outcome
 from slack_sdk import WebClient
 from standin import SlackStandin
 
-from bot.approvals import ApproverRule, Approvers
-from bot.channels import SHARED, ChannelRules
+from bot.access.approvals import ApproverRule, Approvers
+from bot.access.channels import SHARED, ChannelRules
 from bot.settings import Settings, SettingsError
-from bot.store import ProposalRecord, Status
+from bot.store.base import ProposalRecord, Status
 
 ALICE, BOB, CAROL = "U0ALICE01", "U0BOB0001", "U0CAROL01"
 

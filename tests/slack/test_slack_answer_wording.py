@@ -24,10 +24,10 @@ from standin import SlackStandin
 from agent.explain import Explanation
 from agent.outcome import Answer, Proposal
 from bot import blocks
-from bot.answers import Answers
-from bot.attachments import csv_file
 from bot.blocks import Message
+from bot.blocks.attachments import csv_file
 from bot.blocks.base import fit
+from bot.conversations.answers import Answers
 from bot.slack_thread import SlackThread
 
 ALICE = "U0ALICE01"

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from agent.outcome import Answer
-from bot.attachments import chart_file, chart_kind, csv_file
+from bot.blocks.attachments import chart_file, chart_kind, csv_file
 
 
 def answer(columns: list[str], rows: list[list[Any]], total: int | None = None) -> Answer:

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from standin import Refused, check_blocks
 
 from agent.outcome import Answer
-from bot.attachments import Refusals, render_chart
 from bot.blocks import chart
+from bot.blocks.attachments import Refusals, render_chart
 
 REVENUE_BY_REGION = "SELECT region, SUM(amount) AS revenue FROM sales GROUP BY region"
 

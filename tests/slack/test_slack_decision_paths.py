@@ -19,12 +19,12 @@ from slack_payloads import ALICE, BOB
 from standin import Posted, SlackStandin
 from test_slack_listeners import Bot, assembled, buttons, pid_of
 
-from bot.approvals import ApproverRule
+from bot.access.approvals import ApproverRule
 from bot.blocks import APPROVE_ACTION, CANCEL_ACTION, EDIT_ACTION, REJECT_ACTION
 from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
 from bot.listeners.actions.clicks import OUT_OF_DATE
 from bot.listeners.views.edit_submission import NOT_ALLOWED, STALE
-from bot.store import Status
+from bot.store.base import Status
 
 CAROL = "U0CAROL01"
 SELF = "You asked this question, so someone else must approve it. Nothing was run."

@@ -26,7 +26,7 @@ from slack_flow import has_text
 from slack_payloads import ALICE, BOB
 from standin import Posted, SlackStandin
 
-from agent.audit import sql_sha256
+from agent.memory.audit import sql_sha256
 from bot.blocks import APPROVE_ACTION, REJECT_ACTION, cell_text
 from bot.listeners.actions.clicks import OUT_OF_DATE
 

@@ -16,7 +16,7 @@ from sales_flow import SALES, approved_by_region, rejected_runs_nothing, warehou
 from shared_bot import SharedBot
 from standin import SlackStandin
 
-from connectors.bigquery import endpoint_client
+from connectors.bigquery.connector import endpoint_client
 from tests.bigquery.emulator import Emulator, ensure_venv
 from tests.side_venv import cache_dir, serving
 

@@ -17,7 +17,7 @@ from slack_flow import has_text
 from slack_payloads import ALICE, BOB
 from standin import SlackStandin
 
-from agent.audit import sql_sha256
+from agent.memory.audit import sql_sha256
 from bot.blocks import cell_text
 from bot.blocks.views import EDIT_BLOCK
 

@@ -16,7 +16,7 @@ from slack_flow import has_text
 from slack_payloads import BOB
 from standin import SlackStandin
 
-from bot.outcomes import REPAIRED
+from bot.conversations.outcomes import REPAIRED
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
 

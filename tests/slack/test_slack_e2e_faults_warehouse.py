@@ -26,7 +26,7 @@ from slack_flow import has_text
 from standin import Posted, SlackStandin
 
 from bot.blocks import cell_text
-from bot.outcomes import RUN_FAILED
+from bot.conversations.outcomes import RUN_FAILED
 
 pytestmark = pytest.mark.slow
 

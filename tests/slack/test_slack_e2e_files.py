@@ -30,7 +30,7 @@ from slack_payloads import ALICE, BOB
 from standin import BOT_USER_ID, TEAM_ID, Posted, SlackStandin
 
 from bot.blocks import APPROVE_ACTION, cell_text
-from connectors.sandbox import Sandboxes
+from connectors.sandbox.sandboxes import Sandboxes
 
 pytestmark = pytest.mark.slow
 

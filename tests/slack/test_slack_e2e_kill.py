@@ -25,7 +25,7 @@ from slack_flow import has_text
 from slack_payloads import ALICE, BOB
 from standin import Call, SlackStandin
 
-from bot.recovery import (
+from bot.conversations.recovery import (
     INTERRUPTED,
     RESTARTED_ASKING,
     RESTARTED_BEFORE_RUN,

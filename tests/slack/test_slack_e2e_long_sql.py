@@ -15,7 +15,7 @@ import slack_flow as flow
 from botproc import BotProcess, audit_events, data_dir_with, expected_rows, sql_reply, write_script
 from standin import SlackStandin
 
-from agent.audit import sql_sha256
+from agent.memory.audit import sql_sha256
 from bot.blocks import APPROVE_ACTION, PROPOSED_SQL_FILE, RAN_SQL_FILE, cell_text
 from bot.blocks.messages import card_of
 

@@ -1,4 +1,5 @@
-"""Fetching shared files (bot/files.py) with a real WebClient against the Web API stand-in."""
+"""Fetching shared files (bot/files/slack_files.py) with a real WebClient against the Web API
+stand-in."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from slack_sdk import WebClient
 from standin import SlackStandin
 
-from bot.files import FileTooLarge, FileUnavailable, SharedFile, SlackFiles, event_files
+from bot.files.slack_files import FileTooLarge, FileUnavailable, SharedFile, SlackFiles, event_files
 
 CSV = b"id,amount\n" + b"".join(f"{i},{i * 1.5}\n".encode() for i in range(200))
 

@@ -1,5 +1,5 @@
-"""Who a Slack user is in a warehouse (bot/identity.py): the `run_as` rules of the config file,
-checked with messages naming the key, and applied through the real WebClient against the Slack
+"""Who a Slack user is in a warehouse (bot/access/identity.py): the `run_as` rules of the config
+file, checked with messages naming the key, and applied through the real WebClient against the Slack
 stand-in (users.info for emails, usergroups.users.list for groups)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from slack_sdk import WebClient
 from standin import SlackStandin
 
+from bot.access.identity import REFUSED, Directory, RunAs, RunAsRules
 from bot.config import load_config
-from bot.identity import REFUSED, Directory, RunAs, RunAsRules
 from bot.settings import SettingsError
 
 ANA, BO, CY, DEE = "U0ANA0001", "U0BO00001", "U0CY00001", "U0DEE0001"

@@ -34,23 +34,23 @@ from standin import BOT_USER_ID, TEAM_ID, Posted, SlackStandin
 
 from agent.context import AgentDeps
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel
+from agent.model.providers import ScriptedChatModel
 from agent.outcome import Outcome
 from bot import listeners
+from bot.access.approvals import ApproverRule, Approvers
 from bot.app import build_app, build_client
-from bot.approvals import ApproverRule, Approvers
 from bot.blocks import APPROVE_ACTION, CANCEL_ACTION, EDIT_ACTION, REJECT_ACTION
 from bot.blocks.messages import card_of
 from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
-from bot.cancels import NOT_RUNNING
-from bot.outcomes import REPAIRED, RUN_FAILED
+from bot.conversations.cancels import NOT_RUNNING
+from bot.conversations.conversations import EDIT_FAILED, Conversations
+from bot.conversations.outcomes import REPAIRED, RUN_FAILED
+from bot.conversations.work import Work
 from bot.routing import Route
 from bot.settings import Settings
-from bot.store import Status, Store
-from bot.store_sqlite import SqliteStore
-from bot.threads import EDIT_FAILED, Conversations
-from bot.work import Work
-from connectors.duckdb import DuckDBConnector
+from bot.store.base import Status, Store
+from bot.store.sqlite import SqliteStore
+from connectors.duckdb.connector import DuckDBConnector
 
 SECRET = "listener-test-secret"
 

@@ -34,7 +34,7 @@ from slack_flow import Thread
 from standin import Posted, SlackStandin
 
 from bot.blocks import APPROVE_ACTION, CANCEL_ACTION
-from bot.outcomes import RUN_FAILED
+from bot.conversations.outcomes import RUN_FAILED
 
 pytestmark = pytest.mark.slow
 

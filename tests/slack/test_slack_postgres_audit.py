@@ -1,4 +1,4 @@
-"""agent.audit.AuditLog on PostgreSQL: append-only, and answers like the SQLite one."""
+"""agent.memory.audit.AuditLog on PostgreSQL: append-only, and answers like the SQLite one."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import psycopg
 import pytest
 from pgdb import scratch_database
 
-from agent.audit import AuditLog, sql_sha256
+from agent.memory.audit import AuditLog, sql_sha256
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ from standin import SlackStandin
 from test_slack_blocks import make_answer, make_proposal
 
 from bot import blocks
-from bot.answers import NOT_SENT, Answers
 from bot.blocks.results import NOT_ATTACHED
+from bot.conversations.answers import NOT_SENT, Answers
 from bot.slack_thread import SlackThread
 
 ANA, BO = "U0ANA0001", "U0BO00001"

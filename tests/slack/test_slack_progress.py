@@ -1,11 +1,11 @@
-"""bot.progress.Progress: shows the elapsed time while its block runs, never after, and a failing
-update never breaks the job."""
+"""bot.conversations.progress.Progress: shows the elapsed time while its block runs, never after,
+and a failing update never breaks the job."""
 
 from __future__ import annotations
 
 import threading
 
-from bot.progress import Progress
+from bot.conversations.progress import Progress
 
 
 def test_shows_while_running_and_stops_on_exit() -> None:

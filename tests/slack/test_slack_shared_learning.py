@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from pgdb import scratch_database
 
-from agent.examples import ExampleStore
-from agent.failures import PERSON_REJECTED, FailureStore
-from agent.models import ScriptedChatModel
-from agent.storage import PostgresStorage
+from agent.memory.examples import ExampleStore
+from agent.memory.failures import PERSON_REJECTED, FailureStore
+from agent.memory.storage import PostgresStorage
+from agent.model.providers import ScriptedChatModel
 from bot.settings import Settings
 from bot.wiring import Deployment
 

@@ -18,17 +18,17 @@ from langgraph.checkpoint.memory import InMemorySaver
 from message_checks import valid
 from standin import check_view
 
-from agent.audit import sql_sha256
 from agent.context import AgentDeps
 from agent.conversation import Agent
-from agent.models import ScriptedChatModel
+from agent.memory.audit import sql_sha256
+from agent.model.providers import ScriptedChatModel
 from agent.outcome import Answer, Proposal
 from bot import blocks
-from bot.attachments import sql_file
 from bot.blocks import APPROVE_ACTION, Message
+from bot.blocks.attachments import sql_file
 from bot.blocks.base import SECTION_TEXT
 from bot.blocks.messages import card_of
-from connectors.duckdb import DuckDBConnector
+from connectors.duckdb.connector import DuckDBConnector
 
 BY_REGION = (
     "WITH totals AS (SELECT region, SUM(amount) AS total FROM sales GROUP BY region) "

@@ -1,4 +1,5 @@
-"""bot.store: retried deliveries are seen once, and of many clicks exactly one claims a proposal.
+"""bot.store.base: retried deliveries are seen once, and of many clicks exactly one claims a
+proposal.
 
 Every test runs on both back ends: SQLite, and PostgreSQL (a scratch database, see pgdb.py).
 """
@@ -14,9 +15,9 @@ from pgdb import rows, scratch_database
 
 from agent.outcome import Proposal
 from bot.settings import Settings, SettingsError
-from bot.store import Status, Store, open_store
-from bot.store_postgres import PostgresStore
-from bot.store_sqlite import SqliteStore
+from bot.store.base import Status, Store, open_store
+from bot.store.postgres import PostgresStore
+from bot.store.sqlite import SqliteStore
 
 SHA = "ab" * 32
 

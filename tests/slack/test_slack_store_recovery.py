@@ -1,4 +1,4 @@
-"""bot.store after a crash: the work of a process that was killed (SIGKILL, in a real child
+"""bot.store.base after a crash: the work of a process that was killed (SIGKILL, in a real child
 process) is handed over once, and never while that process lives; a living replica's watch
 reports it in the threads (through the Slack stand-in) without a restart. Both back ends: SQLite
 (`flock` liveness) and PostgreSQL (advisory-lock liveness, a scratch database)."""
@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 from pgdb import rows, scratch_database
 
-from bot.store import Status, Store
-from bot.store_postgres import PostgresStore
-from bot.store_sqlite import SqliteStore
+from bot.store.base import Status, Store
+from bot.store.postgres import PostgresStore
+from bot.store.sqlite import SqliteStore
 
 CHILD = """
 import sys, time
 from agent.outcome import Proposal
-from bot.store_sqlite import SqliteStore
-from bot.store_postgres import PostgresStore
+from bot.store.sqlite import SqliteStore
+from bot.store.postgres import PostgresStore
 
 kind, where = sys.argv[1], sys.argv[2]
 store = SqliteStore(__import__("pathlib").Path(where)) if kind == "sqlite" else PostgresStore(where)
@@ -172,8 +172,8 @@ def test_a_lost_liveness_connection_is_not_death(postgres_url: str) -> None:
 WATCH_CHILD = """
 import sys, time
 from agent.outcome import Proposal
-from bot.store_sqlite import SqliteStore
-from bot.store_postgres import PostgresStore
+from bot.store.sqlite import SqliteStore
+from bot.store.postgres import PostgresStore
 
 kind, where, channel, question_ts, card_ts = sys.argv[1:]
 store = SqliteStore(__import__("pathlib").Path(where)) if kind == "sqlite" else PostgresStore(where)
@@ -201,13 +201,13 @@ def test_a_living_replica_reports_the_work_of_one_that_died(
 
     from agent.context import AgentDeps
     from agent.conversation import Agent
-    from agent.models import ScriptedChatModel
+    from agent.model.providers import ScriptedChatModel
     from agent.outcome import Proposal
     from bot import blocks
-    from bot.recovery import INTERRUPTED, RESTARTED_ASKING, RESTARTED_RUNNING
-    from bot.threads import Conversations
-    from bot.work import Work
-    from connectors.duckdb import DuckDBConnector
+    from bot.conversations.conversations import Conversations
+    from bot.conversations.recovery import INTERRUPTED, RESTARTED_ASKING, RESTARTED_RUNNING
+    from bot.conversations.work import Work
+    from connectors.duckdb.connector import DuckDBConnector
 
     # The real agent (over a one-table DuckDB file, a scripted model with no reply: the watch
     # asks it only what became of a decision, from its checkpoints).

@@ -1,4 +1,5 @@
-"""bot.work: jobs of one thread run one after another, different threads in parallel."""
+"""bot.conversations.work: jobs of one thread run one after another, different threads in
+parallel."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.work import Work
+from bot.conversations.work import Work
 
 
 @pytest.fixture
@@ -60,7 +61,7 @@ def test_a_failing_job_does_not_stop_the_next(work: Work, caplog: pytest.LogCapt
     def boom() -> None:
         raise RuntimeError("boom")
 
-    with caplog.at_level(logging.ERROR, logger="bot.work"):
+    with caplog.at_level(logging.ERROR, logger="bot.conversations.work"):
         work.submit("thread", boom)
         work.submit("thread", ran.set)
         assert ran.wait(10)

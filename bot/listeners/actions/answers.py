@@ -11,7 +11,7 @@ from slack_sdk import WebClient
 from bot import blocks
 from bot.listeners.actions.clicks import clicked_record, tell
 from bot.listeners.querybot import Querybot
-from bot.store import ProposalRecord
+from bot.store.base import ProposalRecord
 
 UNKNOWN_ANSWER = "I do not know this answer any more. Ask the question again."
 

@@ -10,7 +10,7 @@ from slack_sdk import WebClient
 from bot import blocks
 from bot.blocks.messages import card_of
 from bot.slack_thread import SlackThread
-from bot.store import ProposalRecord, Status, Store
+from bot.store.base import ProposalRecord, Status, Store
 
 #: A click whose card names other SQL than the proposal's (see `card_of`).
 OUT_OF_DATE = "This card is out of date: the SQL changed. Nothing was run."

@@ -4,7 +4,7 @@ the decision; Cancel clicks on a running card: ack, check who clicked, then stop
 Who may decide is checked on every click, whatever the proposal's status (a status read before the
 claim may be stale: an edit being checked puts the proposal back to PENDING when it is refused). A
 click by someone the approval policy does not allow gets an ephemeral note and claims nothing.
-Where people run as their own warehouse identity (bot/identity.py), an Approve click is also
+Where people run as their own warehouse identity (bot/access/identity.py), an Approve click is also
 refused unless the clicker's identity may read every table the query reads, as the warehouse says
 (`Conversations.why_not_run`). The claim itself repeats the part of the policy that could change
 under it (the SQL hash the card showed, no-self-approval) in its UPDATE. Only the click that moves
@@ -20,7 +20,7 @@ from typing import Any
 from slack_bolt import Ack
 from slack_sdk import WebClient
 
-from bot.cancels import NOT_RUNNING
+from bot.conversations.cancels import NOT_RUNNING
 from bot.listeners.actions.clicks import (
     OUT_OF_DATE,
     already_decided,
@@ -29,7 +29,7 @@ from bot.listeners.actions.clicks import (
     tell,
 )
 from bot.listeners.querybot import Querybot
-from bot.store import ProposalRecord, Status
+from bot.store.base import ProposalRecord, Status
 
 #: A permitted click that lost its claim to a change it could not see (an edit being checked).
 CHANGED = (

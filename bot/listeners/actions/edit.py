@@ -2,7 +2,7 @@
 bot/listeners/views/edit_submission.py). Who may edit is checked on the click, whatever the
 proposal's status, and the modal opens only on the current card of a proposal still waiting.
 Where questions run as the asker, it opens only for someone whose own identity could run the
-query (bot/clearance.py); anyone else is told why in an ephemeral note."""
+query (bot/access/clearance.py); anyone else is told why in an ephemeral note."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from bot import blocks
 from bot.blocks.views import INPUT_TEXT
 from bot.listeners.actions.clicks import OUT_OF_DATE, already_decided, clicked_card, tell
 from bot.listeners.querybot import Querybot
-from bot.store import ProposalRecord, Status
+from bot.store.base import ProposalRecord, Status
 
 TOO_LONG = (
     "This SQL is {size:,} characters long; Slack's edit box takes at most 3,000. Paste your "

@@ -8,7 +8,7 @@ from slack_sdk import WebClient
 
 from bot.blocks.views import home
 from bot.listeners.querybot import Querybot
-from bot.store import Status
+from bot.store.base import Status
 
 #: A proposal's status as a person would say it.
 _STATUS = {

@@ -9,10 +9,10 @@ from typing import Any
 
 from slack_bolt import BoltContext
 
-from bot.files import event_files
+from bot.files.slack_files import event_files
 from bot.listeners.querybot import Querybot
 from bot.slack_thread import SlackThread
-from bot.store import Store
+from bot.store.base import Store
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def new_question(
 ) -> None:
     """A question that opens a conversation in thread `thread_ts` (a mention, a direct message),
     taken once however often Slack delivers it: refused (with a note) where the bot does not
-    answer; files shared with it are loaded into the thread's sandbox first (bot/uploads.py),
+    answer; files shared with it are loaded into the thread's sandbox first (bot/files/uploads.py),
     which then asks the question; no question at all gets the help."""
     if not first_delivery(querybot.store, body):
         return

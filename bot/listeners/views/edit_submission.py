@@ -4,7 +4,7 @@ checks the edit, which comes back as a new proposal.
 The modal carries only the proposal id and the hash of the SQL it shows; the SQL comes from the
 bot's store. Who may edit is checked again on the submission, whatever the proposal's status
 (and, where questions run as the asker, that the submitter's identity could run the query:
-bot/clearance.py), and the claim holds only while the proposal's SQL is the one the modal
+bot/access/clearance.py), and the claim holds only while the proposal's SQL is the one the modal
 showed. A submission that cannot be taken stays open with the reason under the SQL.
 """
 
@@ -16,7 +16,7 @@ from slack_bolt import Ack
 
 from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT, edited_proposal
 from bot.listeners.querybot import Querybot
-from bot.store import ProposalRecord
+from bot.store.base import ProposalRecord
 
 NOT_WAITING = "This proposal is no longer waiting (it was decided, edited or replaced)."
 UNCHANGED = "The SQL is unchanged. Approve the proposal instead, or change something."

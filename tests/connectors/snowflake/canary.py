@@ -3,7 +3,7 @@ Snowflake escapes tried on top of the gate's harmful catalogue: what tests/conne
 test_harmful.py and the gate report (bench/gate_report.py) send straight to the connector.
 
 fakesnow's login may write anything and its engine (DuckDB) reads local files, so only the
-connector's own checks (connectors/snowflake_sql.py) stand between these statements and it.
+connector's own checks (connectors/snowflake/sql.py) stand between these statements and it.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import uuid
 
 import snowflake.connector
 
-from connectors.snowflake import SnowflakeConnector
-from connectors.snowflake_session import Credentials
+from connectors.snowflake.connector import SnowflakeConnector
+from connectors.snowflake.session import Credentials
 from tests.connectors.snowflake.recording import Recorder
 from tests.connectors.snowflake.server import FakesnowServer
 from tests.gate.canary import COLUMNS, ROWS

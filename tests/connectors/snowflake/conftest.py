@@ -15,8 +15,8 @@ import snowflake.connector
 from snowflake.connector import errors as sf
 
 from connectors.limits import Limits
-from connectors.snowflake import SnowflakeConnector
-from connectors.snowflake_session import Credentials
+from connectors.snowflake.connector import SnowflakeConnector
+from connectors.snowflake.session import Credentials
 from tests.connectors.snowflake.recording import Recorder
 from tests.connectors.snowflake.server import FakesnowServer, ensure_venv
 from tests.side_venv import cache_dir, serving

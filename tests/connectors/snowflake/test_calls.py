@@ -1,4 +1,4 @@
-"""How the Snowflake connector names a function call (connectors/snowflake_sql.py): by the name
+"""How the Snowflake connector names a function call (connectors/snowflake/sql.py): by the name
 Snowflake runs it under, whatever sqlglot makes of it, and operators sqlglot models as functions
 are not calls. No server: these only parse."""
 
@@ -11,7 +11,7 @@ import sqlglot
 from sqlglot import exp
 
 from connectors.base import PermissionDenied
-from connectors.snowflake_sql import call_name, parse
+from connectors.snowflake.sql import call_name, parse
 
 
 def names(sql: str) -> list[str | None]:

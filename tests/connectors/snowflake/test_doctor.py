@@ -10,10 +10,10 @@ import json
 import pytest
 
 from bot.config import Warehouse
-from bot.doctor import check_warehouse, render
-from bot.doctor_snowflake import split_name
-from connectors.snowflake import SnowflakeConnector
-from connectors.snowflake_session import Credentials
+from bot.doctor.deployment import check_warehouse, render
+from bot.doctor.snowflake import split_name
+from connectors.snowflake.connector import SnowflakeConnector
+from connectors.snowflake.session import Credentials
 from tests.connectors.snowflake.conftest import Seeded, make_connector
 from tests.connectors.snowflake.recording import Recorder
 

@@ -18,8 +18,8 @@ import duckdb
 import pytest
 
 from connectors.base import ConnectorError
-from connectors.snowflake import SnowflakeConnector
-from connectors.snowflake_session import Credentials
+from connectors.snowflake.connector import SnowflakeConnector
+from connectors.snowflake.session import Credentials
 from tests.bigquery import defog as reference
 from tests.connectors.snowflake import defog
 from tests.connectors.snowflake.server import FakesnowServer

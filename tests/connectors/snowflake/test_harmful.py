@@ -5,7 +5,7 @@ message holds the secret file's content or a line of /etc/passwd.
 
 Snowflake has no read-only session, and fakesnow has no grants at all (its login may write
 anything, and its engine is DuckDB, which can read local files): only the connector's own checks
-(connectors/snowflake_sql.py) stand between these statements and the engine. So this is a
+(connectors/snowflake/sql.py) stand between these statements and the engine. So this is a
 harsher test of the connector than Snowflake would be, and says nothing of what Snowflake itself
 would do with them.
 """

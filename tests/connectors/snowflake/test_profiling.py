@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from agent.catalog import Catalog
-from agent.profiling import ProfileLimits, is_text, one_scan_sql, top_values
+from agent.catalog.profiling import ProfileLimits, is_text, one_scan_sql, top_values
+from agent.catalog.snapshot import Catalog
 from bot.settings import Settings
 from bot.wiring import Deployment
 from connectors.base import ColumnInfo, ColumnProfile, ConnectorError, TableInfo, TableProfile
-from connectors.snowflake import SnowflakeConnector
-from connectors.snowflake_session import Credentials
+from connectors.snowflake.connector import SnowflakeConnector
+from connectors.snowflake.session import Credentials
 from tests.connectors.snowflake.conftest import Seeded, make_connector
 from tests.connectors.snowflake.recording import Recorder
 from tests.connectors.snowflake.test_session import explain
@@ -124,7 +124,7 @@ def test_a_table_over_the_cap_is_not_scanned_and_the_log_says_so(
         recorder.script_run(scan_sql(customers), ["n", "name", "top"], [
             (2, 2, pairs(("Ada", 1), ("Grace", 1)))
         ])  # fmt: skip
-        with caplog.at_level(logging.WARNING, logger="agent.profiling"):
+        with caplog.at_level(logging.WARNING, logger="agent.catalog.profiling"):
             profiles = Catalog(connector, limits=LIMITS).refresh().profiles
     finally:
         connector.close()

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from connectors.base import QueryCancelled, QueryFailed, QueryTimeout, RunContext
-from connectors.snowflake import SnowflakeConnector
+from connectors.snowflake.connector import SnowflakeConnector
 from tests.connectors.snowflake.conftest import Seeded, make_connector
 from tests.connectors.snowflake.recording import Recorder
 

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from snowflake.connector import errors as sf
 
 from bot.config import Warehouse
-from bot.doctor import check_warehouse, render
+from bot.doctor.deployment import check_warehouse, render
 from connectors import open_connector
 from connectors.base import (
     PermissionDenied,
@@ -23,9 +23,9 @@ from connectors.base import (
     WarehouseUnavailable,
 )
 from connectors.settings import ConnectorSettings, SettingsError, SnowflakeSettings
-from connectors.snowflake import SnowflakeConnector
-from connectors.snowflake_errors import translate
-from connectors.snowflake_session import credentials
+from connectors.snowflake.connector import SnowflakeConnector
+from connectors.snowflake.errors import translate
+from connectors.snowflake.session import credentials
 from tests.connectors.snowflake.conftest import Seeded
 from tests.connectors.snowflake.recording import Recorder
 from tests.connectors.snowflake.server import FakesnowServer

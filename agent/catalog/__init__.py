@@ -1,0 +1,1 @@
+"""What the agent knows of a warehouse: tables, columns, profiles, documentation, access."""

@@ -1,0 +1,1 @@
+"""Model calls: providers, prompts, the structured replies, errors and accounting."""

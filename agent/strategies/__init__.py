@@ -1,0 +1,1 @@
+"""Answer-quality strategies: which run, plan-first, relaxing empty results, follow-ups."""

@@ -1,0 +1,1 @@
+"""Who may ask, approve and run as whom: approvers, identities, channels, clearance."""

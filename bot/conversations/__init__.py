@@ -1,0 +1,1 @@
+"""Conversations in Slack threads: the work, its progress, outcomes and answers."""

@@ -1,0 +1,1 @@
+"""`querybot doctor`: checks of a deployment, in plain words."""

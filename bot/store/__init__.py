@@ -1,0 +1,1 @@
+"""The bot's own state: handled deliveries and proposals, on SQLite or PostgreSQL."""

@@ -1,0 +1,1 @@
+"""Google BigQuery: the connector, its client, jobs, metadata, SQL checks and errors."""

@@ -1,0 +1,1 @@
+"""DuckDB files, opened read-only and locked down, queried in worker processes."""

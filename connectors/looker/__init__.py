@@ -1,0 +1,1 @@
+"""Looker's Open SQL Interface over a generic JDBC runner."""

@@ -1,0 +1,1 @@
+"""Per-conversation DuckDB sandboxes built from files people upload."""

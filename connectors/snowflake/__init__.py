@@ -1,0 +1,1 @@
+"""Snowflake: the connector, its sessions, metadata, SQL checks and errors."""

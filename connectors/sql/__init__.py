@@ -1,0 +1,1 @@
+"""SQL databases through SQLAlchemy: PostgreSQL, MySQL/MariaDB and SQLite."""
