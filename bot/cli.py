@@ -32,8 +32,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     from bot.app import build_app, serve_http, serve_socket_mode
     from bot.files.sandboxes import for_deployment
     from bot.routing import Router
-    from bot.store.base import open_store
-    from bot.wiring import Deployment
+    from bot.wiring import Deployment, open_store
 
     deployment = Deployment(settings)
     # files shared in a thread: that thread's own sandbox answers it (bot/files/sandboxes.py)

@@ -22,7 +22,7 @@ from agent.context import Strategies
 from agent.gate.casts import parse_allowed_types
 from agent.gate.functions import parse_allowed
 from agent.strategies.options import parse_strategies
-from bot.access.approvals import ApproverRule
+from bot.access.approver_rule import ApproverRule
 from connectors.settings import ConnectorSettings, EnvSettings, LimitSettings, variable
 from connectors.settings import SettingsError as SettingsError
 
@@ -143,7 +143,7 @@ class SlackSettings(EnvSettings):
     slack_signing_secret: str = variable("SLACK_SIGNING_SECRET", "", repr=False)
     #: Another Slack Web API base URL (the tests' stand-in).
     slack_api_url: str | None = variable("SLACK_API_URL", None)
-    #: As given; `approver_rule()` is what it says (bot/access/approvals.py).
+    #: As given; `approver_rule()` is what it says (bot/access/approver_rule.py).
     approvers: str = variable("QUERYBOT_APPROVERS", "anyone")
     no_self_approval: bool = variable("QUERYBOT_NO_SELF_APPROVAL", False)
     #: Channel ids the bot answers in (empty: every channel it is in).

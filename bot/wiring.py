@@ -29,6 +29,7 @@ from agent.semantic.artifacts import DbtProjectError, ProjectArtifacts
 from bot.access.identity import RunAsRules
 from bot.config import DeploymentConfig, Warehouse, WarehouseError, deployment_config
 from bot.settings import Settings, SettingsError
+from bot.store.base import Store
 from connectors import open_connector
 from connectors.allowlist import TableAllowlist
 from connectors.base import Connector, ConnectorError, acts_as
@@ -270,3 +271,14 @@ def open_configured(
     except ValueError as exc:
         key = f"warehouses.{warehouse.name}.spec: " if config.path else ""
         raise SettingsError(f"{where}: {key}{exc}") from exc
+
+
+def open_store(settings: Settings) -> Store:
+    """The store `QUERYBOT_STATE_URL` names (PostgreSQL), else SQLite in the data directory."""
+    if settings.state_url:
+        from bot.store.postgres import PostgresStore
+
+        return PostgresStore(settings.state_url)
+    from bot.store.sqlite import SqliteStore
+
+    return SqliteStore(settings.state_db)

@@ -27,7 +27,6 @@ before parsing (and listed among the fixes), so no statement sent to Looker ends
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
@@ -39,8 +38,6 @@ from sqlglot.parsers.bigquery import BigQueryParser
 from agent.gate import denylist
 from agent.gate.rules import function_names
 from agent.gate.verdict import Reason
-from connectors.base import TableInfo
-from connectors.looker.metadata import is_measure
 
 if TYPE_CHECKING:
     from agent.gate.schema import GateSchema
@@ -82,11 +79,6 @@ class Looker(BigQuery):
 
     def generator(self, **opts: Any) -> Any:
         return super().generator(**{**opts, "identify": True})
-
-
-def measure_names(tables: Iterable[TableInfo]) -> frozenset[str]:
-    """Lower-cased names of the measures among the tables' columns."""
-    return frozenset(c.name.lower() for t in tables for c in t.columns if is_measure(c))
 
 
 def looker_reasons(query: exp.Expr, schema: GateSchema) -> list[Reason]:

@@ -23,11 +23,11 @@ from sqlglot.schema import MappingSchema, normalize_name
 from agent.gate import denylist
 from agent.gate.casts import parse_allowed_types
 from agent.gate.functions import parse_allowed
-from agent.gate.looker import measure_names
 from agent.gate.parse import ANSI
 from agent.gate.source import Span, node_span
 from agent.gate.verdict import Reason
 from connectors.base import ColumnInfo, TableInfo
+from connectors.looker.metadata import is_measure
 
 
 @dataclass(frozen=True)
@@ -291,6 +291,12 @@ def _column_key(name: str, dialect: Dialect) -> str:
 def _matches(key: tuple[str, ...], allowed: tuple[str, ...]) -> bool:
     n = len(allowed)
     return any(key[i : i + n] == allowed for i in range(len(key) - n + 1))
+
+
+def measure_names(tables: Iterable[TableInfo]) -> frozenset[str]:
+    """Lower-cased names of Looker measures among the tables' columns (the Looker rules want each
+    wrapped in AGGREGATE())."""
+    return frozenset(c.name.lower() for t in tables for c in t.columns if is_measure(c))
 
 
 def _type(column: ColumnInfo, dialect: str, cache: dict[str, exp.DataType]) -> exp.DataType:

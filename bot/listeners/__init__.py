@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 from slack_bolt import App
 
-from bot.access.approvals import ApproverRule, Approvers
+from bot.access.approvals import Approvers
+from bot.access.approver_rule import ApproverRule
 from bot.access.channels import ChannelRules
 from bot.conversations.conversations import Conversations
 from bot.files.uploads import ThreadUploads

@@ -19,7 +19,7 @@ knows, so a click still works after a restart. Two rules hold it together:
 The SQL is plain (ON CONFLICT, RETURNING, `?` placeholders), so both back ends share it (each
 runs it through agent/memory/storage.py):
 `SqliteStore` (bot/store/sqlite.py: one process, or replicas sharing a disk) and `PostgresStore`
-(bot/store/postgres.py: replicas on several machines); `open_store` picks one from the settings.
+(bot/store/postgres.py: replicas on several machines).
 """
 
 from __future__ import annotations
@@ -29,14 +29,11 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent.memory.storage import Storage
 from agent.outcome import Proposal
 from bot.store.tables import TABLES
-
-if TYPE_CHECKING:
-    from bot.settings import Settings
 
 #: How long an event id is remembered; Slack retries within minutes.
 EVENT_TTL_S = 24 * 3600
@@ -354,17 +351,6 @@ class Store(ABC):
             (Status.SUPERSEDED, time.time(), thread_id, Status.PENDING),
         )
         return [_record(row) for row in rows]
-
-
-def open_store(settings: Settings) -> Store:
-    """The store `QUERYBOT_STATE_URL` names (PostgreSQL), else SQLite in the data directory."""
-    if settings.state_url:
-        from bot.store.postgres import PostgresStore
-
-        return PostgresStore(settings.state_url)
-    from bot.store.sqlite import SqliteStore
-
-    return SqliteStore(settings.state_db)
 
 
 def _record(row: tuple[Any, ...]) -> ProposalRecord:

@@ -9,7 +9,8 @@ from fake_agent import proposal_outcome
 from slack_sdk import WebClient
 from standin import SlackStandin
 
-from bot.access.approvals import ApproverRule, Approvers
+from bot.access.approvals import Approvers
+from bot.access.approver_rule import ApproverRule
 from bot.access.channels import SHARED, ChannelRules
 from bot.settings import Settings, SettingsError
 from bot.store.base import ProposalRecord, Status

@@ -19,7 +19,7 @@ from slack_payloads import ALICE, BOB
 from standin import Posted, SlackStandin
 from test_slack_listeners import Bot, assembled, buttons, pid_of
 
-from bot.access.approvals import ApproverRule
+from bot.access.approver_rule import ApproverRule
 from bot.blocks import APPROVE_ACTION, CANCEL_ACTION, EDIT_ACTION, REJECT_ACTION
 from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
 from bot.listeners.actions.clicks import OUT_OF_DATE

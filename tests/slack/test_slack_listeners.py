@@ -37,7 +37,8 @@ from agent.conversation import Agent
 from agent.model.providers import ScriptedChatModel
 from agent.outcome import Outcome
 from bot import listeners
-from bot.access.approvals import ApproverRule, Approvers
+from bot.access.approvals import Approvers
+from bot.access.approver_rule import ApproverRule
 from bot.app import build_app, build_client
 from bot.blocks import APPROVE_ACTION, CANCEL_ACTION, EDIT_ACTION, REJECT_ACTION
 from bot.blocks.messages import card_of

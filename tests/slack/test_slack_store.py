@@ -15,9 +15,10 @@ from pgdb import rows, scratch_database
 
 from agent.outcome import Proposal
 from bot.settings import Settings, SettingsError
-from bot.store.base import Status, Store, open_store
+from bot.store.base import Status, Store
 from bot.store.postgres import PostgresStore
 from bot.store.sqlite import SqliteStore
+from bot.wiring import open_store
 
 SHA = "ab" * 32
 
