@@ -31,7 +31,7 @@ class SqlRepair(BaseModel):
     No clarifying option: the question was already read as answerable (its first draft was SQL),
     and a small model asked to fix a problem tends to turn the problem list into a question for
     the person instead. A draft whose names the warehouse lacks ends in a clarifying question
-    written by code once the attempts are spent (agent.nodes.validate).
+    written by code once the attempts are spent (agent.screen.judge).
     """
 
     explanation: str = Field(description="One short sentence: what the corrected query computes.")

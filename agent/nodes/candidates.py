@@ -1,5 +1,5 @@
 """Candidates (strategy `candidates:N`): N drafts asked at once (all N calls in flight
-together), each screened like any draft (agent.nodes.validate.screen: the gate, the
+together), each screened like any draft (agent.screen.judge.screen: the gate, the
 connector's cost estimate, a dry run where the engine has one, and the value check); drafts
 that are the same query once normalised by sqlglot count as agreeing, and are screened once.
 
@@ -32,7 +32,7 @@ from agent.model import prompts
 from agent.model.errors import is_retryable, user_message
 from agent.model.reply import SqlReply
 from agent.nodes.generate import build_messages, model_context
-from agent.nodes.validate import Screened, judge, screen
+from agent.screen.judge import Screened, judge, screen
 from agent.state import Draft, Step, ThreadState, Update, failed, unreadable_tables
 from connectors.base import ConnectorError
 

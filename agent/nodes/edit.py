@@ -1,6 +1,6 @@
 """Check a person's edit of the waiting proposal (an `Edit` resume, taken by approve).
 
-The edit goes through the same checks as any draft (agent.nodes.validate.screen), once. When the
+The edit goes through the same checks as any draft (agent.screen.judge.screen), once. When the
 gate refuses it, or the warehouse's tables cannot be read to check it, nothing changes: the
 original proposal waits on, and the edit's `refused` says why and what to do next. Otherwise it
 is a new draft by that person, judged as validate (or paste, in a thread of pasted SQL) judges
@@ -14,7 +14,7 @@ from langchain_core.runnables import RunnableConfig
 
 from agent.context import AgentDeps
 from agent.nodes.paste import judge_pasted
-from agent.nodes.validate import judge, outside_access, screen
+from agent.screen.judge import judge, outside_access, screen
 from agent.state import Draft, Edit, Step, ThreadState, Update, unreadable_tables
 from connectors.base import ConnectorError
 

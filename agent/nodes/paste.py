@@ -1,5 +1,5 @@
 """Judge SQL a person pasted: the same checks as any draft (the gate, the cost estimate, the
-value check: agent.nodes.validate.screen), and never the model after them.
+value check: agent.screen.judge.screen), and never the model after them.
 
 Accepted, it is proposed with what the checks changed named in its explanation: the person
 wrote it, so they are told what no longer reads as they wrote it. Refused, the question ends
@@ -15,8 +15,8 @@ from langchain_core.runnables import RunnableConfig
 
 from agent.catalog.snapshot import CatalogSnapshot
 from agent.context import AgentDeps
-from agent.nodes.validate import MISSING_NAMES, Screened, judge, screen
 from agent.outcome import Proposal
+from agent.screen.judge import MISSING_NAMES, Screened, judge, screen
 from agent.state import Draft, ThreadState, Update, failed, unreadable_tables
 from connectors.base import ConnectorError
 
@@ -53,7 +53,7 @@ def judge_pasted(
     deps: AgentDeps,
 ) -> Update:
     """The update for a person's `draft` once `screened`: a proposal naming what the checks
-    changed, or the end of the question with the reasons (agent.nodes.validate.judge otherwise)."""
+    changed, or the end of the question with the reasons (agent.screen.judge.judge otherwise)."""
     # judge records the proposal or the refusal in the audit log and the trace; a pasted draft
     # is not the model's, so its refusal is not remembered as the model's mistake
     update = judge(state, draft, screened, config, deps)
@@ -65,7 +65,7 @@ def judge_pasted(
             explanation = f"{told.explanation} The checks changed it: {changes}."
             update["proposal"] = replace(told, explanation=explanation).to_state()
         return update
-    if update.get("final"):  # outside the asker's access (agent.nodes.validate.outside_access)
+    if update.get("final"):  # outside the asker's access (agent.screen.judge.outside_access)
         return update
     names = [t.short_name for t in snapshot.tables]
     # judge's one step says why the checks refused it: the question ends with it

@@ -1,6 +1,6 @@
 """What a question asked as a warehouse identity is told about a table outside its view: the
 same words whether the identity may not read the table or the warehouse has none by that name
-(agent.nodes.validate.outside_access)."""
+(agent.screen.judge.outside_access)."""
 
 from __future__ import annotations
 

@@ -10,8 +10,8 @@ import pytest
 
 from agent.gate import Verdict
 from agent.model.reply import SqlReply
-from agent.nodes import validate
 from agent.nodes.candidates import Candidate, rank
+from agent.screen import judge
 from tests.agent.conftest import (
     NORTH,
     SOUTH,
@@ -55,9 +55,9 @@ def test_the_drafts_are_in_flight_at_once(make: Make) -> None:
 @pytest.mark.slow
 def test_the_same_statement_is_screened_once(make: Make, monkeypatch: pytest.MonkeyPatch) -> None:
     screened: list[str] = []
-    real = validate.screen
+    real = judge.screen
 
-    def counting(sql: str, *args: object, **kwargs: str) -> validate.Screened:
+    def counting(sql: str, *args: object, **kwargs: str) -> judge.Screened:
         screened.append(sql)
         return real(sql, *args, **kwargs)  # type: ignore[arg-type]
 
@@ -79,7 +79,7 @@ def draft(index: int, sql: str = "", *, passed: bool = True) -> Candidate:
     if not sql:
         return Candidate(index, SqlReply(kind="clarify", explanation="Which one?"), None, "")
     problems = () if passed else ("refused",)
-    checks = validate.Screened(Verdict(ok=True, sql=sql), None, problems, ())
+    checks = judge.Screened(Verdict(ok=True, sql=sql), None, problems, ())
     return Candidate(index, SqlReply(kind="sql", explanation="", sql=sql), checks, sql)
 
 

@@ -19,7 +19,7 @@ import sqlglot
 from sqlglot import exp
 
 from agent.gate import GateSchema, casts, check_sql
-from agent.nodes.validate import screen
+from agent.screen.judge import screen
 from bot.settings import Settings
 from bot.wiring import Deployment
 from connectors import open_connector
