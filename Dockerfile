@@ -1,5 +1,5 @@
 # querybot: `querybot run` (Socket Mode, or HTTP with --http), `querybot eval`, `querybot doctor`.
-# docker-compose.yml builds and runs it; tests/bot/test_container.py checks this file and runs
+# docker-compose.yml builds and runs it; tests/test_container.py checks this file and runs
 # the commands from the files it copies.
 #
 # The base image is pinned by tag, not by digest: no digest could be verified without a registry.

@@ -42,7 +42,7 @@ from agent.model.providers import ScriptedChatModel
 from bench import synthetic
 from connectors.base import CostEstimate, QueryResult, RunContext, TableInfo, find_table
 from connectors.sql.connector import SqlConnector
-from tests.connectors.sql_fixtures import bound_temp_files
+from tests.support.sql_fixtures import bound_temp_files
 
 PG = "host=127.0.0.1 port=5432 user=postgres dbname={db}"
 ROWS = 200

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from agent.gate import bounds, check_sql
-from tests.gate import canary
+from tests.support import canary
 
 
 def statements() -> list[tuple[str, str]]:

@@ -12,8 +12,8 @@ harmful statement sent to a connector changes or leaks anything, gold false reje
 set, shown for the README's list); CI runs it. Reads `../shared/corpora` (or
 `$QUERYBOT_CORPORA`); the canary databases live in a temporary directory, for MariaDB in a
 throwaway database on 127.0.0.1:3306, for BigQuery in the local bqemulator
-(tests/bigquery/emulator.py), for Snowflake in fakesnow's server
-(tests/connectors/snowflake/server.py), both started and stopped here.
+(tests/support/bigquery_emulator.py), for Snowflake in fakesnow's server
+(tests/support/snowflake_server.py), both started and stopped here.
 """
 
 from __future__ import annotations
@@ -37,14 +37,14 @@ from bench.resources import table
 from connectors import open_connector
 from connectors.base import Connector
 from connectors.sandbox.sandboxes import Sandboxes
-from tests.bigquery.emulator import Emulator, ensure_venv
-from tests.connectors.snowflake import server as fakesnow
-from tests.connectors.snowflake.canary import ESCAPES as SNOWFLAKE_ESCAPES
-from tests.connectors.snowflake.canary import SnowflakeCanary
-from tests.connectors.snowflake.recording import Recorder
-from tests.gate import canary, corpora, oracle
-from tests.gate.fixture_files import load_cases, load_harmful
-from tests.side_venv import EmulatorError, cache_dir
+from tests.support import canary, corpora, oracle
+from tests.support import snowflake_server as fakesnow
+from tests.support.bigquery_emulator import Emulator, ensure_venv
+from tests.support.fixture_files import load_cases, load_harmful
+from tests.support.side_venv import EmulatorError, cache_dir
+from tests.support.snowflake_canary import ESCAPES as SNOWFLAKE_ESCAPES
+from tests.support.snowflake_canary import SnowflakeCanary
+from tests.support.snowflake_recording import Recorder
 
 MAX_FALSE_REJECTIONS = 0.005
 Canary = canary.DuckDBCanary | canary.SQLiteCanary | canary.MariaDBCanary
@@ -156,7 +156,7 @@ def connector_catalogue(use_bigquery: bool, use_snowflake: bool, failures: list[
     """The whole catalogue plus each engine's escapes, sent to the connectors' `run` unchecked."""
     print("**Harmful catalogue through the DuckDB, files sandbox, BigQuery and Snowflake")
     print("connectors, no gate**: every dialect's statements plus each engine's escapes")
-    print("(`canary.ESCAPES`, Snowflake's in `tests/connectors/snowflake/canary.py`), as written")
+    print("(`canary.ESCAPES`, Snowflake's in `tests/support/snowflake_canary.py`), as written")
     print("and aimed at a directory holding a secret, on the canary tables (for the sandbox,")
     print("uploaded as CSV files through the loader; for BigQuery, a dataset in the local")
     print("bqemulator; for Snowflake, a database in fakesnow's server, EXPLAIN answered as")

@@ -184,7 +184,7 @@ class VerifiedBot(BotProcess):
     Request URL), not merely when the port accepts connections."""
 
     def _ready(self, connections_before: int) -> bool:
-        from slack_payloads import signed_headers
+        from tests.support.slack_payloads import signed_headers
 
         body = json.dumps({"token": "x", "challenge": "ready?", "type": "url_verification"})
         try:

@@ -2,15 +2,14 @@
 time of every Web API call the bot makes, and Slack's side of a question (a signed mention, an
 Approve click) with each request's ack time measured.
 
-The bot runs as `querybot run --http` (tests/slack/botproc.py) and the stand-in is the tests' own
-(tests/slack/standin.py), so the figures cover the whole path: signature check, Bolt, listeners,
+The bot runs as `querybot run --http` (tests/support/botproc.py) and the stand-in is the tests' own
+(tests/support/standin.py), so the figures cover the whole path: signature check, Bolt, listeners,
 the worker pool, the agent's graph on the demo warehouse, and the Slack calls back.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 import uuid
@@ -23,15 +22,11 @@ from urllib.parse import urlsplit
 
 import psycopg
 
-# The stand-in, the bot process and Slack's payloads live with the Slack tests (flat modules).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "slack"))
-
-import slack_payloads as payloads
-from botproc import SECRET, BotProcess
-from slack_payloads import action_request, event_request, signed_headers
-from standin import Call, Posted, SlackStandin
-
 from bot.blocks import APPROVE_ACTION
+from tests.support import slack_payloads as payloads
+from tests.support.botproc import SECRET, BotProcess
+from tests.support.slack_payloads import action_request, event_request, signed_headers
+from tests.support.standin import Call, Posted, SlackStandin
 
 #: Slack's limit for acknowledging a request; later, Slack retries it or shows an error.
 ACK_LIMIT_S = 3.0

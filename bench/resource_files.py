@@ -3,7 +3,7 @@ stopped it, as rows of the gate report's resource section (bench/resources.py).
 
     uv run python -m bench.resource_files
 
-The files are the issue's, at its sizes (tests/connectors/hostile_files.py): a 30 kB CSV of 4,000
+The files are the issue's, at its sizes (tests/support/hostile_files.py): a 30 kB CSV of 4,000
 columns, a 3 MB SQLite file whose `ADD COLUMN ... DEFAULT` of 1 MB covers 200,000 rows, a SQLite
 generated column computing a 1 MB `printf` on each of 200,000 rows, and a 1.4 kB Parquet file
 whose dictionary expands to 40 GB (bench/fixtures/dictionary_bomb.parquet, written once by
@@ -37,7 +37,7 @@ from bot.files.uploads import BOUND_SETTINGS
 from bot.settings import Settings
 from connectors.sandbox.files import FileRejected
 from connectors.sandbox.sandboxes import Sandboxes
-from tests.connectors import hostile_files
+from tests.support import hostile_files
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MIB = 1024 * 1024

@@ -3,7 +3,7 @@ and what stopped them, as rows of the gate report's resource section (bench/reso
 
     uv run python -m bench.resource_http
 
-Each attack meets a fresh `querybot run --http` (tests/slack/botproc.py, on the Web API stand-in
+Each attack meets a fresh `querybot run --http` (tests/support/botproc.py, on the Web API stand-in
 and the demo warehouse) with the default bounds; its peak RSS is the bot's VmHWM once the attack
 is over, and the largest of its child processes' (DuckDB workers). The attacks: three unsigned
 POSTs claiming 300 MB each and really streaming it (before the bounds, they took the bot from 161
@@ -16,23 +16,24 @@ with no traceback in the bot's log, and a signed request answered after them.
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-# The stand-in, the bot process and Slack's payloads live with the Slack tests (flat modules).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "slack"))
-
-from botproc import SECRET, BotProcess, data_dir_with, write_script
-from http_attacks import MIB, closed_by_server, idle_connections, memory_kib, stream_unsigned
-from slack_payloads import signed_headers
-from standin import SlackStandin
-from test_slack_e2e_malformed import MALFORMED
-
 from bench.resources import ResourceRow, descendants, status_kib, table
 from bot.http_server import HttpLimits
 from connectors.demo.build import ensure_demo
+from tests.support.botproc import SECRET, BotProcess, data_dir_with, write_script
+from tests.support.http_attacks import (
+    MIB,
+    closed_by_server,
+    idle_connections,
+    memory_kib,
+    stream_unsigned,
+)
+from tests.support.malformed_bodies import MALFORMED
+from tests.support.slack_payloads import signed_headers
+from tests.support.standin import SlackStandin
 
 ENGINE = "bot, HTTP mode"
 #: Idle connections opened at once, well over the default bound of connections served.

@@ -41,7 +41,7 @@ from connectors.limits import ResourceLimitExceeded
 from connectors.sql.watchdog import GRACE_S as WATCHDOG_GRACE_S
 from connectors.workers.proc import GRACE_S as WORKER_GRACE_S
 
-#: PostgreSQL's port (tests.connectors.sql_fixtures is imported by the parent only: each spawned
+#: PostgreSQL's port (tests.support.sql_fixtures is imported by the parent only: each spawned
 #: child imports this module again, and should load no more than the bot would).
 PG_PORT = 5432
 ROW_CAP = 1000
@@ -170,7 +170,7 @@ SQLITE = [
 
 def resource_rows() -> list[ResourceRow]:
     """Every attack's row; PostgreSQL and MariaDB ones only when their servers answer."""
-    from tests.connectors.sql_fixtures import (
+    from tests.support.sql_fixtures import (
         MYSQL_PORT,
         mysql_sample,
         port_open,

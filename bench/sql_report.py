@@ -6,7 +6,7 @@ harmful catalogue sent to the connector without the gate.
 Prints Markdown for the `## SQL databases` section of BENCHMARKS.md. Needs the PostgreSQL and
 MariaDB servers on 127.0.0.1 and the shared corpora (`../shared/corpora` or
 `$QUERYBOT_CORPORA`). Everything it loads lives in throwaway databases and a temporary folder.
-Exits 1 when a difference has no reason (found or written in `tests/connectors/defog_sql.py`)
+Exits 1 when a difference has no reason (found or written in `tests/support/defog_sql.py`)
 or a harmful statement changed a canary or leaked.
 """
 
@@ -19,9 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.connectors import defog_sql
-from tests.gate import canary
-from tests.gate.fixture_files import load_harmful
+from tests.support import canary, defog_sql
+from tests.support.fixture_files import load_harmful
 
 ENGINES = {"postgres": "PostgreSQL 15", "mysql": "MariaDB 10.11", "sqlite": "SQLite"}
 

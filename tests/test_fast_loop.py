@@ -19,8 +19,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("agent", "bot", "connectors")
-#: Folders pytest puts on sys.path for their bare imports (no __init__.py: `import botproc`).
-BARE = (ROOT / "tests" / "slack",)
 
 
 def fast_test_files() -> set[Path]:
@@ -55,7 +53,6 @@ def module_files(name: str) -> list[Path]:
     parts = name.split(".")
     files = [ROOT.joinpath(*parts[:i], "__init__.py") for i in range(1, len(parts) + 1)]
     files.append(ROOT.joinpath(*parts).with_suffix(".py"))
-    files += [folder / f"{name}.py" for folder in BARE]
     return [f for f in files if f.is_file()]
 
 

@@ -19,7 +19,7 @@ read the same way by both servers:
 
 What else sqlglot's MySQL generator rewrites (IFNULL to COALESCE, `LIMIT a, b` to `LIMIT b
 OFFSET a`, `CONVERT(x USING cs)` to `CAST(x AS CHAR CHARACTER SET cs)`, quoted INTERVAL
-amounts, ...) was run on MariaDB 10.11 and is read as written (tests/gate/test_mariadb_*.py).
+amounts, ...) was run on MariaDB 10.11 and is read as written (tests/agent/gate/test_mariadb_*.py).
 """
 
 from __future__ import annotations

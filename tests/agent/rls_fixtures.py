@@ -1,4 +1,4 @@
-"""The PostgreSQL warehouse with row-level security (tests/connectors/pg_roles.py) that the
+"""The PostgreSQL warehouse with row-level security (tests/support/pg_roles.py) that the
 run_as agent tests share, as fixtures: a module that imports them gets a warehouse of its own
 (module scope) and a fresh connector per test."""
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from connectors.sql.connector import SqlConnector
-from tests.connectors.pg_roles import RlsWarehouse, rls_warehouse
+from tests.support.pg_roles import RlsWarehouse, rls_warehouse
 
 
 @pytest.fixture(scope="module")

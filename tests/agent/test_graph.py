@@ -85,7 +85,8 @@ def test_three_validation_failures_end_with_a_clear_failure(make_agent: MakeAgen
 def test_a_repair_is_answered_with_sql_not_a_question(make_agent: MakeAgent) -> None:
     """A small model asked to fix a draft tends to turn the problem list into a question for
     the person; the repair reply has no clarifying option, and one without SQL is asked again.
-    (A draft naming missing columns is written afresh instead: tests/agent/test_redraft.py.)"""
+    (A draft naming missing columns is written afresh instead:
+    tests/agent/nodes/test_redraft.py.)"""
     agent, model, _ = make_agent(
         [
             reply("DELETE FROM sales"),

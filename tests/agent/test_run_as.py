@@ -1,6 +1,6 @@
 """A question runs as the asker's warehouse identity: the proposal names it, the approved query
 runs as it (PostgreSQL `SET LOCAL ROLE`, so row-level security applies) and the audit log
-records it. Over the real graph, gate and PostgreSQL (tests/connectors/pg_roles.py); the
+records it. Over the real graph, gate and PostgreSQL (tests/support/pg_roles.py); the
 scripted model proposes."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from connectors.sql.connector import SqlConnector
 from tests.agent import rls_fixtures
 from tests.agent.access_words import needs
 from tests.agent.conftest import reply
-from tests.connectors.pg_roles import RlsWarehouse
+from tests.support.pg_roles import RlsWarehouse
 
 #: The shared row-level-security warehouse (tests/agent/rls_fixtures.py).
 warehouse = rls_fixtures.warehouse

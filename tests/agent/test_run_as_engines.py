@@ -26,9 +26,9 @@ from connectors.duckdb.connector import DuckDBConnector
 from connectors.sql.connector import SqlConnector
 from tests.agent.access_words import needs
 from tests.agent.conftest import reply
-from tests.bigquery.conftest import SALES_METADATA
-from tests.bigquery.fake_api import Answer, FakeBigQuery, metadata_rows
-from tests.connectors.mariadb_roles import SALARIES, SALES, RoleWarehouse, role_warehouse
+from tests.connectors.bigquery.conftest import SALES_METADATA
+from tests.support.bigquery_fake_api import Answer, FakeBigQuery, metadata_rows
+from tests.support.mariadb_roles import SALARIES, SALES, RoleWarehouse, role_warehouse
 
 
 def agent(connector: Connector, *sqls: str) -> Agent:

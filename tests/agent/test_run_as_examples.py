@@ -3,7 +3,7 @@ example only to questions asked as the very same identity (under row-level secur
 question and literals may be that identity's rows, which no table check can see), an example
 learnt as the bot's own login only where identities read whole tables (querybot's allowlists),
 and no mistake is remembered under an identity. Over the real graph and PostgreSQL with
-row-level security (tests/connectors/pg_roles.py: east and west read shop.sales, each only
+row-level security (tests/support/pg_roles.py: east and west read shop.sales, each only
 their region's rows), and DuckDB with table allowlists; the scripted model records what it was
 sent."""
 
@@ -25,7 +25,7 @@ from connectors.duckdb.connector import DuckDBConnector
 from connectors.sql.connector import SqlConnector
 from tests.agent import rls_fixtures
 from tests.agent.conftest import reply
-from tests.connectors.pg_roles import RlsWarehouse
+from tests.support.pg_roles import RlsWarehouse
 
 #: The shared row-level-security warehouse (tests/agent/rls_fixtures.py).
 warehouse = rls_fixtures.warehouse

@@ -17,7 +17,7 @@ from agent.semantic.artifacts import ProjectArtifacts
 from connectors.allowlist import TableAllowlist
 from connectors.duckdb.connector import DuckDBConnector
 from tests.agent.conftest import reply
-from tests.dbt.shop_build import BuiltProject, build_shop
+from tests.support.shop_build import BuiltProject, build_shop
 
 pytestmark = pytest.mark.slow  # the shop is built with dbt
 

@@ -3,7 +3,7 @@ not have: an edit naming it, or a draft naming one the identity lost access to w
 minute its view is kept, is refused in the words a made-up name is (only the name as written),
 and every list or count of tables it is told of (the clarify messages, the prompt's "this
 warehouse (N tables)") has only the tables it may read. Over the real graph and PostgreSQL with
-row-level security (tests/connectors/pg_roles.py: east may not read shop.salaries, west may)."""
+row-level security (tests/support/pg_roles.py: east may not read shop.salaries, west may)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from connectors.sql.connector import SqlConnector
 from tests.agent import rls_fixtures
 from tests.agent.access_words import needs
 from tests.agent.conftest import reply
-from tests.connectors.pg_roles import RlsWarehouse
+from tests.support.pg_roles import RlsWarehouse
 
 #: The shared row-level-security warehouse (tests/agent/rls_fixtures.py).
 warehouse = rls_fixtures.warehouse

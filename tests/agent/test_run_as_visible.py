@@ -2,7 +2,7 @@
 the tables it may read, no value or row count the bot's login profiled, only examples over tables
 it may read, and no gate suggestion naming a table it may not (agent/catalog/access.py); a table it
 may not read is refused in the words a table the warehouse lacks is. Over the real graph, catalog,
-profiler and PostgreSQL with row-level security (tests/connectors/pg_roles.py: east may not read
+profiler and PostgreSQL with row-level security (tests/support/pg_roles.py: east may not read
 shop.salaries, west may; the login profiles `ann` in shop.salaries)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from connectors.sql.connector import SqlConnector
 from tests.agent import rls_fixtures
 from tests.agent.access_words import needs
 from tests.agent.conftest import reply
-from tests.connectors.pg_roles import RlsWarehouse
+from tests.support.pg_roles import RlsWarehouse
 
 #: The shared row-level-security warehouse (tests/agent/rls_fixtures.py).
 warehouse = rls_fixtures.warehouse

@@ -2,7 +2,7 @@
 Bolt refuse nothing the bot serves), and a reason quoting the body cannot forge a log line or
 carry text UTF-8 cannot encode; and Bolt's error handler (bot/app.py) on a request no listener
 takes. The refusals themselves are table-driven through the real bot
-process in tests/slack/test_slack_e2e_malformed.py."""
+process in tests/e2e/test_malformed.py."""
 
 from __future__ import annotations
 

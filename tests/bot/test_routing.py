@@ -27,11 +27,6 @@ DEMO_SQL = "SELECT COUNT(*) AS regions FROM demo.main.regions"
 SURVEY_SQL = "SELECT answer, COUNT(*) AS n FROM surveys GROUP BY answer ORDER BY answer"
 
 
-@pytest.fixture(scope="module")
-def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return ensure_demo(tmp_path_factory.mktemp("demo"))
-
-
 def survey_file(folder: Path) -> Path:
     path = folder / "survey.db"
     with closing(sqlite3.connect(path)) as con, con:

@@ -8,21 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from connectors.demo.build import ensure_demo
 from connectors.duckdb.connector import DuckDBConnector
-
-
-@pytest.fixture(scope="session")
-def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return ensure_demo(tmp_path_factory.mktemp("demo"))
-
-
-@pytest.fixture(scope="session")
-def demo(demo_file: Path) -> Iterator[DuckDBConnector]:
-    """One connector shared by the session's tests, as the bot shares one across threads."""
-    connector = DuckDBConnector(demo_file)
-    yield connector
-    connector.close()
 
 
 @pytest.fixture

@@ -17,9 +17,9 @@ from snowflake.connector import errors as sf
 from connectors.limits import Limits
 from connectors.snowflake.connector import SnowflakeConnector
 from connectors.snowflake.session import Credentials
-from tests.connectors.snowflake.recording import Recorder
-from tests.connectors.snowflake.server import FakesnowServer, ensure_venv
-from tests.side_venv import cache_dir, serving
+from tests.support.side_venv import cache_dir, serving
+from tests.support.snowflake_recording import Recorder
+from tests.support.snowflake_server import FakesnowServer, ensure_venv
 
 #: The seeded database: two listed schemas and one the bot must never read.
 SEED = [

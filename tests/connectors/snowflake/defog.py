@@ -2,8 +2,8 @@
 Snowflake by sqlglot, for Snowflake-versus-DuckDB comparisons.
 
 Each database's PostgreSQL dump is loaded into an in-memory DuckDB (the reference, as for
-BigQuery: tests/bigquery/defog.py), then its tables are copied row for row into a schema of the
-same name in one fakesnow database, so both engines hold the very same values.
+BigQuery: tests/support/bigquery_defog.py), then its tables are copied row for row into a schema of
+the same name in one fakesnow database, so both engines hold the very same values.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import duckdb
 import snowflake.connector
 import sqlglot
 
-from tests.bigquery.defog import SQL_EVAL, _read, expand_braces, split_statements
+from tests.support.bigquery_defog import SQL_EVAL, _read, expand_braces, split_statements
 
 #: DuckDB column types as Snowflake writes them.
 _TYPES = {

@@ -21,8 +21,8 @@ from connectors.base import ColumnInfo, ColumnProfile, ConnectorError, TableInfo
 from connectors.snowflake.connector import SnowflakeConnector
 from connectors.snowflake.session import Credentials
 from tests.connectors.snowflake.conftest import Seeded, make_connector
-from tests.connectors.snowflake.recording import Recorder
 from tests.connectors.snowflake.test_session import explain
+from tests.support.snowflake_recording import Recorder
 
 #: Listed in full up to 20 values, else the 5 most frequent: SALES.ORDERS.NOTE's 30 values are
 #: more than that, its REGION's 3 fewer.

@@ -9,7 +9,7 @@ import pytest
 from agent.gate import GateSchema
 from agent.gate.check import check_sql
 from connectors.base import ConnectorError, PermissionDenied
-from tests.connectors.snowflake.recording import Recorder
+from tests.support.snowflake_recording import Recorder
 
 pytestmark = pytest.mark.slow  # a server in its own venv
 

@@ -13,7 +13,7 @@ import pytest
 from connectors.base import QueryCancelled, QueryFailed, QueryTimeout, RunContext
 from connectors.snowflake.connector import SnowflakeConnector
 from tests.connectors.snowflake.conftest import Seeded, make_connector
-from tests.connectors.snowflake.recording import Recorder
+from tests.support.snowflake_recording import Recorder
 
 pytestmark = pytest.mark.slow  # a server in its own venv
 

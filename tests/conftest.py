@@ -1,0 +1,58 @@
+"""Fixtures every part of the suite shares, built once per session: the demo warehouse and its
+golden set, the shop dbt project (built with dbt-duckdb into a temporary directory, so nothing is
+written next to the project's files), and a fresh Slack Web API stand-in."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.evaluation.golden import GoldenSet, load_golden
+from connectors.demo.build import ensure_demo
+from connectors.duckdb.connector import DuckDBConnector
+from tests.support.shop_build import BuiltProject, build_shop
+from tests.support.standin import SlackStandin
+
+DEMO_GOLDEN = Path(__file__).resolve().parents[1] / "evals" / "demo.yaml"
+
+
+@pytest.fixture(scope="session")
+def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo warehouse, built once; a test that needs a data directory copies it there."""
+    return ensure_demo(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture(scope="session")
+def demo(demo_file: Path) -> Iterator[DuckDBConnector]:
+    """One connector shared by the session's tests, as the bot shares one across threads."""
+    connector = DuckDBConnector(demo_file)
+    yield connector
+    connector.close()
+
+
+@pytest.fixture(scope="session")
+def demo_golden() -> GoldenSet:
+    return load_golden(DEMO_GOLDEN)
+
+
+@pytest.fixture(scope="session")
+def shop_project(tmp_path_factory: pytest.TempPathFactory) -> BuiltProject:
+    return build_shop(tmp_path_factory.mktemp("dbt"))
+
+
+@pytest.fixture(scope="session")
+def shop_warehouse(shop_project: BuiltProject) -> Iterator[DuckDBConnector]:
+    """The built shop as querybot reads it: a read-only DuckDB connector."""
+    connector = DuckDBConnector(shop_project.database)
+    yield connector
+    connector.close()
+
+
+@pytest.fixture
+def slack() -> Iterator[SlackStandin]:
+    """A fresh Web API stand-in; fails the test if the bot sent anything Slack would refuse."""
+    with SlackStandin() as standin:
+        yield standin
+        standin.assert_clean()
