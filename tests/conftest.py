@@ -1,6 +1,7 @@
-"""Fixtures every part of the suite shares, built once per session: the demo warehouse and its
-golden set, the shop dbt project (built with dbt-duckdb into a temporary directory, so nothing is
-written next to the project's files), and a fresh Slack Web API stand-in."""
+"""Fixtures every part of the suite shares: the demo warehouse and its golden set, the shop dbt
+project (built with dbt-duckdb into a temporary directory, so nothing is written next to the
+project's files), each built once per run (by one xdist worker for all), and a fresh Slack Web
+API stand-in."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from agent.evaluation.golden import GoldenSet, load_golden
 from connectors.demo.build import ensure_demo
 from connectors.duckdb.connector import DuckDBConnector
+from tests.support.once import once
 from tests.support.shop_build import BuiltProject, build_shop
 from tests.support.standin import SlackStandin
 
@@ -21,7 +23,7 @@ DEMO_GOLDEN = Path(__file__).resolve().parents[1] / "evals" / "demo.yaml"
 @pytest.fixture(scope="session")
 def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo warehouse, built once; a test that needs a data directory copies it there."""
-    return ensure_demo(tmp_path_factory.mktemp("demo"))
+    return once(tmp_path_factory, "demo", ensure_demo)
 
 
 @pytest.fixture(scope="session")
@@ -39,7 +41,7 @@ def demo_golden() -> GoldenSet:
 
 @pytest.fixture(scope="session")
 def shop_project(tmp_path_factory: pytest.TempPathFactory) -> BuiltProject:
-    return build_shop(tmp_path_factory.mktemp("dbt"))
+    return once(tmp_path_factory, "dbt", build_shop)
 
 
 @pytest.fixture(scope="session")

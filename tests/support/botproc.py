@@ -226,6 +226,11 @@ def audit_events(bot: BotProcess, **where: str) -> list[dict[str, Any]]:
 
 
 def expected_rows(demo_file: Path, sql: str) -> list[tuple[Any, ...]]:
-    """What `sql` returns, computed by the test itself with DuckDB on the demo file."""
-    with duckdb.connect(str(demo_file), read_only=True) as con:
+    """What `sql` returns, computed by the test itself with DuckDB on the demo file.
+
+    The file is attached to a fresh in-memory database: the session's shared connector holds it
+    open with its own settings, and DuckDB refuses a second connect() with different ones."""
+    with duckdb.connect() as con:
+        con.execute("ATTACH ? AS demo (READ_ONLY)", [str(demo_file)])
+        con.execute("USE demo")
         return con.execute(sql).fetchall()

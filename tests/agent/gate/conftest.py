@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from agent.gate import Verdict, check_sql
 from tests.support import canary, corpora
 from tests.support.needs import unavailable
+from tests.support.once import once
 
 
 @pytest.fixture(scope="session")
@@ -19,8 +21,14 @@ def corpora_ready() -> None:
 
 
 @pytest.fixture(scope="session")
-def payload_verdicts(corpora_ready: None) -> dict[str, list[tuple[str, Verdict]]]:
+def payload_verdicts(
+    corpora_ready: None, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, list[tuple[str, Verdict]]]:
     """Every payload, alone and spliced, checked in every dialect against the canary schema."""
+    return once(tmp_path_factory, "payload-verdicts", _payload_verdicts)
+
+
+def _payload_verdicts(_folder: Path) -> dict[str, list[tuple[str, Verdict]]]:
     verdicts: dict[str, list[tuple[str, Verdict]]] = {}
     for dialect in corpora.DIALECTS:
         schema = canary.schema(dialect)

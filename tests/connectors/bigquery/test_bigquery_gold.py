@@ -61,6 +61,8 @@ def references(
         con.close()
 
 
+# Every gold query through the emulator: 90 s alone, past the default timeout beside other workers.
+@pytest.mark.timeout(300)
 def test_bigquery_gold_agrees_with_postgres_gold_on_duckdb(
     questions: list[defog.GoldQuestion],
     references: dict[str, duckdb.DuckDBPyConnection],

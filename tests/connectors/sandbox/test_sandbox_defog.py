@@ -128,9 +128,9 @@ def known(form: str, database: str, sql: str) -> str:
     )
 
 
-# Each upload is loaded by a fresh child process (about 0.8 s to start, connectors/
-# sandbox_child.py), and the CSV form loads one file per table of the 11 databases.
-@pytest.mark.timeout(300)
+# Each upload is loaded by a fresh child process (about 0.8 s to start), and the CSV form loads
+# one file per table of the 11 databases: two minutes alone, four beside other test workers.
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("form", ["csv", "sqlite"])
 def test_gold_sql_over_uploaded_files_matches_the_original(form: str, cache: Path) -> None:
     outcomes: Counter[str] = Counter()
