@@ -228,10 +228,9 @@ class Connector(Protocol):
 class ActsAs(Protocol):
     """A connector that can run as a warehouse identity other than its login (PostgreSQL's
     `SET LOCAL ROLE`, MariaDB's `SET ROLE`, BigQuery's impersonated service accounts), so the
-    engine's grants (and row-level security, where it has it) apply to that identity; or, on
-    engines without identities, one that holds each to a table allowlist
-    (connectors/allowlist.py). An optional addition to `Connector`, in force when
-    `acts_as_identities` is True."""
+    engine's grants (and row-level security, where it has it) apply to that identity; or, on engines
+    without identities, one that holds each to a table allowlist (`TableAllowlist`). An optional
+    addition to `Connector`, in force when `acts_as_identities` is True."""
 
     acts_as_identities: bool
 

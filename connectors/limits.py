@@ -43,7 +43,7 @@ _ADVICE = "Select fewer or shorter columns, filter to fewer rows, or aggregate."
 @dataclass(frozen=True)
 class Limits:
     """What one run may use. The defaults are what the bot runs with unless settings say
-    otherwise (connectors/settings.py reads the QUERYBOT_* variables in `SETTINGS`)."""
+    otherwise (`LimitSettings` reads the QUERYBOT_* variables in `SETTINGS`)."""
 
     #: One value (a cell) of the result, in bytes (UTF-8 for text).
     max_cell_bytes: int = MIB

@@ -1,7 +1,7 @@
 """Settings read from the environment, with pydantic-settings, and what is wrong with a bad one.
 
 `EnvSettings` is the base of every group of settings: the connectors' own here (what one query
-may cost, BigQuery, Looker) and the bot's (bot/settings.py), which combines them all. Each field
+may cost, BigQuery, Looker) and the bot's (its `Settings`), which combines them all. Each field
 is named by its environment variable (its alias), so a bad value is reported by that name with
 what to set instead: "QUERYBOT_ROW_LIMIT must be a whole number from 1 to 100000 (default 1000),
 got 'abc'." Every numeric setting has a range.
@@ -157,9 +157,9 @@ def _default(field: FieldInfo) -> str:
 
 
 class LimitSettings(EnvSettings):
-    """What one query may cost (connectors/limits.py): QUERYBOT_MAX_CELL_BYTES,
-    QUERYBOT_MAX_RESULT_MB, QUERYBOT_ENGINE_MEMORY_MB, QUERYBOT_ENGINE_TEMP_MB, and
-    QUERYBOT_PG_ALLOW_UNBOUNDED_TEMP (PostgreSQL without a temp_file_limit)."""
+    """What one query may cost (`Limits`): QUERYBOT_MAX_CELL_BYTES, QUERYBOT_MAX_RESULT_MB,
+    QUERYBOT_ENGINE_MEMORY_MB, QUERYBOT_ENGINE_TEMP_MB, and QUERYBOT_PG_ALLOW_UNBOUNDED_TEMP
+    (PostgreSQL without a temp_file_limit)."""
 
     max_cell_bytes: int = variable(
         SETTINGS["max_cell_bytes"], Limits.max_cell_bytes, ge=1, le=1024 * MIB
@@ -187,7 +187,7 @@ class LimitSettings(EnvSettings):
 
 
 class BigQuerySettings(EnvSettings):
-    """What a `bigquery:PROJECT/DATASET` warehouse reads (connectors/bigquery/connector.py)."""
+    """What a `bigquery:PROJECT/DATASET` warehouse reads (`BigQueryConnector`)."""
 
     bigquery_location: str | None = variable("BIGQUERY_LOCATION", None)
     #: A BigQuery-compatible endpoint (a local emulator), used without credentials.
@@ -203,7 +203,7 @@ class BigQuerySettings(EnvSettings):
 
 
 class LookerSettings(EnvSettings):
-    """What a `looker://HOST` warehouse reads (connectors/looker/connector.py). The API key and the
+    """What a `looker://HOST` warehouse reads (`LookerConnector`). The API key and the
     jar are required only when such a warehouse is opened, which names the missing ones."""
 
     looker_client_id: str = variable("LOOKER_CLIENT_ID", "")
@@ -217,7 +217,7 @@ class LookerSettings(EnvSettings):
 
 
 class SnowflakeSettings(EnvSettings):
-    """What a `snowflake://ACCOUNT/DATABASE` warehouse reads (connectors/snowflake/connector.py):
+    """What a `snowflake://ACCOUNT/DATABASE` warehouse reads (`SnowflakeConnector`):
     the user, a key pair (or a password), and the cap on what one query may read."""
 
     snowflake_user: str = variable("SNOWFLAKE_USER", "")
@@ -236,5 +236,5 @@ class SnowflakeSettings(EnvSettings):
 
 
 class ConnectorSettings(BigQuerySettings, LookerSettings, SnowflakeSettings):
-    """What the connectors read from the environment besides their spec (bot/settings.py's
-    Settings is one, so the values checked at start are the ones a warehouse opens with)."""
+    """What the connectors read from the environment besides their spec (the bot's `Settings` is
+    one, so the values checked at start are the ones a warehouse opens with)."""

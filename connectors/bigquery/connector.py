@@ -6,7 +6,7 @@ timeout and labels; a run's job id comes from the approval, so a repeated approv
 first job instead of starting a second, and `cancel` can stop it by that key. Only the
 allow-listed datasets may be read. A run naming an identity (`RunContext.identity`, a service
 account's email) runs its job with a token impersonating that account, so the account's own IAM
-grants decide what it reads (connectors/bigquery/client.py).
+grants decide what it reads (`Impersonation`).
 """
 
 from __future__ import annotations

@@ -3,19 +3,17 @@
 The connection refuses writes, file and network access, extension loading and configuration
 changes, so even SQL that slipped past the agent's gate cannot change the file or read the host.
 The catalog is read in this process; user statements (`run`) run in worker processes under a
-hard address-space limit (connectors/duckdb/worker.py, connectors/workers/pool.py), one per run
-in flight, each on a connection configured like this one. A watchdog in the worker interrupts a
-statement that overruns, and `cancel` asks the worker running that job key to interrupt it; a
-worker that does not stop is killed and replaced.
+hard address-space limit (a worker `Pool`), one per run in flight, each on a connection configured
+like this one. A watchdog in the worker interrupts a statement that overruns, and `cancel` asks the
+worker running that job key to interrupt it; a worker that does not stop is killed and replaced.
 
-Resources (connectors/limits.py): `memory_limit` bounds the buffer manager; the few functions
-that allocate outside it are refused before they run (`value_guard`), and what else DuckDB
-builds outside it (each vector of 2,048 result rows) is bounded by the worker's RLIMIT_AS
-(`engine_memory_mb` plus a fixed headroom). Temporary files go to a directory of each worker's
-own, which its watchdog measures while a statement runs and stops it past `engine_temp_mb`
-(DuckDB's own `max_temp_directory_size` is set as well, but DuckDB 2.0 let a GROUP BY spill far
-past it here); results are read in small chunks, each row measured. The bounds hold per worker,
-so per run in flight.
+Resources (`Limits`): `memory_limit` bounds the buffer manager; the few functions that allocate
+outside it are refused before they run (`value_guard`), and what else DuckDB builds outside it (each
+vector of 2,048 result rows) is bounded by the worker's RLIMIT_AS (`engine_memory_mb` plus a fixed
+headroom). Temporary files go to a directory of each worker's own, which its watchdog measures while
+a statement runs and stops it past `engine_temp_mb` (DuckDB's own `max_temp_directory_size` is set
+as well, but DuckDB 2.0 let a GROUP BY spill far past it here); results are read in small chunks,
+each row measured. The bounds hold per worker, so per run in flight.
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ ends in ResourceLimitExceeded naming QUERYBOT_ENGINE_MEMORY_MB; the bot process 
 The worker runs a statement as the connector always did (its own cursor, a watchdog that
 interrupts it at the timeout, on a cancel or once its temp directory passes the bound, the
 result read in small chunks and metered by `connectors.limits.Meter`) and sends back the
-QueryResult or the ConnectorError. The process, its protocol and cancels are
-connectors/workers/proc.py's; the pool that starts, kills and replaces workers (one that does not
-stop within `worker_proc.GRACE_S` of its timeout or a cancel) is connectors/workers/pool.py's.
+QueryResult or the ConnectorError. The process, its protocol and cancels are `worker_proc`'s; a
+`Pool` starts, kills and replaces workers (one that does not stop within `worker_proc.GRACE_S` of
+its timeout or a cancel).
 """
 
 from __future__ import annotations

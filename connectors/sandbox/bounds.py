@@ -5,8 +5,8 @@ thousands of columns (DuckDB's sniffer and the loader's catalog work grow with t
 SQLite default or generated column repeated on every row, a Parquet dictionary repeated by its
 indices. Deterministic checks refuse those before or while loading (columns, cells, expanded
 bytes); the loader process runs under hard operating-system limits for whatever they miss
-(memory, time, disk: connectors/sandbox/child.py). Each refusal says which bound it hit and what
-to do; `FileRejected.bound` names the bound for the bot, which adds the setting that sets it.
+(memory, time, disk: `load_bounded`). Each refusal says which bound it hit and what to do;
+`FileRejected.bound` names the bound for the bot, which adds the setting that sets it.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Loading an upload in a child process under hard limits, so the worst file costs a bounded
 amount and the bot stays up.
 
-The deterministic bounds (connectors/sandbox/bounds.py) refuse what can be seen coming; this
-holds the loader to what cannot: the child (`python -m connectors.sandbox.child`, a fresh
-interpreter, never a fork of the threaded bot) sets its own operating-system limits before it
-reads the file:
+The deterministic bounds (`SandboxLimits`) refuse what can be seen coming; this holds the loader to
+what cannot: the child (`python -m connectors.sandbox.child`, a fresh interpreter, never a fork of
+the threaded bot) sets its own operating-system limits before it reads the file:
 
 - RLIMIT_AS: its address space may grow by `memory_bytes` past what the interpreter and its
   libraries take at start (DuckDB's memory limit is half of that);

@@ -3,9 +3,9 @@ is told to read it, and rows whose number of fields disagrees with the header.
 
 Python's `csv` module reads the file here, so its own field limit (131,072 bytes by default,
 process-wide) is set to the upload's bound on one value, `SandboxLimits.max_field_bytes`: a
-longer field is refused with that bound's name (connectors/sandbox/bounds.py), never a bare
-`_csv.Error`. The loader process is a fresh interpreter for one file (connectors/sandbox/child.py),
-so setting the process-wide limit there touches nothing else.
+longer field is refused with that bound's name (`over_bound`), never a bare `_csv.Error`. The loader
+process is a fresh interpreter for one file (`load_bounded`), so setting the process-wide limit
+there touches nothing else.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def check_shape(file: Path, name: str, described: list[tuple[Any, ...]], *, utf8
     """DuckDB's sniffer reads a CSV whose rows disagree on their number of fields as one
     text column, and says only that it could not sniff the file when told the delimiter:
     name the first line that does not match the header instead. A field over the bound raises
-    `csv.Error`, which connectors/sandbox/bounds.py names."""
+    `csv.Error`, which `over_bound` names."""
     if len(described) != 1:
         return
     header = str(described[0][0])

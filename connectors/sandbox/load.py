@@ -1,12 +1,11 @@
-"""One uploaded file into DuckDB tables: the loader that reads it, held to the deterministic
-bounds of connectors/sandbox/bounds.py (tables, rows, columns, cells, expanded bytes) before and
-while it reads.
+"""One uploaded file into DuckDB tables: the loader that reads it, held to the deterministic bounds
+(`SandboxLimits`: tables, rows, columns, cells, expanded bytes) before and while it reads.
 
 Loading is code, never model-written SQL: file paths go in as parameters, names as quoted
 identifiers, and the loader's connection may read nothing but the one uploaded file (external
 access off, `allowed_paths`, configuration locked). It runs in a child process under hard
-limits (connectors/sandbox/child.py); `connectors.sandbox.sandboxes` decides where each
-conversation's database lives and when it goes.
+limits (`load_bounded`); `Sandboxes` decides where each conversation's database lives and when it
+goes.
 """
 
 from __future__ import annotations
@@ -50,9 +49,9 @@ def load_file(
 ) -> list[LoadedTable]:
     """Load `file` (a `kind` upload called `name`) into the DuckDB database `db`, in one
     transaction on a connection of its own that may read nothing but that file, spilling to
-    `temp` at most `limits.disk_bytes`. Meant for the bounded child process
-    (connectors/sandbox/child.py), which holds it to the memory and time limits and turns
-    whatever it raises into a refusal (connectors/sandbox/bounds.py: `unreadable`)."""
+    `temp` at most `limits.disk_bytes`. Meant for the bounded child process (`load_bounded`), which
+    holds it to the memory and time limits and turns whatever it raises into a refusal
+    (`unreadable`)."""
     con = duckdb.connect(
         str(db),
         config={

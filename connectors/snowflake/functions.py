@@ -1,13 +1,12 @@
 """Snowflake's built-in functions that only compute a value, by lower-case name.
 
-A call may be a built-in, or a user-defined or external function (which can call any HTTPS
-endpoint through an API integration, or run code), and an unqualified one looks the same as a
-built-in; sqlglot models many built-ins as typed expressions (`IFF`, `DATEADD`, `FLATTEN`...),
-but also Cortex functions that call a model (`AI_CLASSIFY`, `AI_AGG`), functions that reach a
-stage (`TO_FILE`) and context functions (`CURRENT_ROLE`, `CURRENT_USER`). So the connector
-accepts a call, typed or anonymous, only when the name Snowflake runs it under is on this list
-(connectors/snowflake/sql.py, `check_calls`), and the gate's allow-list for the `snowflake`
-dialect is this list too (agent/gate/functions.py). Any function not on it is refused.
+A call may be a built-in, or a user-defined or external function (which can call any HTTPS endpoint
+through an API integration, or run code), and an unqualified one looks the same as a built-in;
+sqlglot models many built-ins as typed expressions (`IFF`, `DATEADD`, `FLATTEN`...), but also Cortex
+functions that call a model (`AI_CLASSIFY`, `AI_AGG`), functions that reach a stage (`TO_FILE`) and
+context functions (`CURRENT_ROLE`, `CURRENT_USER`). So the connector accepts a call, typed or
+anonymous, only when the name Snowflake runs it under is on this list (`check_calls`), and the
+gate's allow-list for the `snowflake` dialect is this list too. Any function not on it is refused.
 
 Never on it: `SYSTEM$*` (cancel queries, read account state, run tasks), the context functions
 (`CURRENT_ROLE`, `CURRENT_USER`, `CURRENT_ACCOUNT`, `CURRENT_WAREHOUSE`, `LAST_QUERY_ID`...; the

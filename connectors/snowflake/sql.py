@@ -12,10 +12,10 @@ this is the connector's own last line, as `bigquery_sql` is BigQuery's.
 Every function call is checked by the name Snowflake will run it under, whether sqlglot models
 it (`exp.AIClassify`, `exp.CurrentRole`, `exp.If`) or leaves it anonymous: the name as written
 (the parser keeps where each call's name was), else the name sqlglot writes for it in Snowflake.
-A call is allowed only when that name is on the list of pure built-ins
-(connectors/snowflake/functions.py), or, standing where a table does, on the short list of table
-functions. What sqlglot models as a function but Snowflake writes as an operator (`CASE`,
-`x::INT`, `x:path`, `EXISTS (...)`, `[1, 2]`) has no name of its own and is not a call.
+A call is allowed only when that name is on the list of pure built-ins, or, standing where a table
+does, on the short list of table functions. What sqlglot models as a function but Snowflake writes
+as an operator (`CASE`, `x::INT`, `x:path`, `EXISTS (...)`, `[1, 2]`) has no name of its own and is
+not a call.
 """
 
 from __future__ import annotations

@@ -6,17 +6,17 @@ time limit, on a session that is read-only too, with a login checked when the co
 SQLAlchemy supplies URL parsing and the connection pool; statements go to the DB-API driver
 connection unchanged. A run that fails discards its connection, so no session state it may have
 changed (or a half-read result) reaches the next run. `cancel` stops a run by its job key the
-flavor's way (from another connection). SQLite runs in worker processes instead
-(connectors/sql/sqlite_worker.py), which meter the rows the same way and are killed when a
-statement overruns: its deadline is only seen between steps, and one step can take seconds.
+flavor's way (from another connection). SQLite runs in worker processes instead (`SQLiteRuns`),
+which meter the rows the same way and are killed when a statement overruns: its deadline is only
+seen between steps, and one step can take seconds.
 
 The pool is what protects the warehouse: at most `pool_size` statements run on it at once, however
 many of the bot's workers ask. A run that finds every connection busy queues for one for up to its
 own time limit (a queued run can be cancelled); only then does it fail, saying so.
 
-Results are read a row at a time, each measured against `Limits` (connectors/limits.py) as it
-arrives, so the bot never holds more than one row past the bytes it keeps (rows past the cap are
-counted and measured, not kept); each flavor applies the engine's own memory bounds in `begin`.
+Results are read a row at a time, each measured against `Limits` as it arrives, so the bot never
+holds more than one row past the bytes it keeps (rows past the cap are counted and measured, not
+kept); each flavor applies the engine's own memory bounds in `begin`.
 """
 
 from __future__ import annotations
@@ -168,13 +168,13 @@ class SqlConnector:
         """Run one statement read-only: keep `max_rows` rows, count the rest, stop at timeout.
 
         The time limit is enforced by the engine and covers streaming the rows being counted.
-        A watchdog (connectors/sql/watchdog.py) stops the statement the way `cancel` does if it
-        is still running `GRACE_S` after the limit (one statement can lift the engine's limit,
-        e.g. MariaDB's `SET STATEMENT max_statement_time=0 FOR ...`), and cuts the connection
-        `GRACE_S` later if even that did not end it (one call the engine cannot interrupt).
-        `context.job_key` names the run for `cancel`; these engines keep no job records to label.
-        When every pooled connection is busy the run first waits up to `timeout_s` for one (that
-        wait does not count against the statement's limit).
+        A `Watchdog` stops the statement the way `cancel` does if it is still running `GRACE_S`
+        after the limit (one statement can lift the engine's limit, e.g. MariaDB's
+        `SET STATEMENT max_statement_time=0 FOR ...`), and cuts the connection `GRACE_S` later if
+        even that did not end it (one call the engine cannot interrupt). `context.job_key` names the
+        run for `cancel`; these engines keep no job records to label. When every pooled connection
+        is busy the run first waits up to `timeout_s` for one (that wait does not count against the
+        statement's limit).
         """
         if max_rows < 0:
             raise ValueError("max_rows must not be negative")

@@ -15,8 +15,7 @@ longer ones come back NULL); each run caps in-memory temporary tables (`tmp_tabl
 `max_heap_table_size`) from `Limits.engine_memory_mb`. Temporary tables on disk are the server's
 to bound (MariaDB 11.5+ `max_tmp_session_space_usage`, otherwise the size of `tmpdir`).
 A run naming an identity (`RunContext.identity`) enables that role with `SET ROLE` inside the
-transaction, and the connection goes back to the login's default role after it
-(connectors/sql/mysql_roles.py).
+transaction, and the connection goes back to the login's default role after it (`act_as`).
 """
 
 from __future__ import annotations

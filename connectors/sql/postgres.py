@@ -10,10 +10,9 @@ reading server files, and no session setting can take those powers away (a super
 Statements go through the extended protocol (`Cursor.stream`), which accepts one statement only,
 in single-row mode, so the bot never receives a batch of rows it has not measured; and a query
 runs inside a wrapper that measures every value in the backend, which fails the statement
-rather than send a value over `Limits.max_cell_bytes` (connectors/sql/postgres_bounds.py).
+rather than send a value over `Limits.max_cell_bytes` (`ServerBounds`).
 `work_mem` is set per run from `Limits.engine_memory_mb`; `temp_file_limit` only a superuser
-may set, so a login without one is refused unless the risk is accepted
-(connectors/sql/postgres_login.py).
+may set, so a login without one is refused unless the risk is accepted (`check_temp`).
 A run naming an identity (`RunContext.identity`) runs `SET LOCAL ROLE` inside that transaction,
 so the role's grants and row-level security policies decide what the statement reads; the
 login must be granted the role (and, being checked as above, no privileged one).

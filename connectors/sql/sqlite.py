@@ -1,10 +1,10 @@
 """SQLite files, read-only and behind an authorizer (see `sqlite_guard`).
 
-Statements run in worker processes (connectors/sql/sqlite_worker.py: SQLite sees its deadline only
-between steps of its virtual machine, and one step can take seconds), killed and replaced when
-they overrun; the catalog is read here. SQLite itself refuses to build a string or blob longer
-than `Limits.max_cell_bytes` (SQLITE_LIMIT_LENGTH, set on every connection), so
-`printf('%.*c', ...)` and `zeroblob()` stop in the engine; rows are read one at a time.
+Statements run in worker processes (`SQLiteRuns`: SQLite sees its deadline only between steps of its
+virtual machine, and one step can take seconds), killed and replaced when they overrun; the catalog
+is read here. SQLite itself refuses to build a string or blob longer than `Limits.max_cell_bytes`
+(SQLITE_LIMIT_LENGTH, set on every connection), so `printf('%.*c', ...)` and `zeroblob()` stop in
+the engine; rows are read one at a time.
 """
 
 from __future__ import annotations

@@ -84,7 +84,7 @@ def set_deadline(
 
     A soft bound: SQLite calls the handler only between steps of its virtual machine, and one
     step (a string function on megabyte values) can take seconds. Warehouse runs are bounded
-    hard by their worker process being killed (connectors/sql/sqlite_worker.py)."""
+    hard by their worker process being killed."""
     deadline = time.monotonic() + timeout_s
     stopped = stop.is_set if stop is not None else lambda: False
     con.set_progress_handler(lambda: int(stopped() or time.monotonic() > deadline), _PROGRESS_STEPS)

@@ -4,12 +4,12 @@ SQLite looks at a deadline (its progress handler, and `sqlite3_interrupt` likewi
 steps of its virtual machine, and one step can take seconds: twelve `instr()` calls on megabyte
 strings in one expression ran 65 s against a 3 s timeout in the bot's own process, and nothing
 in the process could stop them. So `SqlConnector.run` hands each statement on a SQLite file to a
-worker (connectors/workers/pool.py, the machinery DuckDB uses): a fresh interpreter under
-RLIMIT_AS (`engine_memory_mb` + `HEADROOM_MB`, the per-run memory bound SQLite lacks) that opens
-the file as the connector always did (`open_connection`), runs the statement with the
-progress-handler deadline (`sqlite_guard.set_deadline`) and meters its rows with
-`connectors.limits.Meter`. A worker that has not answered `worker_proc.GRACE_S` after its
-timeout or a cancel is killed and replaced: that is the bound, whatever one step costs.
+worker (a `Pool`, the machinery DuckDB uses): a fresh interpreter under RLIMIT_AS
+(`engine_memory_mb` + `HEADROOM_MB`, the per-run memory bound SQLite lacks) that opens the file as
+the connector always did (`open_connection`), runs the statement with the progress-handler deadline
+(`sqlite_guard.set_deadline`) and meters its rows with `connectors.limits.Meter`. A worker that has
+not answered `worker_proc.GRACE_S` after its timeout or a cancel is killed and replaced: that is the
+bound, whatever one step costs.
 
 `SQLiteRuns` is the engine's side of a run, shared by the worker and the connector's own
 catalog reads (`SQLiteFlavor` extends it); this module imports no SQLAlchemy or sqlglot, so a

@@ -1,8 +1,7 @@
 """Worker processes that run a connector's statements, so a run's time and memory bounds hold
-whatever the engine does: DuckDB (connectors/duckdb/worker.py: it builds result vectors outside
-its memory_limit) and SQLite (connectors/sql/sqlite_worker.py: one step of its virtual machine can
-take seconds, and its interrupt is only seen between steps). The worker's side is
-connectors/workers/proc.py.
+whatever the engine does: DuckDB (it builds result vectors outside its memory_limit) and SQLite (one
+step of its virtual machine can take seconds, and its interrupt is only seen between steps). The
+worker's side is `worker_proc`.
 
 A worker is started when a run finds none free, up to `max_workers` runs in flight (further runs
 wait for one to end, up to their own timeout, as the SQL warehouses' runs wait for one of their 4
@@ -50,7 +49,7 @@ MAX_WORKERS = 4
 #: Seconds between two checks of a run's deadline while its worker has not answered.
 _POLL_S = 0.1
 
-#: Arms a run's cancel: called with the function that stops it (connectors/runs.py).
+#: Arms a run's cancel: called with the function that stops it (`Runs.arm`).
 Arm = Callable[[Callable[[], None]], None]
 
 

@@ -1,14 +1,14 @@
-"""The side of a connector worker process that runs in the worker (connectors/workers/pool.py
-starts it and says why workers exist).
+"""The side of a connector worker process that runs in the worker (`Pool` starts it and says why
+workers exist).
 
-A worker is a fresh interpreter (`python -m connectors.<engine>_worker FD FD FD PATH`, never a
-fork of the threaded bot) that reads its `Spec`, sets RLIMIT_AS to the spec's address space
-before it opens anything, opens the engine's connection and then serves runs one at a time. Each
-engine module supplies how to open the connection and how to run one statement on it (metered
-by `connectors.limits.Meter`, ending in a QueryResult or a ConnectorError); this module owns the
+A worker is a fresh interpreter (`python -m MODULE FD FD FD PATH`, the spec's `module`, never a fork
+of the threaded bot) that reads its `Spec`, sets RLIMIT_AS to the spec's address space before it
+opens anything, opens the engine's connection and then serves runs one at a time. Each engine module
+supplies how to open the connection and how to run one statement on it (metered by
+`connectors.limits.Meter`, ending in a QueryResult or a ConnectorError); this module owns the
 protocol, the cancels and the address-space limit, so DuckDB and SQLite share them, and the rule
-that a run which ends past its timeout (one engine step nothing could interrupt) is a
-QueryTimeout, as an engine's statement timeout would have made it.
+that a run which ends past its timeout (one engine step nothing could interrupt) is a QueryTimeout,
+as an engine's statement timeout would have made it.
 
 Protocol (multiprocessing.connection over three pipes): the parent sends the `Spec`, the worker
 answers ("ready", None) or ("error", ...); then per run the parent sends (seq, sql, max_rows,
