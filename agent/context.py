@@ -52,7 +52,7 @@ class Limits:
     #: Age after which the catalog is re-read (in the background).
     catalog_ttl_s: float = 3600.0
     #: Calls per model request when it fails in a way worth retrying (rate limit, quota, 5xx,
-    #: timeout; agent/model/errors.py), and the first wait between them (doubling, jittered).
+    #: timeout: `is_retryable`), and the first wait between them (doubling, jittered).
     model_attempts: int = 3
     model_backoff_s: float = 2.0
     #: Functions the gate accepts besides the dialect's known pure ones: the deployment's own
@@ -68,11 +68,10 @@ class Strategies:
     """Answer-quality steps a team switches on or off, each paid for in model calls (or clicks).
 
     `relax_empty`: a result with no rows, or only NULLs, is followed by a loosened version of the
-    query (agent/strategies/relax.py, no model call) that needs its own approval. `follow_ups`: an
-    answer carries up to three suggested follow-up questions (agent/strategies/followups.py, no
-    model call).
+    query (no model call) that needs its own approval. `follow_ups`: an answer carries up to three
+    suggested follow-up questions (no model call).
 
-    Model-side strategies (agent/strategies/options.py parses `QUERYBOT_STRATEGIES`; the README's
+    Model-side strategies (`parse_strategies` reads `QUERYBOT_STRATEGIES`; the README's
     "Answer-quality strategies" gives their costs): `plan` (a plan with grounded filter values
     before the SQL: one call), `self_check` (a second call judges the accepted SQL),
     `candidates` (N drafts at once, those passing the checks first, then by agreement: N calls
@@ -81,7 +80,7 @@ class Strategies:
     no call), `redraft` (a draft refused for naming tables or columns the warehouse lacks is
     written afresh, in text, instead of corrected: no extra call, it takes a repair's place),
     `ask_unmatched` (a question none of whose words occurs in a warehouse shown whole gets a
-    clarifying reply from code: no call; agent/nodes/match.py).
+    clarifying reply from code: no call; the match step).
     """
 
     relax_empty: bool = True
@@ -123,12 +122,11 @@ class AgentDeps:
     #: identities): a proposal naming none is never run.
     run_as_required: bool = False
     catalog: Catalog = field(init=False)
-    #: What a question asked as a warehouse identity may show its model (agent/catalog/access.py).
+    #: What a question asked as a warehouse identity may show its model.
     access: Access = field(init=False)
     context: ContextBuilder = field(init=False)
     #: The project's metrics, where MetricFlow can compile for this warehouse (the metric step
-    #: skips while the project defines none: agent/nodes/metric.py); None: every answer is SQL
-    #: the model writes.
+    #: skips while the project defines none); None: every answer is SQL the model writes.
     metrics: Metrics | None = field(init=False, default=None)
     #: The same model answering the metric step (agent.model.reply.MetricReply).
     metric_model: Runnable | None = field(init=False, default=None)
@@ -172,10 +170,9 @@ class AgentDeps:
                 self.metric_model = self.structured(MetricReply)
 
     def visible(self, identity: str) -> CatalogSnapshot:
-        """The catalog as a question asked as `identity` may see it (agent/catalog/access.py): every
-        step that shows the model tables, values or examples, or checks a draft, reads this.
-        Raises ConnectorError when it cannot be read or the warehouse cannot say what
-        `identity` may read."""
+        """The catalog as a question asked as `identity` may see it: every step that shows the model
+        tables, values or examples, or checks a draft, reads this. Raises ConnectorError when it
+        cannot be read or the warehouse cannot say what `identity` may read."""
         return self.access.view(self.catalog.snapshot(), identity)
 
     def remembers_failures(self, identity: str) -> bool:
@@ -185,7 +182,7 @@ class AgentDeps:
         return self.strategies.remember_failures and not identity
 
     def live(self, identity: str) -> Connector | None:
-        """The connector to check filter values against live (agent/catalog/grounding.py), or None:
+        """The connector to check filter values against live (`check_values`), or None:
         only when profiling is on, and never under an identity (the login's queries see rows
         the identity may not)."""
         return self.connector if self.limits.profile_values and not identity else None

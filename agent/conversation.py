@@ -119,7 +119,7 @@ class Agent:
     def edit(self, thread_id: str, proposal_id: str, sql: str, *, user: str) -> Outcome:
         """Replace the pending proposal's SQL with a person's edit.
 
-        The graph checks the edit as any draft (agent/nodes/edit.py): it comes back as a new
+        The graph checks the edit as any draft (the edit step): it comes back as a new
         proposal to approve, and never runs directly. An edit the gate refuses changes nothing:
         the outcome is `failed` with the reasons, and `proposal` is the original, still waiting.
         """

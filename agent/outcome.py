@@ -2,7 +2,7 @@
 
 Plain frozen dataclasses of JSON-friendly values: the bot renders them, the CLI prints them, and
 neither needs to know how the graph reached them. `Proposal` and `Answer` are the one definition
-of each: the thread's checkpoints (agent/state.py) and the bot's store keep them as plain dicts
+of each: the thread's checkpoints (`ThreadState`) and the bot's store keep them as plain dicts
 (`to_dict`, `to_state`), read back with `from_dict`.
 """
 
@@ -93,7 +93,7 @@ class Answer(_Plain):
     job_url: str | None = None
     #: The approved proposal this ran (names the answer for `Agent.explain`).
     proposal_id: str = ""
-    #: Up to three follow-up questions (agent/strategies/followups.py), when that strategy is on.
+    #: Up to three follow-up questions, when that strategy is on.
     follow_ups: list[str] = field(default_factory=list)
     #: Model calls and tokens the question took, repairs included (agent.model.accounting).
     usage: QuestionUsage | None = None

@@ -17,7 +17,7 @@ from connectors.base import ConnectorError
 
 
 class Step(TypedDict):
-    """One thing that happened while answering a question, told in a sentence (agent/explain.py
+    """One thing that happened while answering a question, told in a sentence (`explain`
     reads these back without a model call; a renderer may swap `by` in `text` for a mention).
     `kind` is stable: question, pasted, model, repair, redraft, unreadable, clarify, unmatched,
     checks_failed, gate_fix, proposed, approved, rejected, edited, executed, execution_failed,
@@ -75,7 +75,7 @@ class Draft(TypedDict):
     #: Notes on this draft for the person approving (e.g. "2 of 3 drafts agreed"), shown among
     #: its proposal's warnings; a draft that replaces it (a repair, an edit) has its own.
     notes: NotRequired[list[str]]
-    #: The metric query MetricFlow compiled this SQL from (agent/nodes/metric.py): `label`
+    #: The metric query MetricFlow compiled this SQL from (the metric step): `label`
     #: ("governed: metric revenue, by month"), `definitions` (one line per metric) and `query`
     #: (the MetricQuery as a dict). A draft that replaces it (a repair, an edit) has none: it is
     #: ad hoc SQL.
@@ -121,7 +121,7 @@ class Final(TypedDict):
 
 
 class Relaxed(TypedDict):
-    """An empty answer and the loosened proposal that followed it (agent/nodes/relax.py)."""
+    """An empty answer and the loosened proposal that followed it (the relax step)."""
 
     #: The empty `Answer` (`to_state`), shown above the loosened proposal.
     answer: Plain
@@ -159,24 +159,24 @@ class ThreadState(TypedDict, total=False):
     relax: Relaxed | None
     #: Model calls and tokens of the current question, per node (agent.model.accounting).
     usage: QuestionUsage
-    # answer-quality strategies (agent/context.py Strategies)
+    # answer-quality strategies (`Strategies`)
     #: Paraphrases of the question that widen table retrieval; None: not asked yet.
     variations: list[str] | None
     #: The plan (fields, filters with grounded values, grouping, ordering); None: none made.
     plan: dict[str, Any] | None
     #: The accepted SQL waits for the self-check before approval.
     needs_check: bool
-    #: The question was SQL a person pasted (agent/screen/pasted.py): the gate judges it as written,
-    #: and neither it nor a warehouse error it meets goes to the model for repair.
+    #: The question was SQL a person pasted: the gate judges it as written, and neither it nor a
+    #: warehouse error it meets goes to the model for repair.
     pasted: bool
-    #: The metric step's outcome for the current question (agent/nodes/metric.py): None before
-    #: it ran; then `{"used": bool, "why": str}`.
+    #: The metric step's outcome for the current question: None before it ran; then
+    #: `{"used": bool, "why": str}`.
     metric: dict[str, Any] | None
     #: The draft under repair names tables or columns the warehouse lacks (the redraft
     #: strategy writes it afresh), and whether the question's redraft has been asked.
     missing_names: bool
     redrafted: bool
-    #: Some word of the question occurs in the warehouse (agent/nodes/match.py); None: not
+    #: Some word of the question occurs in the warehouse (the match step); None: not
     #: looked at yet.
     matched: bool | None
 
@@ -205,7 +205,7 @@ def own_turns(state: ThreadState) -> list[Turn]:
 
 def unreadable_tables(exc: ConnectorError) -> str:
     """What happened when the warehouse's tables could not be read (or what the asker's
-    identity may read of them: agent/catalog/access.py)."""
+    identity may read of them)."""
     if isinstance(exc, AccessUnknown):
         return exc.message
     return f"I could not read the warehouse's tables: {exc.message} {exc.hint}"

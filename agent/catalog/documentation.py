@@ -1,8 +1,8 @@
 """What a team wrote down about its warehouse, beside what the engine itself says: descriptions
 of tables and columns, the values a column may hold, and the keys tables join on.
 
-It comes from a dbt project's artifacts (agent/semantic/dbt_manifest.py, dbt_catalog.py and
-semantic_manifest.py) and reaches the model through the catalog's usual paths: `annotate` puts
+It comes from a dbt project's artifacts (`manifest.json`, `catalog.json` and
+`semantic_manifest.json`) and reaches the model through the catalog's usual paths: `annotate` puts
 the descriptions (and row counts dbt saw) on the tables the connector lists (so the prompt's
 CREATE TABLE comments and the search index carry them), `values` gives a column's known value
 list (shown in the prompt and used by grounding's "did you mean" when no scan gave the real one),

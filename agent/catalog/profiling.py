@@ -2,13 +2,12 @@
 within bounds, only where it keeps none.
 
 A profile is what the model and the value check learn about a table beyond its columns: its row
-count, and for each text column how many distinct values it holds and which ones
-(agent/model/question_context.py, agent/catalog/grounding.py). An engine that keeps column
-statistics (`connectors.base.KeepsStatistics`: PostgreSQL's pg_stats, MySQL's and MariaDB's
-histograms and index statistics) gives them without reading a table. What its statistics leave out,
-and every table of an engine that keeps none (DuckDB, SQLite), is scanned with ordinary SELECTs
-built by sqlglot in the connector's dialect and sent through `connector.run()`. Every scan is
-bounded:
+count, and for each text column how many distinct values it holds and which ones. An engine that
+keeps column statistics (`connectors.base.KeepsStatistics`: PostgreSQL's pg_stats, MySQL's and
+MariaDB's histograms and index statistics) gives them without reading a table. What its statistics
+leave out, and every table of an engine that keeps none (DuckDB, SQLite), is scanned with ordinary
+SELECTs built by sqlglot in the connector's dialect and sent through `connector.run()`. Every scan
+is bounded:
 
 - rows: a scan reads the table through `LIMIT max_scan_rows`, so its cost stops growing with the
   table; a table cut there lists no complete values (those not read may exist) and keeps the row

@@ -6,7 +6,7 @@ that occur in its text columns. Identifiers are split (`order_items` and `orderI
 schema that share a key column (`writes.aid` and `author.aid`), or whose key column is named
 after the other (`sales.customer_id` and `customers`), are join neighbours: the top tables bring
 theirs along, so the model can write the join. Join keys the team documented (a dbt project's
-relationships tests and entities: agent/catalog/documentation.py) are join neighbours too.
+relationships tests and entities) are join neighbours too.
 """
 
 from __future__ import annotations

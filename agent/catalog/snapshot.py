@@ -3,13 +3,13 @@
 `Catalog` keeps one immutable `CatalogSnapshot` per connector, and with it what is derived from
 the table list: the gate's schema here, the search index through `on_refresh`. `start()` builds
 the first snapshot in a background thread when the bot starts: the table list and the profiles
-the engine's statistics give, then the profiles scans add (agent/catalog/profiling.py). A question
-never waits for profiling, only for the table list when it comes before the first snapshot (the gate
-cannot work without it). The snapshot is read again in the background once older than the TTL,
-and a new one is published only when something changed, so nothing derived from it is rebuilt
-for nothing; a new snapshot of the same tables shares the old one's gate schema.
+the engine's statistics give, then the profiles scans add (`Profiler`). A question never waits for
+profiling, only for the table list when it comes before the first snapshot (the gate cannot work
+without it). The snapshot is read again in the background once older than the TTL, and a new one is
+published only when something changed, so nothing derived from it is rebuilt for nothing; a new
+snapshot of the same tables shares the old one's gate schema.
 
-A `documentation` source (a dbt project: agent/catalog/documentation.py) adds what the team wrote
+A `documentation` source (a dbt project's `Documentation`) adds what the team wrote
 down: its descriptions go on the tables, its value lists answer `column_profile` where no scan gave
 a complete one, and its join keys go with the snapshot. It is asked again on every `snapshot()`
 (cheap: it reads its files again only when they change), and a new version is published over the

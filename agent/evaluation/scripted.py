@@ -94,7 +94,7 @@ def replies(
 
 def unmatched_ids(golden: GoldenSet, snapshot: CatalogSnapshot) -> frozenset[str]:
     """The questions of `golden` none of whose words (with those of the question each follows)
-    occurs in `snapshot`: the match step answers them with no model call (agent/nodes/match.py)."""
+    occurs in `snapshot`: the match step answers them with no model call."""
     builder = ContextBuilder()
     found = set()
     for chain in golden.chains():

@@ -12,13 +12,12 @@ lookups too. So a type is accepted only when it is one of the engine's built-in 
 or map of accepted types where the engine has them, or a name the deployment lists in
 `QUERYBOT_ALLOWED_TYPES` (a team's own enum or domain, PostGIS's `geography`).
 
-The PostgreSQL list is checked against a server (tests/agent/gate/test_casts_postgres.py): each
-type, written as sqlglot writes it, resolves to a type in `pg_catalog`, which PostgreSQL searches
-before any other schema (unless a DBA put it later in the login's `search_path`), even beside a
-table of the same name. The DuckDB list was checked against DuckDB.
-MySQL, MariaDB, SQLite, BigQuery and Snowflake have no types a name reaches beyond their own,
-but the same allow list holds there, so a spelling sqlglot reads as a user-defined name is
-refused everywhere.
+The PostgreSQL list is checked against a real server by a test: each type, written as sqlglot writes
+it, resolves to a type in `pg_catalog`, which PostgreSQL searches before any other schema (unless a
+DBA put it later in the login's `search_path`), even beside a table of the same name. The DuckDB
+list was checked against DuckDB. MySQL, MariaDB, SQLite, BigQuery and Snowflake have no types a name
+reaches beyond their own, but the same allow list holds there, so a spelling sqlglot reads as a
+user-defined name is refused everywhere.
 """
 
 from __future__ import annotations

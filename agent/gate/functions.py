@@ -11,7 +11,7 @@ catalog or administration functions. Anything else is refused unless the deploym
 
 Sources: PostgreSQL 17 "Functions and Operators", MariaDB/MySQL "Built-in Functions", SQLite
 "Core/Date/Math/JSON Functions", DuckDB "Functions", BigQuery "GoogleSQL function list",
-Snowflake "All functions" (connectors/snowflake/functions.py).
+Snowflake "All functions" (the Snowflake connector keeps that list).
 """
 
 from __future__ import annotations
@@ -288,7 +288,7 @@ def unknown_message(call: str, dialect: str) -> str:
 def snowflake_calls_reason(text: str) -> Reason | None:
     """Why the connector would refuse the Snowflake statement `text` for one of its calls, else
     None. The gate's own walk accepts a call sqlglot models unless it is denied; the Snowflake
-    connector accepts only calls named on its list of pure built-ins (connectors/snowflake/sql.py),
+    connector accepts only calls named on its list of pure built-ins (`check_calls`),
     so the gate asks the connector's check of the text that will run: nothing is offered for
     approval that the connector then refuses."""
     try:

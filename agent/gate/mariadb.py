@@ -1,10 +1,9 @@
 """The sqlglot dialect the gate writes MySQL-family statements in: MySQL as sqlglot writes it,
 except where MariaDB rejects what sqlglot writes.
 
-One connector (connectors/sql/mysql.py) serves MySQL 5.7/8 and MariaDB under the one dialect
-name `mysql`, so the gate cannot tell which server will run a statement. It reads (and checks)
-statements as `mysql` and writes the accepted one with this dialect, whose every change is
-read the same way by both servers:
+One connector serves MySQL 5.7/8 and MariaDB under the one dialect name `mysql`, so the gate cannot
+tell which server will run a statement. It reads (and checks) statements as `mysql` and writes the
+accepted one with this dialect, whose every change is read the same way by both servers:
 
 - `a REGEXP b` (and `RLIKE`) stays an operator: sqlglot writes `REGEXP_LIKE(a, b)`, a function
   MariaDB does not have (nor MySQL before 8.0.4); MySQL documents REGEXP as its synonym.
@@ -19,7 +18,7 @@ read the same way by both servers:
 
 What else sqlglot's MySQL generator rewrites (IFNULL to COALESCE, `LIMIT a, b` to `LIMIT b
 OFFSET a`, `CONVERT(x USING cs)` to `CAST(x AS CHAR CHARACTER SET cs)`, quoted INTERVAL
-amounts, ...) was run on MariaDB 10.11 and is read as written (tests/agent/gate/test_mariadb_*.py).
+amounts, ...) was run on MariaDB 10.11 and is read as written (the MariaDB gate tests).
 """
 
 from __future__ import annotations

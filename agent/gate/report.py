@@ -17,8 +17,8 @@ from agent.gate.source import position
 from agent.gate.verdict import Reason, Verdict
 
 #: The dialects `querybot gate` judges in, as people name them, and the dialect the gate reads
-#: each in: one connector serves MySQL and MariaDB under `mysql` (the gate writes what both read,
-#: agent/gate/mariadb.py), and Looker has a dialect and rules of its own (agent/gate/looker.py).
+#: each in: one connector serves MySQL and MariaDB under `mysql` (the gate writes what both read:
+#: `MariaDB`), and Looker has a dialect and rules of its own (`Looker`).
 DIALECTS: dict[str, str] = {
     "bigquery": "bigquery",
     "duckdb": "duckdb",

@@ -1,9 +1,8 @@
 """The append-only audit log: every proposal, gate rejection, decision and execution.
 
-One table (`audit`), in SQLite or, for several replicas, PostgreSQL (agent/memory/storage.py);
-triggers refuse UPDATE and DELETE, so rows can only be added. The
-execute step asks `approved_sha256` before running anything: SQL whose hash has no recorded
-approval cannot run.
+One table (`audit`), in SQLite or, for several replicas, PostgreSQL (a `Storage`); triggers refuse
+UPDATE and DELETE, so rows can only be added. The execute step asks `approved_sha256` before running
+anything: SQL whose hash has no recorded approval cannot run.
 
 Columns:
     id           increasing integer

@@ -9,14 +9,13 @@ question, literals and rows may be that identity's alone, and no table check can
 learnt with no identity (the bot's own login) is offered to questions with no identity, and to
 one asked as an identity only where the caller says the login reads no other rows than the
 identity of the tables they share (`similar`'s `shared`). Every example is offered only for a
-question whose catalog view (agent/catalog/access.py) has every table it read. Each set of examples
-a question may be offered is searched with its own index, so one identity's questions do not even
-weigh in the ranking of another's.
+question whose catalog view has every table it read. Each set of examples a question may be offered
+is searched with its own index, so one identity's questions do not even weigh in the ranking of
+another's.
 
-One table (agent/memory/storage.py): in memory by default; in production a SQLite file per
-warehouse, or, with `QUERYBOT_STATE_URL`, PostgreSQL, where every replica learns from the others'
-approvals and each row names its warehouse (a SQLite file is one warehouse's own: its rows name
-none).
+One table (a `Storage`): in memory by default; in production a SQLite file per warehouse, or, with
+`QUERYBOT_STATE_URL`, PostgreSQL, where every replica learns from the others' approvals and each row
+names its warehouse (a SQLite file is one warehouse's own: its rows name none).
 """
 
 from __future__ import annotations

@@ -14,10 +14,9 @@ thread's question. An evaluation keeps each question to itself (`across_threads=
 score does not depend on question order. Only the problem text is kept and shown (no result
 rows); each is cut to one line of at most 300 characters.
 
-One table (agent/memory/storage.py): in memory by default; in production a SQLite file per
-warehouse, or, with `QUERYBOT_STATE_URL`, PostgreSQL, where every replica is warned by the others'
-failures and each row names its warehouse (a SQLite file is one warehouse's own: its rows name
-none).
+One table (a `Storage`): in memory by default; in production a SQLite file per warehouse, or, with
+`QUERYBOT_STATE_URL`, PostgreSQL, where every replica is warned by the others' failures and each row
+names its warehouse (a SQLite file is one warehouse's own: its rows name none).
 """
 
 from __future__ import annotations

@@ -7,8 +7,7 @@ per cursor.
 
 A replica opens at most CHECKPOINT_POOL_SIZE + 2 x POOL_SIZE + 1 = 11 connections: the
 checkpointer's pool, the bot store's, the one the audit log, examples and failures of every
-warehouse share (bot/wiring.py), and the bot store's liveness lock (bot/store/postgres.py),
-whatever QUERYBOT_WORKERS is.
+warehouse share, and the bot store's liveness lock, whatever QUERYBOT_WORKERS is.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The audit log, the bot store, verified examples and remembered failures write their statements
 once, with `?` placeholders, and run them through a `Storage`: `SqliteStorage` (a file, or
-`:memory:`) or `PostgresStorage` (a pool from agent/memory/postgres.py, shared by every table of a
+`:memory:`) or `PostgresStorage` (a pool from `open_pool`, shared by every table of a
 process that names it). Each statement runs in its own transaction (autocommit); `many` runs a
 batch as one.
 """
@@ -117,7 +117,7 @@ class PostgresStorage(Storage):
 
     def __init__(self, url: str) -> None:
         self.url = url
-        #: The pool (agent/memory/postgres.py's settings), for what needs one connection throughout.
+        #: The pool (`open_pool`'s settings), for what needs one connection throughout.
         self.pool = open_pool(url)
 
     def create(self, tables: Tables) -> None:

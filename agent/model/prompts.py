@@ -37,14 +37,13 @@ NO_TABLES = """No table of this warehouse ({total} tables) matches the question'
 question is about something this warehouse does not record, say the data cannot answer it; \
 otherwise ask which data the person means."""
 
-#: After the whole schema, when no word of the question occurs in it
-#: (agent/model/question_context.py).
+#: After the whole schema, when no word of the question occurs in it (`ModelContext.unmatched`).
 UNMATCHED = """None of the question's words occurs in these tables' names, descriptions or \
 values. If it asks about something this warehouse does not record (general knowledge, other \
 data), set kind to "clarify" and say the data cannot answer it; if it asks for data listed above \
 in other words, write the SQL."""
 
-#: The reply when no word of the question occurs in the warehouse (agent/nodes/match.py).
+#: The reply when no word of the question occurs in the warehouse (the match step).
 UNMATCHED_REPLY = """None of your question's words occurs in this warehouse's table or column \
 names, descriptions or values, so I can't tell which data you mean, or whether it is here at all. \
 This warehouse holds: {tables}. Ask again in the words of that data (a table, a measure or a \
@@ -136,7 +135,7 @@ DATE_IDIOMS = {
 #: How DATE_IDIOMS enter SYSTEM's `{dates}`.
 DATES = "\nDates in this dialect: one year: {idioms}."
 
-# --- answer-quality strategies (agent/context.py Strategies) ---------------------------------
+# --- answer-quality strategies (`Strategies`) ------------------------------------------------
 
 PLAN = """Before any SQL is written, read the question above as a short plan: the fields (columns \
 or measures) the answer shows, the filters (each on one column, as table.column, with its operator \
@@ -175,7 +174,7 @@ Question: {question}"""
 CANDIDATE = """(Draft {number} of {total}: write your own query for the question, however \
 the others are written.)"""
 
-# --- metric questions (a dbt semantic layer: agent/nodes/metric.py) ----------------------------
+# --- metric questions (a dbt semantic layer: the metric step) ----------------------------------
 
 METRIC = """You answer questions about data from the team's defined metrics (a dbt semantic \
 layer), which are computed for you: you only choose which metrics, how to group, filter and \

@@ -6,7 +6,7 @@ model answers, a string is its raw text, and `{"__error__": "503 Service Unavail
 call fail as a provider outage would), so the whole bot runs without a network. A `"__delay__"`
 key on an object line (seconds) makes that reply arrive that much later, like a slow provider.
 An error line may carry a `"status"` to fail the way a provider does (the LangChain exception
-types langchain-google-genai raises, see agent/model/errors.py): 429 (rate limit or quota),
+types langchain-google-genai raises, as `classify` reads them): 429 (rate limit or quota),
 401 / 403 (bad key), 5xx (server error), or `"timeout"`. When a file `NAME.seen.jsonl` exists
 beside the script `NAME.jsonl`, every call's messages are appended to it, one call a line (a
 test checks from there what a bot process showed its model).

@@ -167,12 +167,12 @@ class ContextBuilder:
     ) -> None:
         self.glossary = glossary
         #: A question asked as an identity may also be shown the examples learnt with no
-        #: identity (agent/memory/examples.py): only where the identities read every row the bot's
-        #: login reads of the tables they may read (querybot's table allowlists).
+        #: identity: only where the identities read every row the bot's login reads of the tables
+        #: they may read (querybot's table allowlists).
         self.shared_examples = shared_examples
         #: A dbt project's metrics by name and label (`SemanticLayer.terms`): a glossary term
         #: that names one defers to the metric's definition. Given an identity's tables, only
-        #: the metrics computed from those (agent/semantic/readable.py); None: every one.
+        #: the metrics computed from those (`readable_layer`); None: every one.
         self.metric_terms = metric_terms
         self.examples = examples
         self.limits = limits or ContextLimits()
@@ -186,7 +186,7 @@ class ContextBuilder:
         """The snapshot's index (None when the whole schema is shown) and whole-schema text.
 
         Kept for the last few snapshots: the catalog's own, and the views of it the identities
-        asking questions may see (agent/catalog/access.py)."""
+        asking questions may see."""
         index, full, _ = self._warmed(snapshot)
         return index, full
 
@@ -215,10 +215,10 @@ class ContextBuilder:
         identity: str = "",
     ) -> ModelContext:
         """The context for `question`; `also` (paraphrases) only widens the table search.
-        `restricted`: `snapshot` is the view of an identity (agent/catalog/access.py), so a glossary
-        term naming a table it lacks is left out (it may name one the identity may not read),
-        and a term defers only to a metric of the tables the view has. `identity`: the one the
-        question is asked as ("": the bot's login), whose own examples only it is shown."""
+        `restricted`: `snapshot` is the view of an identity, so a glossary term naming a table it
+        lacks is left out (it may name one the identity may not read), and a term defers only to a
+        metric of the tables the view has. `identity`: the one the question is asked as ("": the
+        bot's login), whose own examples only it is shown."""
         index, full, vocab = self._warmed(snapshot)
         terms = self.glossary.matching(question) if self.glossary else []
         if restricted:
@@ -226,8 +226,8 @@ class ContextBuilder:
         if terms and self.metric_terms is not None:
             metrics = self.metric_terms(snapshot.tables if restricted else None)
             terms = defer_to_metrics(terms, metrics)
-        # only examples learnt as the same identity (agent/memory/examples.py), over tables this
-        # snapshot has: a view per identity (agent/catalog/access.py) lacks those it may not read
+        # only examples learnt as the same identity, over tables this snapshot has: a view per
+        # identity lacks those it may not read
         examples = (
             self.examples.similar(
                 question,

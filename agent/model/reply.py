@@ -39,7 +39,7 @@ class SqlRepair(BaseModel):
 
 
 class MetricReply(BaseModel):
-    """The model's choice for a question the team's metrics may answer (agent/nodes/metric.py)."""
+    """The model's choice for a question the team's metrics may answer (the metric step)."""
 
     kind: Literal["metric", "none"] = Field(
         description=(

@@ -2,10 +2,10 @@
 
 Code models are trained on SQL in markdown blocks, not on SQL escaped inside a JSON string, and
 a small model that is refused for naming columns the warehouse lacks tends to write the same
-names again when asked to correct its own draft. The redraft (agent/nodes/generate.py) asks
-afresh, without the refused draft, for a reply in text; code reads it into the same `SqlRepair`
-the structured methods give, with LangChain's `include_raw` contract (`{"raw", "parsed",
-"parsing_error"}`), so nothing downstream knows the difference.
+names again when asked to correct its own draft. The redraft asks afresh, without the refused draft,
+for a reply in text; code reads it into the same `SqlRepair` the structured methods give, with
+LangChain's `include_raw` contract (`{"raw", "parsed", "parsing_error"}`), so nothing downstream
+knows the difference.
 """
 
 from __future__ import annotations

@@ -73,8 +73,8 @@ def learn(state: ThreadState, deps: AgentDeps) -> None:
     The tables and columns are the gate's, recorded on the proposal when it passed: the gate is
     not run again (a proposal checkpointed before columns were recorded is kept without them).
     One asked as a warehouse identity records it, and is shown only to questions asked as that
-    identity whose catalog view has all its tables (agent/memory/examples.py).
-    Learning must never cost the person their answer, so a failure is logged and dropped.
+    identity whose catalog view has all its tables. Learning must never cost the person their
+    answer, so a failure is logged and dropped.
     """
     proposal, decision = state["proposal"], state["decision"]
     assert proposal is not None and decision is not None

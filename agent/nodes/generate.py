@@ -164,7 +164,7 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upd
     try:
         out = model.invoke(messages, config)
     except Exception as exc:  # any provider failure: the user must hear of it in the thread
-        # the model's runnable already retried what was worth retrying (agent/model/errors.py)
+        # the model's runnable already retried what was worth retrying (`is_retryable`)
         calls = deps.limits.model_attempts if is_retryable(exc) else 1
         log.warning("The model failed after %d call(s): %r", calls, exc)
         problems = state.get("feedback") or [] if repair else []

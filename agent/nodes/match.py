@@ -1,15 +1,13 @@
 """Before the first model call (strategy `ask_unmatched`): a question that names nothing this
 warehouse holds gets a clarifying reply from code, with no model call.
 
-"Nothing" is decided as the context builder decides it (agent/model/question_context.py,
-`ModelContext.unmatched`): the whole schema is shown, and no word of the question (nor of the
-question it follows in the thread) occurs in the tables' names, descriptions or profiled values,
-and no glossary term or verified example matches it, nor does it name a metric the asker may
-read (agent/semantic). Asked of such a question, a small model
-answers general knowledge from lookalike columns ("website visitors" as customers); on the defog
-and demo sets no answerable question matched no word (BENCHMARKS.md, "Answer quality with a real
-model"). A warehouse too big to show whole is searched instead, and the model judges what the
-search found.
+"Nothing" is decided as the context builder decides it (`ModelContext.unmatched`): the whole schema
+is shown, and no word of the question (nor of the question it follows in the thread) occurs in the
+tables' names, descriptions or profiled values, and no glossary term or verified example matches it,
+nor does it name a metric the asker may read. Asked of such a question, a small model answers
+general knowledge from lookalike columns ("website visitors" as customers); on the defog and demo
+sets no answerable question matched no word (BENCHMARKS.md, "Answer quality with a real model"). A
+warehouse too big to show whole is searched instead, and the model judges what the search found.
 """
 
 from __future__ import annotations

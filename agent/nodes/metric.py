@@ -9,7 +9,7 @@ query choosing a metric the question does not name (nor the governed answer it f
 as "none": "Which orders were returned?" names the metric order_count ("Orders"), not refunds. A
 query the semantic layer or MetricFlow refuses goes back once with the problems ("did you
 mean"). A question asked as a warehouse identity (run_as) is shown, and may choose, only the
-metrics and dimensions of tables that identity may read (agent/semantic/readable.py); a choice
+metrics and dimensions of tables that identity may read (`readable_layer`); a choice
 of any other counts as "none" too. Compiled SQL becomes the draft, carrying its metric query;
 the gate, the cost estimate, the value check and the approval then treat it like any other.
 Whenever no metric query comes of it, the question goes on to the usual SQL step: `metric` in

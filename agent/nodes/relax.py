@@ -1,5 +1,5 @@
 """After an empty result (no rows, or only NULLs): propose a loosened query
-(agent/strategies/relax.py, no model call) that goes through the same checks as any draft and needs
+(the relax strategy, no model call) that goes through the same checks as any draft and needs
 its own approval.
 
 Once per question: a relaxed query that comes back empty too is the answer. When nothing can be

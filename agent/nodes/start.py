@@ -1,5 +1,5 @@
 """First step of every question: keep a proposal still waiting as a superseded turn, reset the
-per-question fields, refuse bad input early, and take SQL a person pasted (agent/screen/pasted.py)
+per-question fields, refuse bad input early, and take SQL a person pasted (`pasted_sql`)
 as the draft."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def start(state: ThreadState, deps: AgentDeps) -> Update:
         )
         return {**update, **refused, "trace": [asked, *refused["trace"]]}
     if (sql := pasted_sql(question, deps.connector.dialect)) is not None:
-        # the person's SQL is judged as written (agent/nodes/paste.py), never sent to the model
+        # the person's SQL is judged as written (the paste step), never sent to the model
         pasted = "The question was SQL, so it was checked as written (no model call)."
         return {
             **update,

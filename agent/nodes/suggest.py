@@ -1,5 +1,5 @@
-"""After an answer with rows: attach up to three follow-up questions (agent/strategies/followups.py,
-no model call). A failure here costs the suggestions, never the answer."""
+"""After an answer with rows: attach up to three follow-up questions (the follow-ups
+strategy, no model call). A failure here costs the suggestions, never the answer."""
 
 from __future__ import annotations
 

@@ -43,10 +43,10 @@ class Screened:
 
 
 def screen(sql: str, snapshot: CatalogSnapshot, deps: AgentDeps, *, identity: str) -> Screened:
-    """The gate first, over `snapshot` (the catalog as `identity` may see it:
-    agent/catalog/access.py), and under an identity over what the warehouse says it may read now
-    (`_held_to_access`); then, for what it lets through, the cost estimate (a dry run where the
-    engine has one: nothing runs) and the literal filter values (live only without an identity)."""
+    """The gate first, over `snapshot` (the catalog as `identity` may see it), and under an identity
+    over what the warehouse says it may read now (`_held_to_access`); then, for what it lets
+    through, the cost estimate (a dry run where the engine has one: nothing runs) and the literal
+    filter values (live only without an identity)."""
     verdict = check_sql(sql, snapshot.gate_schema, row_limit=deps.limits.row_limit)
     if verdict.ok and identity:
         try:
@@ -72,8 +72,8 @@ def _held_to_access(
 ) -> Verdict:
     """`verdict` (the gate's pass over `view`) when the warehouse says `identity` may read every
     table it reads now; else the gate's verdict over `view` without the tables it may not (the
-    view is kept a while: agent/catalog/access.py), so such a table is unknown, as in the view.
-    Raises ConnectorError when the warehouse cannot say."""
+    view is kept a while), so such a table is unknown, as in the view. Raises ConnectorError when
+    the warehouse cannot say."""
     connector = deps.connector
     if not acts_as(connector) or not isinstance(connector, ActsAs):
         return verdict
@@ -181,7 +181,7 @@ def kind_label(draft: Draft, deps: AgentDeps) -> str:
 def _held_to_the_period(
     state: ThreadState, draft: Draft, screened: Screened, deps: AgentDeps
 ) -> tuple[Screened, Draft]:
-    """A model draft that keeps one day of the period the question names (agent/screen/periods.py)
+    """A model draft that keeps one day of the period the question names (`period_problems`)
     goes back to repair; with no attempt left it is proposed with that as a warning, for the
     person approving to see."""
     if not screened.ok or not draft.get("by_model"):

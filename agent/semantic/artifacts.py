@@ -1,12 +1,11 @@
 """Where a dbt project's artifacts are, and reading them again when they change.
 
 QUERYBOT_DBT_PROJECT names a project directory (one holding dbt_project.yml: querybot runs `dbt
-parse` there at start, agent/semantic/dbt_parse.py, then reads its `target/`), a `target/`
-directory, or its `manifest.json` (read as they are: no dbt needed). `manifest.json` is required
-(dbt writes it on `dbt parse`, `compile`, `run`, `build`); `semantic_manifest.json` beside it is
-read when there (dbt writes it too when the project has a semantic layer), and so is
-`catalog.json` (`dbt docs generate`: the warehouse's comments and row counts,
-agent/semantic/dbt_catalog.py). Table names in them are those dbt wrote for the profile it ran
+parse` there at start, then reads its `target/`), a `target/` directory, or its `manifest.json`
+(read as they are: no dbt needed). `manifest.json` is required (dbt writes it on `dbt parse`,
+`compile`, `run`, `build`); `semantic_manifest.json` beside it is read when there (dbt writes it too
+when the project has a semantic layer), and so is `catalog.json` (`dbt docs generate`: the
+warehouse's comments and row counts). Table names in them are those dbt wrote for the profile it ran
 with: parse against the warehouse querybot asks.
 
 `ProjectArtifacts.current()` checks the files' modification times and sizes on each call and reads
@@ -53,7 +52,7 @@ class Artifacts:
     documentation: Documentation
     #: None when the project has no semantic layer (no semantic_manifest.json, or no metrics).
     semantic: SemanticLayer | None = None
-    #: semantic_manifest.json as read, for MetricFlow (agent/semantic/compile.py).
+    #: semantic_manifest.json as read, for MetricFlow (`MetricCompiler`).
     semantic_json: str = ""
 
 

@@ -197,8 +197,8 @@ class MetricCompiler:
         offered: SemanticLayer | None = None,
     ) -> CompiledMetricQuery:
         """The SQL of `query`; raises MetricQueryError saying what to change. `offered`: the
-        part of the layer the asker may be offered (agent/semantic/readable.py), which the
-        query is checked against, so a "did you mean" names nothing else."""
+        part of the layer the asker may be offered (`readable_layer`), which the query is checked
+        against, so a "did you mean" names nothing else."""
         problems = check(query, offered or self.layer, documentation)
         if problems:
             raise MetricQueryError(problems)

@@ -5,7 +5,7 @@ A metric query names metrics the team defined, what to group them by (a dimensio
 literal values, never SQL text), an order and a limit. `check` says, for each name the layer does
 not know, which names it does know that are close ("did you mean"), as the gate does for columns;
 a filter value on a column with a documented value list (a dbt `accepted_values` test) is checked
-against it the same way. Only a query with no problems is compiled (agent/semantic/compile.py).
+against it the same way. Only a query with no problems is compiled (`MetricCompiler`).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from connectors.base import TableInfo
 if TYPE_CHECKING:
     from agent.semantic.compile import CompiledMetricQuery, MetricCompiler
 
-#: MetricFlow's dialects (agent/semantic/compile.py `_ENGINES`), without importing it.
+#: MetricFlow's dialects (the compiler's `_ENGINES`), without importing it.
 DIALECTS = frozenset(
     {"duckdb", "postgres", "bigquery", "snowflake", "databricks", "redshift", "trino"}
 )

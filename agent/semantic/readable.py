@@ -1,16 +1,15 @@
 """The part of a semantic layer a question asked as a warehouse identity (run_as) may be offered:
 what the metric step shows that identity's model and accepts from it.
 
-A semantic model is kept when its relation is one table of the identity's view of the catalog
-(agent/catalog/access.py), matched as compiling matches it (`warehouse_table`). A metric is kept
-when everything it is computed from is: a simple or cumulative metric's measures must belong to kept
-semantic models, a ratio's or derived metric's input metrics must be kept in turn, and every
-dimension or entity its filter names must be one of a kept model (a filter on another table's
-dimension joins that table). A metric whose inputs the layer does not name (a conversion metric,
-a measure no model defines) is left out: what it reads cannot be told, so it is not offered
-(fail closed). Dimensions and entities are those of the kept semantic models only
-(`SemanticLayer` derives them from its models), so neither the name, description nor values of
-a hidden table's metrics or dimensions reach the prompt.
+A semantic model is kept when its relation is one table of the identity's view of the catalog,
+matched as compiling matches it (`warehouse_table`). A metric is kept when everything it is computed
+from is: a simple or cumulative metric's measures must belong to kept semantic models, a ratio's or
+derived metric's input metrics must be kept in turn, and every dimension or entity its filter names
+must be one of a kept model (a filter on another table's dimension joins that table). A metric whose
+inputs the layer does not name (a conversion metric, a measure no model defines) is left out: what
+it reads cannot be told, so it is not offered (fail closed). Dimensions and entities are those of
+the kept semantic models only (`SemanticLayer` derives them from its models), so neither the name,
+description nor values of a hidden table's metrics or dimensions reach the prompt.
 """
 
 from __future__ import annotations
