@@ -46,7 +46,7 @@ RECOVER_EVERY_S = 60.0
 #: Threads for Bolt's listeners (Bolt's default is 5). A listener makes a Slack call or two before
 #: it returns (the "Working on it…" placeholder, the decided card), and a click is acked only
 #: once a thread takes it: with 5, fifty clicks at once against a 150 ms Slack API waited up to
-#: 2.7 s for their ack (bench/load_report.py, issue 9).
+#: 2.7 s for their ack (the load benchmark, issue 9).
 LISTENER_THREADS = 32
 
 
@@ -84,10 +84,10 @@ def build_app(
     """The Bolt app with every listener registered. Calls `auth.test` first: a token Slack
     refuses, or a Slack it cannot reach, raises SlackUnusable (one line) before anything starts.
 
-    `router` (bot/routing.py) says which Agent answers each thread: channels no warehouse answers
-    are refused politely, and the Home tab lists the tables of every warehouse. With `sandboxes`
-    (the Router's override), files shared in a conversation are loaded into its sandbox, and idle
-    sandboxes are swept in the background.
+    `router` says which Agent answers each thread: channels no warehouse answers are refused
+    politely, and the Home tab lists the tables of every warehouse. With `sandboxes` (the Router's
+    override), files shared in a conversation are loaded into its sandbox, and idle sandboxes are
+    swept in the background.
 
     HTTP requests are verified with `settings.slack_signing_secret`; Socket Mode requests are
     not signed, so the secret may be empty there.
@@ -130,7 +130,7 @@ def build_app(
 
 
 def on_error(error: Exception, body: dict[str, Any]) -> None:
-    """Bolt's error handler. A request no listener takes (it passed bot/payloads.py's checks,
+    """Bolt's error handler. A request no listener takes (it passed the payload checks,
     so it is one Slack sends, e.g. an event of a subtype nobody reads) keeps Bolt's answer
     and is logged in one line. A listener that raised is a bug in querybot, not in the
     request: logged with its traceback for whoever fixes it (the person was told by the
@@ -144,7 +144,7 @@ def on_error(error: Exception, body: dict[str, Any]) -> None:
 
 
 class CheckedRequestHandler(SlackRequestHandler):
-    """Bolt's WSGI adapter with each body checked first (bot/payloads.py): Bolt parses a body
+    """Bolt's WSGI adapter with each body checked first (`payloads.check`): Bolt parses a body
     before any middleware of its runs, and a body it cannot parse or read ids out of ended in a
     traceback and HTTP 500. A request signed with `signing_secret` that is not one the bot
     serves, in the shape Slack sends, is answered 400 with the reason; an unsigned one 401, as
@@ -181,7 +181,7 @@ def _exit_on_sigterm() -> None:
 
 def serve_http(app: QuerybotApp, port: int, settings: Settings) -> None:
     """Serve Slack's events and interactions on `POST /slack/events` until stopped, within the
-    settings' HTTP bounds (body size, connections; see bot/http_server.py). A port it cannot
+    settings' HTTP bounds (body size, connections; see `HttpLimits`). A port it cannot
     listen on raises CannotListen (one line)."""
     _exit_on_sigterm()
     limits = HttpLimits(

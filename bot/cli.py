@@ -9,8 +9,8 @@ import sys
 import uuid
 from typing import TYPE_CHECKING
 
-# Only light modules here: `querybot --help` must not wait for LangChain, LangGraph or DuckDB
-# (tests/bot/test_cli_process.py); each command imports what it runs once arguments are parsed.
+# Only light modules here (a test checks): `querybot --help` must not wait for LangChain,
+# LangGraph or DuckDB; each command imports what it runs once arguments are parsed.
 from bot.commands.evaluate_arguments import add_arguments as add_eval_arguments
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     from bot.wiring import Deployment, open_store
 
     deployment = Deployment(settings)
-    # files shared in a thread: that thread's own sandbox answers it (bot/files/sandboxes.py)
+    # files shared in a thread: that thread's own sandbox answers it (`SandboxAgents`)
     sandboxes = for_deployment(deployment)
     try:
         router = Router(deployment.open_warehouses(), deployment.config, override=sandboxes.lookup)

@@ -15,7 +15,7 @@ channel asks which one.
 
     [warehouses.finance.run_as]           # whose access each question runs with: optional
     groups = { S0123456789 = "finance_analyst" }
-    unmapped = "refuse"                   # bot/access/identity.py
+    unmapped = "refuse"                   # or a role everyone else runs as
 
     [channels]
     C0123456789 = "finance"               # Slack channel id = warehouse name
@@ -23,7 +23,7 @@ channel asks which one.
 
 A channel's `answers` say where the results of its questions go: "thread" (the default: in
 the thread, for everyone in the channel) or "private" (only to the person who asked and the
-person who approved, as messages only they see: bot/conversations/outcomes.py).
+person who approved, as messages only they see).
 
 Secrets stay out of the file: `${NAME}` in a spec is replaced by the environment variable NAME.
 Without a config file the deployment is one warehouse named "main", from `QUERYBOT_WAREHOUSE`.
@@ -80,10 +80,9 @@ class Warehouse:
     #: Overrides of QUERYBOT_ROW_LIMIT and QUERYBOT_QUERY_TIMEOUT_S for this warehouse.
     row_limit: int | None = None
     query_timeout_s: float | None = None
-    #: The warehouse's dbt project (agent/semantic/artifacts.py says what it may name), or None.
+    #: The warehouse's dbt project (a project directory, its `target/` or `manifest.json`), or None.
     dbt_project: Path | None = None
-    #: Which identity each person's questions run as (bot/access/identity.py); None: the bot's
-    #: login.
+    #: Which identity each person's questions run as; None: the bot's login.
     run_as: RunAsRules | None = None
 
 

@@ -158,7 +158,7 @@ class SlackHTTPServer(ThreadingMixIn, WSGIServer):
 
     daemon_threads = True
     # socketserver's listen backlog is 5: a burst of events (many people asking at once) had
-    # connections reset before they were accepted (bench/load_report.py, issue 9).
+    # connections reset before they were accepted (the load benchmark, issue 9).
     request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], limits: HttpLimits) -> None:
@@ -232,7 +232,7 @@ class _SlackRequestHandler(WSGIRequestHandler):
         )
         handler.request_handler = self  # type: ignore[attr-defined]
         app = self.server.get_app()
-        assert app is not None  # set_app runs before serve_forever (bot/app.py)
+        assert app is not None  # set_app runs before serve_forever (`serve_http`)
         handler.run(app)
 
     def handle_expect_100(self) -> bool:

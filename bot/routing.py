@@ -2,9 +2,8 @@
 the default warehouse's.
 
 `Router.route` resolves a thread to its `Route`, once for each piece of work the bot does there:
-the Agent, or why no Agent answers. An `override` (a thread's own sandbox of shared files,
-bot/files/sandboxes.py) is asked first. `RoutedChannelRules` refuses, before any work, in channels
-no warehouse answers.
+the Agent, or why no Agent answers. An `override` (a thread's own sandbox of shared files) is
+asked first. `RoutedChannelRules` refuses, before any work, in channels no warehouse answers.
 """
 
 from __future__ import annotations
@@ -57,10 +56,10 @@ class Route:
     agent: Agent | None
     #: Said in the thread, instead of an answer, when no Agent answers it.
     refusal: str = ""
-    #: The thread has files of its own (bot/files/sandboxes.py), so it is a conversation from its
-    #: first file on: before its first question, and after its files were removed.
+    #: The thread has files of its own, so it is a conversation from its first file on: before its
+    #: first question, and after its files were removed.
     files: bool = False
-    #: Which identity each person's questions run as (bot/access/identity.py); None: the login's.
+    #: Which identity each person's questions run as; None: the login's.
     run_as: RunAsRules | None = None
 
     def is_conversation(self) -> bool:

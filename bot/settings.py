@@ -1,10 +1,10 @@
 """Settings from the environment (and `.env`), checked once at start with messages that name
 each bad variable and say what to set.
 
-pydantic-settings reads them (connectors/settings.py holds the base, the message wording and
-the connectors' own groups). Each group below is one concern; `Settings` combines them, so code
-reads `settings.row_limit` whichever group defines it. A value shaped like a template's
-placeholder (`xoxb-...`, left by `cp .env.example .env`) counts as unset.
+pydantic-settings reads them (the base, `EnvSettings`, the message wording and the connectors' own
+groups live with the connectors). Each group below is one concern; `Settings` combines them, so code
+reads `settings.row_limit` whichever group defines it. A value shaped like a template's placeholder
+(`xoxb-...`, left by `cp .env.example .env`) counts as unset.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class ModelSettings(EnvSettings):
     #: three attempts in all).
     model_timeout_s: float = variable("QUERYBOT_MODEL_TIMEOUT_S", 60.0, gt=0, le=3600)
     max_repairs: int = variable("QUERYBOT_MAX_REPAIRS", 3, ge=1, le=10)
-    #: As given; `parsed_strategies()` is what it names (agent/strategies/options.py).
+    #: As given; `parsed_strategies()` is what it names.
     strategies: str = variable("QUERYBOT_STRATEGIES", "")
 
     @field_validator("strategies")
@@ -85,7 +85,7 @@ class QuerySettings(LimitSettings):
     """Which warehouse is asked, and what one question's query may be and cost."""
 
     warehouse: str = variable("QUERYBOT_WAREHOUSE", "demo")
-    #: A TOML file naming several warehouses and the channel mapping (bot/config.py); None: one
+    #: A TOML file naming several warehouses and the channel mapping (`DeploymentConfig`); None: one
     #: warehouse, `warehouse`.
     config_file: Path | None = variable("QUERYBOT_CONFIG", None)
     row_limit: int = variable("QUERYBOT_ROW_LIMIT", 1000, ge=1, le=100_000)
@@ -97,7 +97,7 @@ class QuerySettings(LimitSettings):
     #: A YAML business glossary (terms, definitions, preferred expressions), or None.
     glossary: Path | None = variable("QUERYBOT_GLOSSARY", None)
     #: The warehouse's dbt project: its directory, its target/ or its manifest.json (descriptions,
-    #: value lists, join keys and metrics; agent/semantic/). A config file sets it per warehouse.
+    #: value lists, join keys and metrics). A config file sets it per warehouse.
     dbt_project: Path | None = variable("QUERYBOT_DBT_PROJECT", None)
     #: The team's own pure functions the gate accepts besides the engine's known pure ones
     #: (comma-separated `name` or `schema.name`, lower-cased).
@@ -143,7 +143,7 @@ class SlackSettings(EnvSettings):
     slack_signing_secret: str = variable("SLACK_SIGNING_SECRET", "", repr=False)
     #: Another Slack Web API base URL (the tests' stand-in).
     slack_api_url: str | None = variable("SLACK_API_URL", None)
-    #: As given; `approver_rule()` is what it says (bot/access/approver_rule.py).
+    #: As given; `approver_rule()` is what it says.
     approvers: str = variable("QUERYBOT_APPROVERS", "anyone")
     no_self_approval: bool = variable("QUERYBOT_NO_SELF_APPROVAL", False)
     #: Channel ids the bot answers in (empty: every channel it is in).
@@ -151,13 +151,13 @@ class SlackSettings(EnvSettings):
     #: Questions and approvals worked on at once. A question holds its worker while the model
     #: answers (seconds of waiting, little CPU), so this is the number of people served at once.
     #: It bounds nothing else: a SQL database's connector runs at most 4 statements at once and
-    #: queues the rest (connectors/sql/connector.py), and the PostgreSQL state pools have fixed
-    #: sizes (agent/memory/postgres.py).
+    #: queues the rest (`SqlConnector`), and the PostgreSQL state pools have fixed sizes
+    #: (`POOL_SIZE`).
     workers: int = variable("QUERYBOT_WORKERS", DEFAULT_WORKERS, ge=1, le=1024)
-    #: HTTP mode (bot/http_server.py): the largest request body taken, in KiB, and the
-    #: connections served at once; both checked before a body is read. A click on a message at
-    #: Slack's limits (50 blocks of 3,000 characters, a 40,000-character text) form-encodes to
-    #: 360-590 KiB; the bot's own messages and its one-input modal are far smaller.
+    #: HTTP mode: the largest request body taken, in KiB, and the connections served at once; both
+    #: checked before a body is read. A click on a message at Slack's limits (50 blocks of 3,000
+    #: characters, a 40,000-character text) form-encodes to 360-590 KiB; the bot's own messages and
+    #: its one-input modal are far smaller.
     http_max_body_kb: int = variable("QUERYBOT_HTTP_MAX_BODY_KB", 1024, ge=1, le=102_400)
     http_max_connections: int = variable("QUERYBOT_HTTP_MAX_CONNECTIONS", 64, ge=1, le=10_000)
 
@@ -207,16 +207,15 @@ class StateSettings(EnvSettings):
 
     @property
     def audit_db(self) -> Path:
-        """The append-only audit log (see agent/memory/audit.py for its table)."""
+        """The append-only audit log (`AuditLog` has its table)."""
         return self.data_dir / "audit.sqlite"
 
 
 class FileSettings(EnvSettings):
-    """Files shared in a thread (connectors/sandbox/sandboxes.py): the largest file taken, the rows
-    and tables a thread's sandbox may hold, how long an unused one is kept; and what loading one
-    file may cost (connectors/sandbox/bounds.py): columns of a table, values (rows times
-    columns) of a file, bytes its values expand to once read, and the loader process's memory,
-    wall-clock time and disk."""
+    """Files shared in a thread (`Sandboxes`): the largest file taken, the rows and tables a
+    thread's sandbox may hold, how long an unused one is kept; and what loading one file may cost
+    (`SandboxLimits`): columns of a table, values (rows times columns) of a file, bytes its values
+    expand to once read, and the loader process's memory, wall-clock time and disk."""
 
     file_max_mb: float = variable("QUERYBOT_FILE_MAX_MB", 50.0, gt=0, le=1024)
     file_max_rows: int = variable("QUERYBOT_FILE_MAX_ROWS", 5_000_000, ge=1, le=10**9)

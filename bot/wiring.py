@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 #: connector shows sample rows instead.
 NOT_PROFILED = frozenset({"bigquery", "looker", "snowflake"})
 
-#: Connectors whose identities are table allowlists querybot enforces (connectors/allowlist.py):
+#: Connectors whose identities are table allowlists querybot enforces (`TableAllowlist`):
 #: engines with no identities of their own to act as.
 ALLOWLISTED = frozenset({"duckdb", "sqlite"})
 
@@ -92,8 +92,7 @@ class Deployment:
         self.audit = AuditLog(self.state or settings.audit_db)
         self.checkpointer: BaseCheckpointSaver
         if settings.state_url:
-            # Pools of a fixed size, whatever settings.workers is (agent/memory/postgres.py says
-            # why).
+            # Pools of a fixed size, whatever settings.workers is (`POOL_SIZE` says why).
             self.checkpointer = postgres_checkpointer(settings.state_url)
         else:
             self.checkpointer = sqlite_checkpointer(settings.state_db)
@@ -194,7 +193,7 @@ class Deployment:
         return warehouse_file(self.settings, self.config, "examples", name)
 
     def failures_path(self, name: str) -> Path:
-        """Remembered failures (agent/memory/failures.py), kept per warehouse like the examples."""
+        """Remembered failures (`FailureStore`), kept per warehouse like the examples."""
         return warehouse_file(self.settings, self.config, "failures", name)
 
     def close(self) -> None:

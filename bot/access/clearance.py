@@ -1,4 +1,4 @@
-"""Who may act on a proposal in a channel whose questions run as the asker (bot/access/identity.py):
+"""Who may act on a proposal in a channel whose questions run as the asker (`run_as`):
 only someone whose own warehouse identity could run its query.
 
 Three actions need it, each with its own words:

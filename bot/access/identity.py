@@ -1,7 +1,7 @@
 """Who a Slack user is in a warehouse: the identity (a PostgreSQL or MariaDB role, a BigQuery
 service account, a name with a table allowlist) their questions run as.
 
-A warehouse of the config file (bot/config.py) may hold a `run_as` table:
+A warehouse of the config file (`QUERYBOT_CONFIG`) may hold a `run_as` table:
 
     [warehouses.sales.run_as]
     users = { U0123ABCD = "analyst_ana" }                  # listed Slack user ids
@@ -18,7 +18,7 @@ order, members read with `usergroups.users.list`); whoever none of those name ge
 which is "refuse" unless the file names a role. A refused person is told so before anything is
 sent to the model, and nothing runs. A warehouse without `run_as` runs as the bot's own login.
 Where the engine has no identities to act as, `tables` gives each identity the names of the tables
-it may read (connectors/allowlist.py enforces them); every identity the rules name needs one.
+it may read (`TableAllowlist` enforces them); every identity the rules name needs one.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ _GROUP = re.compile(r"^S[A-Z0-9]{2,30}$")
 _EMAIL = re.compile(r"^[^@\s]*@[^@\s]+\.[^@\s]+$")
 _KEYS = {"users", "emails", "groups", "unmapped", "tables"}
 #: Long enough for a BigQuery service account's email; PostgreSQL refuses names past its own
-#: 63-byte limit when it acts as one (connectors/sql/postgres.py), rather than cut them.
+#: 63-byte limit when it acts as one (`PostgresFlavor`), rather than cut them.
 _MAX_ROLE = 128
 
 

@@ -1,8 +1,8 @@
 """Files posted with a result: the rows as CSV when the message shows only some of them, and a
 chart PNG when the result is a time series or a small category breakdown and Slack's native
-chart block (bot/blocks/charts.py) cannot show it: the data does not fit the block, or the
-workspace refused the block (`Refusals`). And a statement too long for its message, as a `.sql`
-file (with a proposal or a result).
+chart block (`chart`) cannot show it: the data does not fit the block, or the workspace refused the
+block (`Refusals`). And a statement too long for its message, as a `.sql` file (with a proposal or a
+result).
 
 Both are built from `Answer.rows`, which holds the rows the agent kept: the bot keeps the whole
 capped result (`QUERYBOT_ROW_LIMIT` rows at most).

@@ -1,5 +1,5 @@
-"""The "How did you get this?" button on an answer and the account it opens (agent/explain.py
-builds the steps from the thread's state; this module only renders them)."""
+"""The "How did you get this?" button on an answer and the account it opens (the agent's
+`explain` builds the steps from the thread's state; this module only renders them)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Suggested follow-up questions as buttons under an answer (agent/strategies/followups.py makes
-them).
+"""Suggested follow-up questions as buttons under an answer (the follow-ups strategy makes them).
 
 Each button carries the answer's proposal id and the question (Slack allows 2,000 characters in
 a value), so a click needs no lookup to know what to ask and where: the bot finds the thread from

@@ -62,7 +62,7 @@ def help_message() -> Message:
 @dataclass(frozen=True)
 class Audience:
     """Who will see the result of a card's query: everyone in `channel`'s thread, or
-    (`private`) only the asker and the approver (bot/conversations/outcomes.py)."""
+    (`private`) only the asker and the approver."""
 
     channel: str = ""
     private: bool = False

@@ -152,7 +152,7 @@ def _sql_blocks(sql: str, approved_above: bool) -> list[Block]:
     return blocks
 
 
-#: Said in a private answer (bot/conversations/outcomes.py) that shows only some of its rows.
+#: Said in a private answer that shows only some of its rows.
 NOT_ATTACHED = (
     "The whole result is not attached: files are shared with everyone in the channel, and "
     "this answer is only for the person who asked and the approver. Ask for fewer rows or an "

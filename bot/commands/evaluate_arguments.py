@@ -1,6 +1,5 @@
-"""The arguments of `querybot eval` (run by bot/commands/evaluate.py), apart from it so that
-building the CLI's parser (and `querybot --help`) imports none of the evaluation's model or
-warehouse libraries."""
+"""The arguments of `querybot eval`, apart from it so that building the CLI's parser (and
+`querybot --help`) imports none of the evaluation's model or warehouse libraries."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ By default the statement is judged as the bot would judge it: against the tables
 the configured warehouse (QUERYBOT_WAREHOUSE, or `--warehouse NAME` of QUERYBOT_CONFIG), in its
 dialect, with its row limit, QUERYBOT_ALLOWED_FUNCTIONS and QUERYBOT_ALLOWED_TYPES. `--schema
 FILE` judges it offline against a JSON schema instead. A refusal is also told on standard error
-against the text that was read (agent/gate/report.py), so a saved query's author sees their own
-line and column.
+against the text that was read (`judge`), so a saved query's author sees their own line and column.
 
 Only argparse and the gate are imported before the arguments are parsed: the settings, the
 warehouse connectors (and the LangChain modules the settings import) only once they are needed.
@@ -157,7 +156,7 @@ def _schema_file(
 def _warehouse_schema(
     p: argparse.ArgumentParser, args: argparse.Namespace, settings: Settings
 ) -> tuple[GateSchema, int]:
-    """The configured warehouse's tables as the bot's gate sees them (agent/catalog/snapshot.py),
+    """The configured warehouse's tables as the bot's gate sees them (its `CatalogSnapshot`),
     read once without profiling; raises Unchecked when the warehouse cannot be read."""
     import os
 

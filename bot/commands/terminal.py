@@ -1,4 +1,4 @@
-"""Plain-text rendering of outcomes for `querybot ask`, worded as in Slack (bot/blocks): a single
+"""Plain-text rendering of outcomes for `querybot ask`, worded as in Slack's messages: a single
 value as "Label: value", counts that agree in number, the SQL just approved referred to rather
 than printed twice."""
 

@@ -5,7 +5,7 @@ as `query.sql` when the message shows only its start, and its chart (Slack's nat
 block, or a PNG where the data does not fit the block or the workspace refused it lately). A
 failed file or chart costs that file or chart, never the answer.
 
-In a channel whose answers are private (bot/config.py), `post_privately` sends the result and
+In a channel whose answers are private (its `answers`), `post_privately` sends the result and
 its native chart only to the asker and the approver (chat.postEphemeral, scope chat:write), and
 the thread is told where it went. No file goes with it (a file shared in a channel is there for
 everyone): no CSV, and a chart the block cannot show is not sent."""

@@ -4,16 +4,14 @@ what it does there.
 Listeners stay quick (parse, de-duplicate, claim) and hand over to `Conversations`, which runs
 every agent call in the worker pool, one job at a time per thread, and makes sure each question
 ends with something in its thread: a proposal, a clarifying question, an answer or a failure
-(bot/conversations/outcomes.py shows it). A Cancel click is the exception: it runs on its own
-thread, since the conversation's worker is busy running the very query it stops
-(bot/conversations/cancels.py). Work that a process which is gone left mid-way is reported by
-bot/conversations/recovery.py.
+(`Outcomes` shows it). A Cancel click is the exception: it runs on its own thread, since the
+conversation's worker is busy running the very query it stops (`Cancels`). Work that a process
+which is gone left mid-way is reported by `Recovery`.
 
-Each job resolves its thread to the Agent that answers it once (bot/routing.py); in a thread
-no Agent answers, a question or decision comes to the route's refusal. Where the route's
-warehouse has run_as rules, the asker's warehouse identity is resolved before the model is asked
-(bot/access/identity.py): an unmapped person is refused there, and the question otherwise runs as
-them.
+Each job resolves its thread to the Agent that answers it once (`Router`); in a thread no Agent
+answers, a question or decision comes to the route's refusal. Where the route's warehouse has
+run_as rules, the asker's warehouse identity is resolved before the model is asked: an unmapped
+person is refused there, and the question otherwise runs as them.
 """
 
 from __future__ import annotations
@@ -64,13 +62,13 @@ class Conversations:
         self.router = router
         self.store = store
         self.work = work
-        #: Seconds before a long step first shows its progress (see bot/conversations/progress.py).
+        #: Seconds before a long step first shows its progress (see `Progress`).
         self.progress_s = progress_s
         self.outcomes = Outcomes(
             client, store, display_rows=display_rows, private=router.config.answers_private
         )
         self.cancels = Cancels(client, router)
-        #: Who each person is in each warehouse (bot/access/identity.py), from Slack's directory.
+        #: Who each person is in each warehouse, from Slack's directory.
         self.identities = Directory(client)
         #: Who may approve, edit or read the account of a proposal run as the asker.
         self.clearance = Clearance(router, self.identities)
@@ -82,7 +80,7 @@ class Conversations:
         self._post(thread, blocks.help_message())
 
     def refuse(self, thread: SlackThread, mrkdwn: str) -> None:
-        """Say politely that the bot does not answer here (see bot/access/channels.py)."""
+        """Say politely that the bot does not answer here (see `ChannelRules`)."""
         self._post(thread, blocks.refused(mrkdwn))
 
     def question(self, thread: SlackThread, text: str, *, user: str) -> None:
@@ -120,12 +118,12 @@ class Conversations:
         """A "How did you get this?" click: the answer's steps, to the person who clicked only
         (others may click too; the thread stays a record of questions and answers), where
         questions run as the asker only if the clicker's identity could run its query
-        (bot/access/clearance.py; else an ephemeral says why). A state read, so it runs beside the
+        (`Clearance`; else an ephemeral says why). A state read, so it runs beside the
         thread's queue rather than behind a long query."""
         self.work.submit(f"{record.thread_id}:explain", lambda: self._explain(record, user))
 
     def why_not_run(self, record: ProposalRecord, user: str) -> str | None:
-        """None when `user` could run `record`'s query themselves (bot/access/clearance.py: where
+        """None when `user` could run `record`'s query themselves (`Clearance`: where
         people run as their own warehouse identity, theirs must read every table it reads, and
         the asker's identity must still be the one the proposal runs as). Else why not (mrkdwn,
         for an ephemeral). Asks Slack and the warehouse: a listener's thread may call it, once

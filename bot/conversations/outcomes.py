@@ -2,10 +2,9 @@
 buttons recorded in the store first), the answer, the clarifying question, or the failure; and
 the decided card redrawn with its verdict.
 
-In a channel whose answers are private (`answers = "private"`, bot/config.py) the answer goes
-only to the person who asked and the person who approved (bot/conversations/answers.py), and every
-card says so; elsewhere a card that runs as the asker's access says the channel will see the
-result."""
+In a channel whose answers are private (`answers = "private"`) the answer goes only to the person
+who asked and the person who approved (`Answers.post_privately`), and every card says so; elsewhere
+a card that runs as the asker's access says the channel will see the result."""
 
 from __future__ import annotations
 

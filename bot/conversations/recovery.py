@@ -60,7 +60,7 @@ class Recovery:
     def watch(self, every_s: float) -> threading.Event:
         """`recover()` now and then every `every_s` seconds, so the work of a replica that died
         is reported by the others without waiting for a restart; in between, keep this
-        process's liveness lock (bot/store/base.py). Set the event to stop."""
+        process's liveness lock (the store's). Set the event to stop."""
         stop = threading.Event()
 
         def loop() -> None:

@@ -1,7 +1,7 @@
-"""`querybot doctor` on a warehouse's `run_as` rules (bot/access/identity.py): that each identity
-the rules name can be assumed (a PostgreSQL or MariaDB role the bot's login may act as, a BigQuery
-service account it may impersonate, an allowlist naming tables that exist), and what each may
-read of the tables the model is shown, as whoever enforces it says."""
+"""`querybot doctor` on a warehouse's `run_as` rules: that each identity the rules name can be
+assumed (a PostgreSQL or MariaDB role the bot's login may act as, a BigQuery service account it may
+impersonate, an allowlist naming tables that exist), and what each may read of the tables the model
+is shown, as whoever enforces it says."""
 
 from __future__ import annotations
 

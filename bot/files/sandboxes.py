@@ -1,5 +1,5 @@
 """The agents of threads with uploaded files: one per thread's sandbox
-(connectors/sandbox/sandboxes.py).
+(`Sandboxes`).
 
 `SandboxAgents.lookup` is the Router's override: a thread with a sandbox on disk is answered by
 an Agent over that sandbox (built on first use, also after a restart), a thread whose sandbox

@@ -33,8 +33,8 @@ LOAD_FAILED = (
     "minute; if it keeps happening, tell whoever runs querybot (the details are in its log)."
 )
 NOT_ASKED = "I did not look at your question, since no file was loaded; share a file I can read."
-#: The setting behind each bound an upload can hit (connectors/sandbox/bounds.py), and its
-#: default, named in the refusal so a person can ask for it to be raised.
+#: The setting behind each bound an upload can hit (`SandboxLimits`), and its default, named in the
+#: refusal so a person can ask for it to be raised.
 _DEFAULTS = Settings()
 BOUND_SETTINGS = {
     "size": ("QUERYBOT_FILE_MAX_MB", f"{_DEFAULTS.file_max_mb:g} MB"),

@@ -1,7 +1,7 @@
 """Bolt listeners, grouped by kind of request as in Slack's Bolt starter template: `events`
 (mentions, messages, the Home tab), `actions` (button clicks), `views` (modal submissions).
 Each package's `register` wires its module-level callbacks; `register` here wires them all,
-with the bot's own objects reaching them through the request context (bot/listeners/querybot.py).
+with the bot's own objects reaching them through the request context (`Querybot`).
 """
 
 from __future__ import annotations

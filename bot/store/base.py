@@ -17,9 +17,8 @@ knows, so a click still works after a restart. Two rules hold it together:
   processes that are gone to whoever asks first, once, so each thread can be told what happened.
 
 The SQL is plain (ON CONFLICT, RETURNING, `?` placeholders), so both back ends share it (each
-runs it through agent/memory/storage.py):
-`SqliteStore` (bot/store/sqlite.py: one process, or replicas sharing a disk) and `PostgresStore`
-(bot/store/postgres.py: replicas on several machines).
+runs it through its `Storage`): `SqliteStore` (one process, or replicas sharing a disk) and
+`PostgresStore` (replicas on several machines).
 """
 
 from __future__ import annotations
@@ -128,7 +127,7 @@ class Store(ABC):
     def keep_alive(self) -> None:
         """Take this process's liveness lock again if it was lost (a dropped connection)."""
 
-    #: The database (set by subclasses): a SQLite file or PostgreSQL (agent/memory/storage.py).
+    #: The database (set by subclasses): a SQLite file or PostgreSQL.
     _db: Storage
 
     def _open(self, db: Storage) -> None:

@@ -1,9 +1,9 @@
 """The bot's store on PostgreSQL, so several replicas share de-duplication and approval claims.
 
-Same tables (bot/store/tables.py) and statements (bot/store/base.py) as the SQLite store. Each
-statement runs in its own autocommitted transaction; a claim is one conditional UPDATE, and under
-READ COMMITTED a second concurrent UPDATE waits for the first, re-reads the row, finds it no longer
-PENDING and changes nothing, so exactly one click wins across replicas.
+Same tables and statements (`Store`) as the SQLite store. Each statement runs in its own
+autocommitted transaction; a claim is one conditional UPDATE, and under READ COMMITTED a second
+concurrent UPDATE waits for the first, re-reads the row, finds it no longer PENDING and changes
+nothing, so exactly one click wins across replicas.
 """
 
 from __future__ import annotations

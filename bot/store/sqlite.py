@@ -1,4 +1,4 @@
-"""The bot's store in a SQLite file (bot/store/base.py has the statements both back ends share): one
+"""The bot's store in a SQLite file (`Store` has the statements both back ends share): one
 process, or replicas sharing a disk."""
 
 from __future__ import annotations

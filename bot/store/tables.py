@@ -1,4 +1,4 @@
-"""The bot store's tables (bot/store/base.py), as both back ends create them."""
+"""The bot store's tables (`Store`), as both back ends create them."""
 
 from agent.memory.storage import Tables
 

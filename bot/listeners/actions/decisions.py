@@ -4,7 +4,7 @@ the decision; Cancel clicks on a running card: ack, check who clicked, then stop
 Who may decide is checked on every click, whatever the proposal's status (a status read before the
 claim may be stale: an edit being checked puts the proposal back to PENDING when it is refused). A
 click by someone the approval policy does not allow gets an ephemeral note and claims nothing.
-Where people run as their own warehouse identity (bot/access/identity.py), an Approve click is also
+Where people run as their own warehouse identity (`run_as`), an Approve click is also
 refused unless the clicker's identity may read every table the query reads, as the warehouse says
 (`Conversations.why_not_run`). The claim itself repeats the part of the policy that could change
 under it (the SQL hash the card showed, no-self-approval) in its UPDATE. Only the click that moves

@@ -1,8 +1,8 @@
 """Edit SQL clicks: the button opens a modal with the proposal's SQL (its submission:
-bot/listeners/views/edit_submission.py). Who may edit is checked on the click, whatever the
-proposal's status, and the modal opens only on the current card of a proposal still waiting.
-Where questions run as the asker, it opens only for someone whose own identity could run the
-query (bot/access/clearance.py); anyone else is told why in an ephemeral note."""
+`on_edit_submitted`). Who may edit is checked on the click, whatever the proposal's status, and the
+modal opens only on the current card of a proposal still waiting. Where questions run as the asker,
+it opens only for someone whose own identity could run the query (`Clearance`); anyone else is told
+why in an ephemeral note."""
 
 from __future__ import annotations
 

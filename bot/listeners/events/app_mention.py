@@ -1,5 +1,5 @@
 """`@querybot question` in a channel or a thread: a new question in that thread. Files shared
-with the mention are loaded into the thread's sandbox first (bot/files/uploads.py)."""
+with the mention are loaded into the thread's sandbox first (`ThreadUploads`)."""
 
 from __future__ import annotations
 

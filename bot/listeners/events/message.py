@@ -1,7 +1,7 @@
 """Messages without a mention: a reply in a thread is a follow-up when the thread is a
 conversation; in a direct message every message is a question (the DM is one conversation, or
 a thread of it when the person replies in one). A file shared in such a conversation is loaded
-into its sandbox (bot/files/uploads.py), and the message's text asked once it is."""
+into its sandbox (`ThreadUploads`), and the message's text asked once it is."""
 
 from __future__ import annotations
 

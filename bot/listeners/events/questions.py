@@ -56,7 +56,7 @@ def new_question(
 ) -> None:
     """A question that opens a conversation in thread `thread_ts` (a mention, a direct message),
     taken once however often Slack delivers it: refused (with a note) where the bot does not
-    answer; files shared with it are loaded into the thread's sandbox first (bot/files/uploads.py),
+    answer; files shared with it are loaded into the thread's sandbox first (`ThreadUploads`),
     which then asks the question; no question at all gets the help."""
     if not first_delivery(querybot.store, body):
         return

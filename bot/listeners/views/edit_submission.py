@@ -4,7 +4,7 @@ checks the edit, which comes back as a new proposal.
 The modal carries only the proposal id and the hash of the SQL it shows; the SQL comes from the
 bot's store. Who may edit is checked again on the submission, whatever the proposal's status
 (and, where questions run as the asker, that the submitter's identity could run the query:
-bot/access/clearance.py), and the claim holds only while the proposal's SQL is the one the modal
+`Clearance`), and the claim holds only while the proposal's SQL is the one the modal
 showed. A submission that cannot be taken stays open with the reason under the SQL.
 """
 
