@@ -3,7 +3,7 @@ how long the first question waits for the catalog (issue 18, items 11 and 12).
 
     uv run python -m bench.catalog_report [--pg-tables 2000] [--tables 2000,20000]
 
-Profiling: a PostgreSQL database of `--pg-tables` tables shaped like bench/synthetic.py's (25
+Profiling: a PostgreSQL database of `--pg-tables` tables shaped like the synthetic ones (25
 schemas; text columns with a few repeated values or unique ones; 200 rows each), read through the
 real `SqlConnector` by the real catalog, once before ANALYZE (autovacuum is off for these tables,
 so none has statistics) and once after. Every statement profiling sends through `connector.run`
@@ -11,7 +11,7 @@ is a scan (it reads a table); the catalog's own queries (the table list, the sta
 through other methods and are counted apart. One refresh runs per TTL (an hour by default), so
 scans per refresh are scans per hour.
 
-First question: bench/synthetic.py's tables behind an in-memory connector (its table list costs
+First question: the synthetic tables behind an in-memory connector (its table list costs
 nothing), the real `AgentDeps`/`Agent` and a scripted model that answers with one SQL statement.
 Timed: building the catalog at start in the background (`Catalog.start`, as the bot does when it
 opens a warehouse; absent before that existed), then the first question, asked once the build is
@@ -137,7 +137,7 @@ def profiling_pass(url: str) -> dict[str, Any]:
 
 
 class GeneratedWarehouse:
-    """bench/synthetic.py's tables behind the connector interface; every run returns one row."""
+    """The synthetic tables behind the connector interface; every run returns one row."""
 
     name = "synthetic"
     dialect = "duckdb"

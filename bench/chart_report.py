@@ -5,10 +5,10 @@ benchmark with every decision's chart counted, not only its result message.
         [--refuse-native]
 
 - one chart: the demo golden set's answers that get a chart (gold SQL run on the demo
-  warehouse), each built as Slack's native block (bot/blocks/charts.py) and drawn as the PNG
-  fallback (bot/blocks/attachments.py `chart_file`), in this process: CPU time of the first PNG
-  (importing matplotlib, building its font cache) and the median of each afterwards.
-- approvals: bench/load_report.py reads the bot's CPU time when the last result message is
+  warehouse), each built as Slack's native block (`chart`) and drawn as the PNG fallback
+  (`chart_file`), in this process: CPU time of the first PNG (importing matplotlib, building its
+  font cache) and the median of each afterwards.
+- approvals: the load benchmark reads the bot's CPU time when the last result message is
   posted; a chart follows its result (a native chart message, or a PNG drawn and uploaded), so
   some charts are still being made then. Here the same phase (THREADS questions at once, then
   every proposal approved at once; bench.load_report's `concurrency`) is followed by a wait

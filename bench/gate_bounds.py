@@ -2,7 +2,7 @@
 
     uv run python -m bench.gate_bounds
 
-Called by `bench/gate_report.py` for the `## SQL gate` section of BENCHMARKS.md. Without the
+Called by the gate report for the `## SQL gate` section of BENCHMARKS.md. Without the
 bounds, sqlglot's scope walk made these quadratic (5,000 ORs: 15 s of CPU); now a chain over
 `agent.gate.bounds.MAX_CHAIN` terms is refused right after parsing.
 """

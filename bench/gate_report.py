@@ -11,9 +11,8 @@ harmful statement sent to a connector changes or leaks anything, gold false reje
 0.5% in a dialect, or a resource attack is not stopped by a bound (except those only a DBA can
 set, shown for the README's list); CI runs it. Reads `../shared/corpora` (or
 `$QUERYBOT_CORPORA`); the canary databases live in a temporary directory, for MariaDB in a
-throwaway database on 127.0.0.1:3306, for BigQuery in the local bqemulator
-(tests/support/bigquery_emulator.py), for Snowflake in fakesnow's server
-(tests/support/snowflake_server.py), both started and stopped here.
+throwaway database on 127.0.0.1:3306, for BigQuery in the local bqemulator, for Snowflake in
+fakesnow's server (the tests' `Emulator` and `FakesnowServer`), both started and stopped here.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 time of every Web API call the bot makes, and Slack's side of a question (a signed mention, an
 Approve click) with each request's ack time measured.
 
-The bot runs as `querybot run --http` (tests/support/botproc.py) and the stand-in is the tests' own
-(tests/support/standin.py), so the figures cover the whole path: signature check, Bolt, listeners,
+The bot runs as `querybot run --http` (the tests' `BotProcess`) and the stand-in is the tests' own
+(`SlackStandin`), so the figures cover the whole path: signature check, Bolt, listeners,
 the worker pool, the agent's graph on the demo warehouse, and the Slack calls back.
 """
 

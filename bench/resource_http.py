@@ -1,9 +1,9 @@
 """The bot's HTTP server under resource attacks (issue 15): what they cost the real bot process
-and what stopped them, as rows of the gate report's resource section (bench/resources.py).
+and what stopped them, as rows of the gate report's resource section.
 
     uv run python -m bench.resource_http
 
-Each attack meets a fresh `querybot run --http` (tests/support/botproc.py, on the Web API stand-in
+Each attack meets a fresh `querybot run --http` (the tests' `BotProcess`, on the Web API stand-in
 and the demo warehouse) with the default bounds; its peak RSS is the bot's VmHWM once the attack
 is over, and the largest of its child processes' (DuckDB workers). The attacks: three unsigned
 POSTs claiming 300 MB each and really streaming it (before the bounds, they took the bot from 161

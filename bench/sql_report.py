@@ -6,8 +6,8 @@ harmful catalogue sent to the connector without the gate.
 Prints Markdown for the `## SQL databases` section of BENCHMARKS.md. Needs the PostgreSQL and
 MariaDB servers on 127.0.0.1 and the shared corpora (`../shared/corpora` or
 `$QUERYBOT_CORPORA`). Everything it loads lives in throwaway databases and a temporary folder.
-Exits 1 when a difference has no reason (found or written in `tests/support/defog_sql.py`)
-or a harmful statement changed a canary or leaked.
+Exits 1 when a difference has no reason (the comparison's, or one of the `KNOWN` differences read by
+hand) or a harmful statement changed a canary or leaked.
 """
 
 from __future__ import annotations
