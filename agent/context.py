@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Limits:
+class AgentLimits:
     """Deterministic limits applied by code, whatever the model writes."""
 
     #: LIMIT the gate adds or tightens on every statement.
@@ -105,7 +105,7 @@ class AgentDeps:
 
     connector: Connector
     model: BaseChatModel
-    limits: Limits = field(default_factory=Limits)
+    limits: AgentLimits = field(default_factory=AgentLimits)
     audit: AuditLog = field(default_factory=AuditLog)
     #: Verified question -> SQL examples learnt from approved runs.
     examples: ExampleStore = field(default_factory=ExampleStore)

@@ -29,7 +29,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from agent.catalog.snapshot import CatalogSnapshot
-from agent.context import Limits
+from agent.context import AgentLimits
 from agent.evaluation.golden import GoldenQuestion, GoldenSet, load_golden
 from agent.evaluation.report import percentile
 from agent.evaluation.runner import QuestionResult, evaluation_agent, run_golden
@@ -60,7 +60,7 @@ def ddl_text(table: TableInfo) -> str:
 
 
 def baseline_prompt(
-    schema: str, connector: Connector, limits: Limits, earlier: Sequence[str], question: str
+    schema: str, connector: Connector, limits: AgentLimits, earlier: Sequence[str], question: str
 ) -> list[BaseMessage]:
     """The bot's instructions with `schema` pasted whole, the thread's earlier questions, and the
     question: one call, no retrieval, examples or repairs."""
@@ -84,7 +84,7 @@ def spread(values: Sequence[float]) -> dict[str, float]:
 
 def run(golden_path: Path) -> dict[str, object]:
     golden = load_golden(golden_path)
-    limits = Limits(profile_values=True)  # as `querybot eval` and the bot run on DuckDB
+    limits = AgentLimits(profile_values=True)  # as `querybot eval` and the bot run on DuckDB
     with tempfile.TemporaryDirectory(prefix="querybot-cost-") as tmp:
         script = Path(tmp) / "oracle.jsonl"
         replies = [oracle_reply(q) for chain in golden.chains() for q in chain]
@@ -133,7 +133,7 @@ def _bot_side(results: Sequence[QuestionResult], seen: Sequence[list[BaseMessage
 
 
 def _baselines(
-    golden: GoldenSet, connector: Connector, limits: Limits, snapshot: CatalogSnapshot
+    golden: GoldenSet, connector: Connector, limits: AgentLimits, snapshot: CatalogSnapshot
 ) -> dict:
     rendered = "\n\n".join(table_text(t, snapshot, ContextLimits()) for t in snapshot.tables)
     ddl = "\n\n".join(ddl_text(t) for t in snapshot.tables)

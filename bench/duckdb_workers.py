@@ -25,7 +25,7 @@ import duckdb
 from connectors.demo.build import ensure_demo
 from connectors.duckdb.connector import DuckDBConnector
 from connectors.duckdb.worker import _stream
-from connectors.limits import Limits, Meter
+from connectors.limits import Meter, RunLimits
 
 QUERIES = {
     "SELECT 1": "SELECT 1",
@@ -48,7 +48,7 @@ def in_process(con: duckdb.DuckDBPyConnection, sql: str) -> None:
     cursor = con.cursor()
     try:
         cursor.execute(sql)
-        Meter(Limits()).read(_stream(cursor), 1000)
+        Meter(RunLimits()).read(_stream(cursor), 1000)
     finally:
         cursor.close()
 

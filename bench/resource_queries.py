@@ -2,7 +2,7 @@
 
     uv run python -m bench.resource_queries
 
-Each attack runs in a fresh child process (multiprocessing spawn) with `Limits()` (the defaults
+Each attack runs in a fresh child process (multiprocessing spawn) with `RunLimits()` (the defaults
 of QUERYBOT_MAX_CELL_BYTES, QUERYBOT_MAX_RESULT_MB, QUERYBOT_ENGINE_MEMORY_MB,
 QUERYBOT_ENGINE_TEMP_MB), the default row cap (1,000) and query timeout (60 s; the time attacks
 3 s, each expected to end in a timeout within its engine's stated grace). A row gives the

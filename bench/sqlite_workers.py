@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from bench.duckdb_workers import median_ms, worker_rss_mib
-from connectors.limits import Limits, Meter
+from connectors.limits import Meter, RunLimits
 from connectors.sql.connector import SqlConnector
 from connectors.sql.sqlite_guard import clear_deadline, set_deadline
 from connectors.sql.sqlite_worker import open_connection
@@ -32,7 +32,7 @@ QUERIES = {"SELECT 1": "SELECT 1", "1,000 rows": "SELECT * FROM t LIMIT 1000"}
 def in_process(con: sqlite3.Connection, sql: str) -> None:
     set_deadline(con, 30)
     try:
-        Meter(Limits()).read(iter(con.execute(sql)), 1000)
+        Meter(RunLimits()).read(iter(con.execute(sql)), 1000)
     finally:
         clear_deadline(con)
 
@@ -64,7 +64,7 @@ def main() -> None:
         )
         connector = SqlConnector(url, pool_size=1)
         connector.run("SELECT 1", max_rows=1, timeout_s=30)
-        local = open_connection(path, Limits())
+        local = open_connection(path, RunLimits())
         print("\n| query | in-process connection (ms) | worker run() (ms) | overhead (ms) |")
         print("|---|---:|---:|---:|")
         for name, sql in QUERIES.items():

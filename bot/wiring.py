@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agent.catalog.glossary import Glossary, GlossaryError
-from agent.context import AgentDeps, Limits
+from agent.context import AgentDeps, AgentLimits
 from agent.conversation import Agent, postgres_checkpointer, sqlite_checkpointer
 from agent.memory.audit import AuditLog
 from agent.memory.examples import ExampleStore
@@ -75,7 +75,7 @@ class Deployment:
         self.check_model = (
             load_model(settings.check_model, timeout_s=timeout_s) if settings.check_model else None
         )
-        self.limits = Limits(
+        self.limits = AgentLimits(
             row_limit=settings.row_limit,
             # the answer keeps the whole capped result, so the CSV in the thread holds all of it
             answer_rows=settings.row_limit,
@@ -104,7 +104,7 @@ class Deployment:
         connector: Connector,
         *,
         name: str,
-        limits: Limits | None = None,
+        limits: AgentLimits | None = None,
         examples: ExampleStore | None = None,
         failures: FailureStore | None = None,
         project: ProjectArtifacts | None = None,

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from connectors.base import Connector
-from connectors.limits import Limits
+from connectors.limits import RunLimits
 from connectors.settings import (
     BigQuerySettings,
     ConnectorSettings,
@@ -20,11 +20,11 @@ from connectors.settings import (
 
 #: An opener: the text after "kind:", the data directory, what one query may cost, and the
 #: connectors' settings (None: a connector that needs some reads them from the environment).
-Opener = Callable[[str, Path, Limits, ConnectorSettings | None], Connector]
+Opener = Callable[[str, Path, RunLimits, ConnectorSettings | None], Connector]
 
 
 def _open_demo(
-    arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
+    arg: str, data_dir: Path, limits: RunLimits, settings: ConnectorSettings | None
 ) -> Connector:
     from connectors.demo.build import ensure_demo
     from connectors.duckdb.connector import DuckDBConnector
@@ -35,7 +35,7 @@ def _open_demo(
 
 
 def _open_duckdb(
-    arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
+    arg: str, data_dir: Path, limits: RunLimits, settings: ConnectorSettings | None
 ) -> Connector:
     from connectors.duckdb.connector import DuckDBConnector
 
@@ -48,7 +48,7 @@ def _open_sql(kind: str) -> Opener:
     """An opener for URL specs (`postgresql://...`): `open_connector` split the spec at `:`."""
 
     def opener(
-        arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
+        arg: str, data_dir: Path, limits: RunLimits, settings: ConnectorSettings | None
     ) -> Connector:
         from connectors.sql.connector import SqlConnector
 
@@ -61,7 +61,7 @@ def _open_sql(kind: str) -> Opener:
 
 
 def _open_bigquery(
-    arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
+    arg: str, data_dir: Path, limits: RunLimits, settings: ConnectorSettings | None
 ) -> Connector:
     from connectors.bigquery.connector import from_spec
 
@@ -69,7 +69,7 @@ def _open_bigquery(
 
 
 def _open_looker(
-    arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
+    arg: str, data_dir: Path, limits: RunLimits, settings: ConnectorSettings | None
 ) -> Connector:
     try:
         from connectors.looker.connector import from_spec
@@ -82,7 +82,7 @@ def _open_looker(
 
 
 def _open_snowflake(
-    arg: str, data_dir: Path, limits: Limits, settings: ConnectorSettings | None
+    arg: str, data_dir: Path, limits: RunLimits, settings: ConnectorSettings | None
 ) -> Connector:
     try:
         from connectors.snowflake.spec import from_spec
@@ -137,7 +137,7 @@ def open_connector(
     spec: str,
     *,
     data_dir: Path,
-    limits: Limits | None = None,
+    limits: RunLimits | None = None,
     settings: ConnectorSettings | None = None,
 ) -> Connector:
     """The connector a spec names: `demo` or `duckdb:PATH`; `limits` bound what one query may
@@ -153,7 +153,7 @@ def open_connector(
         forms = "; ".join(form for _, form in _OPENERS.values())
         raise ValueError(f"Unknown warehouse {spec!r}. Supported forms: {forms}.")
     opener, _ = entry
-    return opener(arg.strip(), data_dir, limits or Limits(), settings)
+    return opener(arg.strip(), data_dir, limits or RunLimits(), settings)
 
 
 __all__ = ["open_connector"]

@@ -41,7 +41,7 @@ _ADVICE = "Select fewer or shorter columns, filter to fewer rows, or aggregate."
 
 
 @dataclass(frozen=True)
-class Limits:
+class RunLimits:
     """What one run may use. The defaults are what the bot runs with unless settings say
     otherwise (`LimitSettings` reads the QUERYBOT_* variables in `SETTINGS`)."""
 
@@ -97,7 +97,7 @@ def size(n: float) -> str:
 
 
 def cell_too_large(
-    limits: Limits, column: str = "", engine_message: str = ""
+    limits: RunLimits, column: str = "", engine_message: str = ""
 ) -> ResourceLimitExceeded:
     where = f" in column {column!r}" if column else ""
     return ResourceLimitExceeded(
@@ -107,7 +107,7 @@ def cell_too_large(
     )
 
 
-def result_too_large(limits: Limits, kept: int) -> ResourceLimitExceeded:
+def result_too_large(limits: RunLimits, kept: int) -> ResourceLimitExceeded:
     return ResourceLimitExceeded(
         f"the first {kept:,} rows already add up to more than the "
         f"{size(limits.max_result_bytes)} a result may be",
@@ -115,7 +115,7 @@ def result_too_large(limits: Limits, kept: int) -> ResourceLimitExceeded:
     )
 
 
-def engine_memory(limits: Limits, engine_message: str = "") -> ResourceLimitExceeded:
+def engine_memory(limits: RunLimits, engine_message: str = "") -> ResourceLimitExceeded:
     return ResourceLimitExceeded(
         f"it needed more than the {size(limits.engine_memory_mb * MIB)} of memory the warehouse "
         "may use for one query",
@@ -124,7 +124,7 @@ def engine_memory(limits: Limits, engine_message: str = "") -> ResourceLimitExce
     )
 
 
-def engine_temp(limits: Limits, engine_message: str = "") -> ResourceLimitExceeded:
+def engine_temp(limits: RunLimits, engine_message: str = "") -> ResourceLimitExceeded:
     return ResourceLimitExceeded(
         f"it wrote more than the {size(limits.engine_temp_mb * MIB)} of temporary files the "
         "warehouse may write",
@@ -165,7 +165,7 @@ class Meter:
     kept against the result bound. `names` gives the column names for messages (a driver may
     only know them once the first row arrived)."""
 
-    def __init__(self, limits: Limits, names: Callable[[], Sequence[str]] = list) -> None:
+    def __init__(self, limits: RunLimits, names: Callable[[], Sequence[str]] = list) -> None:
         self.limits = limits
         self.names = names
         self.kept_bytes = 0

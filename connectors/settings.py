@@ -25,7 +25,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from connectors.limits import MIB, SETTINGS, UNBOUNDED_TEMP_SETTING, Limits
+from connectors.limits import MIB, SETTINGS, UNBOUNDED_TEMP_SETTING, RunLimits
 
 #: What a `bigquery:` job may scan (bytes) unless QUERYBOT_BQ_MAX_BYTES_BILLED says otherwise,
 #: and the on-demand price per TiB the estimates are shown in.
@@ -162,22 +162,22 @@ class LimitSettings(EnvSettings):
     (PostgreSQL without a temp_file_limit)."""
 
     max_cell_bytes: int = variable(
-        SETTINGS["max_cell_bytes"], Limits.max_cell_bytes, ge=1, le=1024 * MIB
+        SETTINGS["max_cell_bytes"], RunLimits.max_cell_bytes, ge=1, le=1024 * MIB
     )
     max_result_mb: int = variable(
-        SETTINGS["max_result_bytes"], Limits.max_result_bytes // MIB, ge=1, le=65_536
+        SETTINGS["max_result_bytes"], RunLimits.max_result_bytes // MIB, ge=1, le=65_536
     )
     engine_memory_mb: int = variable(
-        SETTINGS["engine_memory_mb"], Limits.engine_memory_mb, ge=1, le=1_048_576
+        SETTINGS["engine_memory_mb"], RunLimits.engine_memory_mb, ge=1, le=1_048_576
     )
     engine_temp_mb: int = variable(
-        SETTINGS["engine_temp_mb"], Limits.engine_temp_mb, ge=1, le=1_048_576
+        SETTINGS["engine_temp_mb"], RunLimits.engine_temp_mb, ge=1, le=1_048_576
     )
-    allow_unbounded_temp: bool = variable(UNBOUNDED_TEMP_SETTING, Limits.allow_unbounded_temp)
+    allow_unbounded_temp: bool = variable(UNBOUNDED_TEMP_SETTING, RunLimits.allow_unbounded_temp)
 
     @property
-    def limits(self) -> Limits:
-        return Limits(
+    def limits(self) -> RunLimits:
+        return RunLimits(
             max_cell_bytes=self.max_cell_bytes,
             max_result_bytes=self.max_result_mb * MIB,
             engine_memory_mb=self.engine_memory_mb,

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot import exp
 
-from connectors.limits import SETTINGS, Limits, ResourceLimitExceeded, size
+from connectors.limits import SETTINGS, ResourceLimitExceeded, RunLimits, size
 
 #: Format functions whose format string may carry a width or precision.
 _FORMATS = frozenset({"printf", "format", "sprintf"})
@@ -52,7 +52,7 @@ class Profile:
     #: Why the engine's own bounds do not hold these values (said in every refusal).
     why: str
     #: The most one row's built values may add up to, in bytes.
-    bound: Callable[[Limits], int]
+    bound: Callable[[RunLimits], int]
     #: Anonymous functions (sqlglot has no class for them) -> index of their size argument.
     sized: Mapping[str, int] = field(default_factory=dict)
     #: Whether `generate_series`/`range` outside FROM builds a list (DuckDB) or yields rows.
@@ -86,7 +86,7 @@ POSTGRES = Profile(
 )
 
 
-def check(sql: str, limits: Limits, profile: Profile) -> None:
+def check(sql: str, limits: RunLimits, profile: Profile) -> None:
     """Raise ResourceLimitExceeded when `sql` calls a value-building function with sizes that
     are not literals, or whose values together (one row's worth, or what is collected over the
     rows, see `Profile.collects`) would pass the bound. A statement sqlglot cannot parse is

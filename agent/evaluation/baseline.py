@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from agent.context import Limits
+from agent.context import AgentLimits
 from agent.model import prompts
 from agent.model.question_context import create_table
 from agent.nodes.execute import plain
@@ -49,7 +49,7 @@ def sql_of(reply: str) -> str:
 @dataclass
 class _Deps:
     connector: Connector
-    limits: Limits
+    limits: AgentLimits
 
 
 @dataclass
@@ -58,7 +58,7 @@ class NaiveBaseline:
 
     connector: Connector
     model: BaseChatModel
-    limits: Limits = field(default_factory=Limits)
+    limits: AgentLimits = field(default_factory=AgentLimits)
     _turns: dict[str, list[BaseMessage]] = field(default_factory=dict)
 
     @property

@@ -19,7 +19,7 @@ import sqlglot
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.context import AgentDeps, Limits, Strategies
+from agent.context import AgentDeps, AgentLimits, Strategies
 from agent.conversation import Agent
 from agent.evaluation.baseline import NaiveBaseline
 from agent.evaluation.compare import Table, best_match, difference
@@ -95,7 +95,7 @@ def evaluation_agent(
     connector: Connector,
     model: BaseChatModel,
     *,
-    limits: Limits | None = None,
+    limits: AgentLimits | None = None,
     strategies: Strategies | None = None,
     check_model: BaseChatModel | None = None,
     project: ProjectArtifacts | None = None,
@@ -104,9 +104,9 @@ def evaluation_agent(
     Failures are remembered, in memory, when `strategies` say so (that is the strategy), but
     only within a question's own thread: one question's mistake never reaches another, so the
     score does not depend on the order of the questions."""
-    base = limits or Limits()
+    base = limits or AgentLimits()
     # Keep every row the gate lets through, so results compare whole.
-    limits = Limits(**{**asdict(base), "answer_rows": base.row_limit})
+    limits = AgentLimits(**{**asdict(base), "answer_rows": base.row_limit})
     deps = AgentDeps(
         connector=connector,
         model=model,
@@ -260,7 +260,7 @@ def gold_sql(golden: GoldenSet, q: GoldenQuestion, dialect: str) -> list[str]:
 
 
 def gold_tables(
-    golden: GoldenSet, q: GoldenQuestion, connector: Connector, limits: Limits
+    golden: GoldenSet, q: GoldenQuestion, connector: Connector, limits: AgentLimits
 ) -> Sequence[Table]:
     """Run every acceptable gold query; raises ConnectorError when one fails."""
     tables = []

@@ -9,7 +9,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
 from agent.catalog.snapshot import CatalogSnapshot
-from agent.context import AgentDeps, Limits, thread_of
+from agent.context import AgentDeps, AgentLimits, thread_of
 from agent.memory.failures import one_line, read_tables
 from agent.model import prompts
 from agent.model.errors import is_retryable, user_message
@@ -62,7 +62,9 @@ def model_context(state: ThreadState, deps: AgentDeps, snapshot: CatalogSnapshot
     )
 
 
-def system_prompt(connector: Connector, limits: Limits, context: str, *, dates: bool = True) -> str:
+def system_prompt(
+    connector: Connector, limits: AgentLimits, context: str, *, dates: bool = True
+) -> str:
     """The rules for `connector`'s engine and dialect, then `context`; the dialect's date
     idioms when `dates` (the tables shown have date columns: a model shown them beside a year
     kept as a number applied year() to it)."""

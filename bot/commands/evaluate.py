@@ -22,7 +22,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from agent.context import Limits, Strategies
+from agent.context import AgentLimits, Strategies
 from agent.counting import counted
 from agent.evaluation import defog
 from agent.evaluation.baseline import NaiveBaseline
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     settings.require(*settings.model_secrets())
     # as the bot does (bot.wiring): profile column values unless told not to (BigQuery bills it)
-    limits = Limits(
+    limits = AgentLimits(
         row_limit=settings.row_limit,
         query_timeout_s=settings.query_timeout_s,
         max_attempts=settings.max_repairs,
@@ -155,7 +155,7 @@ class Setup:
 
     model: BaseChatModel
     check_model: BaseChatModel | None
-    limits: Limits
+    limits: AgentLimits
     strategies: Strategies
     #: Run the naive baseline (agent.evaluation.baseline) instead of the bot's graph.
     baseline: bool = False

@@ -30,7 +30,7 @@ from bot.doctor.slack import check_slack
 from bot.settings import Settings, SettingsError
 from bot.wiring import open_configured
 from connectors.base import Connector, ConnectorError, PermissionDenied, TableInfo
-from connectors.limits import UNBOUNDED_TEMP_SETTING, Limits
+from connectors.limits import UNBOUNDED_TEMP_SETTING, RunLimits
 from connectors.sql import postgres_login as login_checks
 from connectors.sql.connector import SqlConnector
 
@@ -158,7 +158,7 @@ def _temp_file_limit(connector: Connector, section: Section, timeout_s: float) -
     connector refuses to open without it (the doctor then says "does not open" with the ALTER
     ROLE to run), so an unlimited login seen here is one whose risk a setting accepted. The
     query, the unset value and the ALTER ROLE are the connector's own (sql_postgres_login)."""
-    limits = connector.limits if isinstance(connector, SqlConnector) else Limits()
+    limits = connector.limits if isinstance(connector, SqlConnector) else RunLimits()
     try:
         limit, login = connector.run(login_checks.SQL, max_rows=1, timeout_s=timeout_s).rows[0]
     except ConnectorError as exc:

@@ -27,7 +27,7 @@ from bot.routing import Route
 from bot.settings import Settings
 from bot.wiring import Deployment
 from connectors.base import Connector
-from connectors.limits import Limits
+from connectors.limits import RunLimits
 from connectors.sandbox.bounds import MIB, SandboxLimits
 from connectors.sandbox.load import LoadedTable
 from connectors.sandbox.sandboxes import Sandboxes, SandboxInfo
@@ -67,13 +67,13 @@ class SandboxAgents:
         build: AgentFactory,
         *,
         idle_s: float,
-        query_limits: Limits | None = None,
+        run_limits: RunLimits | None = None,
     ) -> None:
         self.sandboxes = sandboxes
         self.build = build
         self.idle_s = idle_s
         #: What one query on a sandbox may cost (its connector's engine memory and temp files).
-        self.query_limits = query_limits
+        self.run_limits = run_limits
         #: Guards the maps below; each thread's own lock guards opening, loading and closing
         #: its sandbox, so a long load holds up no other thread.
         self._guard = threading.Lock()
@@ -182,7 +182,7 @@ class SandboxAgents:
             return self._locks.setdefault(thread_id, threading.RLock())
 
     def _open(self, thread_id: str) -> Agent:
-        connector = self.sandboxes.open(thread_id, limits=self.query_limits)
+        connector = self.sandboxes.open(thread_id, limits=self.run_limits)
         try:
             agent = self.build(connector, f"files of {thread_id}")
         except BaseException:
@@ -221,7 +221,7 @@ def for_deployment(deployment: Deployment) -> SandboxAgents:
         Sandboxes(settings.data_dir / "sandboxes", sandbox_limits(settings)),
         lambda connector, name: deployment.agent_for(connector, name=name),
         idle_s=settings.file_idle_s,
-        query_limits=settings.limits,
+        run_limits=settings.limits,
     )
 
 

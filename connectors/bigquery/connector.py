@@ -51,7 +51,7 @@ from connectors.bigquery.metadata import (
 )
 from connectors.bigquery.sql import Layout, Names, check_datasets, parse, reads_every_column
 from connectors.bigquery.sql import unfiltered_partitions as unfiltered
-from connectors.limits import Limits, Meter
+from connectors.limits import Meter, RunLimits
 from connectors.runs import Runs
 from connectors.settings import BQ_MAX_BYTES_BILLED, BQ_PRICE_PER_TIB_USD, BigQuerySettings
 
@@ -92,7 +92,7 @@ class BigQueryConnector:
         job_timeout_s: float = 300,
         metadata_ttl_s: float = 600,
         client: bigquery.Client | None = None,
-        limits: Limits | None = None,
+        limits: RunLimits | None = None,
     ) -> None:
         if not _PROJECT.fullmatch(project):
             raise ValueError(f"{project!r} is not a BigQuery project id.")
@@ -106,7 +106,7 @@ class BigQueryConnector:
         self.maximum_bytes_billed = maximum_bytes_billed
         self.price_per_tib_usd = price_per_tib_usd
         self.job_timeout_s = job_timeout_s
-        self.limits = limits or Limits()
+        self.limits = limits or RunLimits()
         self._names = Names(project, self.datasets[0])
         self._allowed = frozenset(self.datasets)
         self._client = client or _client(project, location, credentials_path)
@@ -351,7 +351,7 @@ class BigQueryConnector:
 
 
 def from_spec(
-    arg: str, settings: BigQuerySettings, limits: Limits | None = None
+    arg: str, settings: BigQuerySettings, limits: RunLimits | None = None
 ) -> BigQueryConnector:
     """The connector for `bigquery:PROJECT/DATASET[,DATASET...]` with its settings:
     `BIGQUERY_LOCATION`, `GOOGLE_APPLICATION_CREDENTIALS`, `QUERYBOT_BQ_MAX_BYTES_BILLED`,

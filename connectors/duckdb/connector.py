@@ -39,7 +39,7 @@ from connectors.base import (
     find_table,
 )
 from connectors.duckdb.worker import Spec, first_line, translate
-from connectors.limits import Limits
+from connectors.limits import RunLimits
 from connectors.runs import Runs
 from connectors.workers.pool import Pool
 
@@ -68,9 +68,11 @@ class DuckDBConnector:
     name = "duckdb"
     dialect = "duckdb"
 
-    def __init__(self, path: str | Path, *, threads: int = 2, limits: Limits | None = None) -> None:
+    def __init__(
+        self, path: str | Path, *, threads: int = 2, limits: RunLimits | None = None
+    ) -> None:
         self.path = Path(path)
-        self.limits = limits or Limits()
+        self.limits = limits or RunLimits()
         if not self.path.is_file():
             raise WarehouseUnavailable(
                 f"The DuckDB file {self.path} does not exist.",

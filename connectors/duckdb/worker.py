@@ -38,7 +38,7 @@ from connectors.base import (
     QueryTimeout,
     WarehouseUnavailable,
 )
-from connectors.limits import MIB, Limits, Meter, engine_memory, engine_temp
+from connectors.limits import MIB, Meter, RunLimits, engine_memory, engine_temp
 from connectors.workers import proc as worker_proc
 from connectors.workers.proc import first_line
 
@@ -113,7 +113,7 @@ def _run(
     sql: str,
     max_rows: int,
     timeout_s: float,
-    limits: Limits,
+    limits: RunLimits,
     stop: threading.Event,
 ) -> QueryResult:
     """Run `sql` on a cursor of its own (temporary tables die with it) with a watchdog that

@@ -28,7 +28,7 @@ from connectors.base import (
     TableInfo,
     find_table,
 )
-from connectors.limits import Limits
+from connectors.limits import RunLimits
 from connectors.looker.jdbc import JdbcRunner
 from connectors.looker.metadata import assemble, is_measure
 from connectors.settings import LOOKER_SAMPLE_ROWS, LookerSettings
@@ -141,7 +141,7 @@ def _value(value: object) -> str:
 
 
 def from_spec(
-    arg: str, settings: LookerSettings, *, limits: Limits | None = None
+    arg: str, settings: LookerSettings, *, limits: RunLimits | None = None
 ) -> LookerConnector:
     """The connector for `looker://HOST[:PORT][/MODEL[,MODEL...]]` with its settings.
 

@@ -58,7 +58,7 @@ from connectors.base import (
     RunContext,
     WarehouseUnavailable,
 )
-from connectors.limits import Limits, Meter
+from connectors.limits import Meter, RunLimits
 from connectors.looker.jdbc_errors import first_line, message, translate
 from connectors.runs import Runs
 
@@ -141,7 +141,7 @@ class JdbcRunner:
         pool_size: int = 4,
         unavailable_hint: str = "",
         login_hint: str = "",
-        limits: Limits | None = None,
+        limits: RunLimits | None = None,
     ) -> None:
         if read_only not in ("require", "try"):
             raise ValueError("read_only must be 'require' or 'try'")
@@ -154,7 +154,7 @@ class JdbcRunner:
         self._login_hint = login_hint or f"Check the {name} credentials."
         self._runs = Runs()
         self._closed = False
-        self.limits = limits or Limits()
+        self.limits = limits or RunLimits()
         start_jvm(jars)
         self._pool = QueuePool(
             self._connect,

@@ -38,7 +38,7 @@ from connectors.base import (
     find_table,
 )
 from connectors.bigquery.errors import size
-from connectors.limits import Limits, Meter
+from connectors.limits import Meter, RunLimits
 from connectors.runs import Runs
 from connectors.settings import SF_MAX_BYTES_SCANNED
 from connectors.snowflake import metadata as meta
@@ -76,7 +76,7 @@ class SnowflakeConnector:
         job_timeout_s: float = 300,
         metadata_ttl_s: float = 600,
         endpoint: str | None = None,
-        limits: Limits | None = None,
+        limits: RunLimits | None = None,
         connect: Connect = snowflake.connector.connect,
     ) -> None:
         if not _ACCOUNT.fullmatch(account):
@@ -95,7 +95,7 @@ class SnowflakeConnector:
         self.max_bytes_scanned = max_bytes_scanned
         self.job_timeout_s = job_timeout_s
         self.metadata_ttl_s = metadata_ttl_s
-        self.limits = limits or Limits()
+        self.limits = limits or RunLimits()
         self._credentials = credentials
         self._endpoint = session.endpoint_parameters(endpoint) if endpoint else {}
         self._connect = connect

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
-from connectors.limits import Limits
+from connectors.limits import RunLimits
 from connectors.settings import SnowflakeSettings
 from connectors.snowflake import session
 from connectors.snowflake.connector import SnowflakeConnector
 
 
 def from_spec(
-    arg: str, settings: SnowflakeSettings, limits: Limits | None = None
+    arg: str, settings: SnowflakeSettings, limits: RunLimits | None = None
 ) -> SnowflakeConnector:
     """The connector for `snowflake://ACCOUNT/DATABASE[/SCHEMA,...]?warehouse=WH&role=ROLE`
     (the text after `snowflake:`; schema PUBLIC when none is listed) with its settings:

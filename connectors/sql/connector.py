@@ -14,7 +14,7 @@ The pool is what protects the warehouse: at most `pool_size` statements run on i
 many of the bot's workers ask. A run that finds every connection busy queues for one for up to its
 own time limit (a queued run can be cancelled); only then does it fail, saying so.
 
-Results are read a row at a time, each measured against `Limits` as it arrives, so the bot never
+Results are read a row at a time, each measured against `RunLimits` as it arrives, so the bot never
 holds more than one row past the bytes it keeps (rows past the cap are counted and measured, not
 kept); each flavor applies the engine's own memory bounds in `begin`.
 """
@@ -45,7 +45,7 @@ from connectors.base import (
     WarehouseUnavailable,
     find_table,
 )
-from connectors.limits import Limits, Meter, ResourceLimitExceeded
+from connectors.limits import Meter, ResourceLimitExceeded, RunLimits
 from connectors.runs import Run, Runs
 from connectors.sql.flavor import ActsAsFlavor, Flavor, first_line
 from connectors.sql.watchdog import Watchdog
@@ -79,10 +79,10 @@ class SqlConnector:
     question.
     """
 
-    def __init__(self, url: str, *, pool_size: int = 4, limits: Limits | None = None) -> None:
+    def __init__(self, url: str, *, pool_size: int = 4, limits: RunLimits | None = None) -> None:
         if pool_size < 1:
             raise ValueError("pool_size must be at least 1")
-        self.limits = limits or Limits()
+        self.limits = limits or RunLimits()
         self._flavor = flavor_for(url, self.limits)
         self.name: str = self._flavor.name
         self.dialect: str = self._flavor.dialect
@@ -362,7 +362,7 @@ def _names(cursor: Any) -> list[str]:
     return [d[0] for d in getattr(cursor, "description", None) or ()]
 
 
-def flavor_for(url: str, limits: Limits | None = None) -> Flavor:
+def flavor_for(url: str, limits: RunLimits | None = None) -> Flavor:
     """The engine flavor for a database URL; ValueError when the URL is not one we support."""
     try:
         parsed = make_url(url)
@@ -375,14 +375,14 @@ def flavor_for(url: str, limits: Limits | None = None) -> Flavor:
     if backend in ("postgresql", "postgres"):
         from connectors.sql.postgres import PostgresFlavor
 
-        return PostgresFlavor(parsed, limits or Limits())
+        return PostgresFlavor(parsed, limits or RunLimits())
     if backend == "sqlite":
         from connectors.sql.sqlite import SQLiteFlavor
 
-        return SQLiteFlavor(parsed, limits or Limits())
+        return SQLiteFlavor(parsed, limits or RunLimits())
     from connectors.sql.mysql import MySQLFlavor
 
-    return MySQLFlavor(parsed, limits or Limits())
+    return MySQLFlavor(parsed, limits or RunLimits())
 
 
 def _safe(url: URL) -> str:

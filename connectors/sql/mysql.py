@@ -12,7 +12,7 @@ transaction in one statement, so only privileges stop it. After each run the ses
 is reset, so nothing one statement left in it (locks, variables, `sql_mode`) reaches the next.
 Rows are read unbuffered, one at a time (a value is at most the server's `max_allowed_packet`;
 longer ones come back NULL); each run caps in-memory temporary tables (`tmp_table_size`,
-`max_heap_table_size`) from `Limits.engine_memory_mb`. Temporary tables on disk are the server's
+`max_heap_table_size`) from `RunLimits.engine_memory_mb`. Temporary tables on disk are the server's
 to bound (MariaDB 11.5+ `max_tmp_session_space_usage`, otherwise the size of `tmpdir`).
 A run naming an identity (`RunContext.identity`) enables that role with `SET ROLE` inside the
 transaction, and the connection goes back to the login's default role after it (`act_as`).
@@ -41,7 +41,7 @@ from connectors.base import (
     TableProfile,
     WarehouseUnavailable,
 )
-from connectors.limits import Limits, engine_memory, engine_temp
+from connectors.limits import RunLimits, engine_memory, engine_temp
 from connectors.sql.flavor import Stream, qualified
 from connectors.sql.mysql_roles import (
     act_as,
@@ -56,7 +56,7 @@ from connectors.sql.mysql_roles import (
 )
 from connectors.sql.mysql_stats import read_statistics
 
-#: In-memory temporary tables may use this share of `Limits.engine_memory_mb`.
+#: In-memory temporary tables may use this share of `RunLimits.engine_memory_mb`.
 _TMP_TABLE_SHARE = 8
 #: Out of memory (ER_OUTOFMEMORY, ER_OUT_OF_SORTMEMORY, ER_OUT_OF_RESOURCES).
 _OUT_OF_MEMORY = frozenset({1037, 1038, 1041})
@@ -111,7 +111,7 @@ class MySQLFlavor:
     dialect = "mysql"
     errors: tuple[type[BaseException], ...] = (pymysql.err.MySQLError,)
 
-    def __init__(self, url: URL, limits: Limits) -> None:
+    def __init__(self, url: URL, limits: RunLimits) -> None:
         self.url = url.set(drivername="mysql+pymysql")
         self.mariadb = True
         self.limits = limits

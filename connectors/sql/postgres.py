@@ -10,8 +10,8 @@ reading server files, and no session setting can take those powers away (a super
 Statements go through the extended protocol (`Cursor.stream`), which accepts one statement only,
 in single-row mode, so the bot never receives a batch of rows it has not measured; and a query
 runs inside a wrapper that measures every value in the backend, which fails the statement
-rather than send a value over `Limits.max_cell_bytes` (`ServerBounds`).
-`work_mem` is set per run from `Limits.engine_memory_mb`; `temp_file_limit` only a superuser
+rather than send a value over `RunLimits.max_cell_bytes` (`ServerBounds`).
+`work_mem` is set per run from `RunLimits.engine_memory_mb`; `temp_file_limit` only a superuser
 may set, so a login without one is refused unless the risk is accepted (`check_temp`).
 A run naming an identity (`RunContext.identity`) runs `SET LOCAL ROLE` inside that transaction,
 so the role's grants and row-level security policies decide what the statement reads; the
@@ -40,13 +40,13 @@ from connectors.base import (
     TableProfile,
     WarehouseUnavailable,
 )
-from connectors.limits import SETTINGS, Limits, ResourceLimitExceeded, engine_memory
+from connectors.limits import SETTINGS, ResourceLimitExceeded, RunLimits, engine_memory
 from connectors.sql import postgres_login as login_checks
 from connectors.sql.flavor import Stream, first_line, qualified
 from connectors.sql.postgres_bounds import ServerBounds
 from connectors.sql.postgres_stats import read_statistics
 
-#: A sort or hash may use this share of `Limits.engine_memory_mb` (a plan can hold several).
+#: A sort or hash may use this share of `RunLimits.engine_memory_mb` (a plan can hold several).
 _WORK_MEM_SHARE = 16
 
 #: Out of memory; over temp_file_limit; a value past PostgreSQL's own limits (1 GB a value,
@@ -151,7 +151,7 @@ class PostgresFlavor:
     dialect = "postgres"
     errors: tuple[type[BaseException], ...] = (psycopg.Error,)
 
-    def __init__(self, url: URL, limits: Limits) -> None:
+    def __init__(self, url: URL, limits: RunLimits) -> None:
         self.url = url.set(drivername="postgresql+psycopg")
         self.limits = limits
         self._bounds = ServerBounds(limits)

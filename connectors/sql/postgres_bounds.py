@@ -5,7 +5,7 @@ psycopg reads a row whole before querybot can measure it, and a row can hold a v
 statement that runs is not the approved one alone: the approved query, unchanged, becomes a
 subquery whose every column is measured in the backend (`octet_length`, of its text form for
 types other than text and bytea; fixed-size types need none), and a value over
-`Limits.max_cell_bytes` makes the backend fail the statement (a cast of a marker text to int)
+`RunLimits.max_cell_bytes` makes the backend fail the statement (a cast of a marker text to int)
 instead of sending it. The marker carries a secret made per connector, the column and the size,
 so `cell_error` can tell the check's own failure from any other and name the column. Column
 names, types and order are the approved query's: the wrapper selects each column by position
@@ -37,7 +37,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
 from connectors import value_guard
-from connectors.limits import Limits, ResourceLimitExceeded, cell_too_large
+from connectors.limits import ResourceLimitExceeded, RunLimits, cell_too_large
 
 #: Types measured with `octet_length` as they are (text, varchar, char, bytea).
 _OCTETS = frozenset({25, 1043, 1042, 17})
@@ -52,7 +52,7 @@ _SUBQUERY, _FENCED = "querybot_bounded", "querybot_fenced"
 class ServerBounds:
     """Rewrites each statement so that the backend bounds its values (see the module text)."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: RunLimits) -> None:
         self.limits = limits
         self._marker = f"querybot-cell-{secrets.token_hex(8)}"
         self._failed = re.compile(re.escape(self._marker) + r":([0-9a-f]*):(\d+)")

@@ -11,14 +11,14 @@ on the login (`ALTER ROLE ... SET`, applied when a session starts). `SET LOCAL R
 role does not change it (a role's settings apply only to sessions it logs in as: checked on
 PostgreSQL 15), so the login's value is the one every run has. Fail closed: with it unset (-1)
 querybot refuses to query the warehouse (`check_temp`), at open (the bot says so at start) and
-in every run (a connection opened later may have lost it), unless `Limits.allow_unbounded_temp`
+in every run (a connection opened later may have lost it), unless `RunLimits.allow_unbounded_temp`
 (QUERYBOT_PG_ALLOW_UNBOUNDED_TEMP) says the risk is accepted.
 """
 
 from __future__ import annotations
 
 from connectors.base import PermissionDenied
-from connectors.limits import UNBOUNDED_TEMP_SETTING, Limits
+from connectors.limits import UNBOUNDED_TEMP_SETTING, RunLimits
 
 #: The session's limit and the login, quoted as ALTER ROLE needs it.
 SQL = "SELECT pg_catalog.current_setting('temp_file_limit'), pg_catalog.quote_ident(session_user)"
@@ -27,17 +27,17 @@ SQL = "SELECT pg_catalog.current_setting('temp_file_limit'), pg_catalog.quote_id
 UNSET = "-1"
 
 
-def suggested(limits: Limits) -> str:
+def suggested(limits: RunLimits) -> str:
     """The limit to set, from QUERYBOT_ENGINE_TEMP_MB (the bound DuckDB gets): `'2GB'`."""
     mb = limits.engine_temp_mb
     return f"'{mb // 1024}GB'" if mb % 1024 == 0 else f"'{mb}MB'"
 
 
-def alter_role(login: str, limits: Limits) -> str:
+def alter_role(login: str, limits: RunLimits) -> str:
     return f"ALTER ROLE {login} SET temp_file_limit = {suggested(limits)};"
 
 
-def check_temp(limit: str, login: str, limits: Limits) -> None:
+def check_temp(limit: str, login: str, limits: RunLimits) -> None:
     """Raise PermissionDenied when the session's `limit` is unset and the risk not accepted."""
     if limit != UNSET or limits.allow_unbounded_temp:
         return

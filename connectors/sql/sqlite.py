@@ -2,7 +2,7 @@
 
 Statements run in worker processes (`SQLiteRuns`: SQLite sees its deadline only between steps of its
 virtual machine, and one step can take seconds), killed and replaced when they overrun; the catalog
-is read here. SQLite itself refuses to build a string or blob longer than `Limits.max_cell_bytes`
+is read here. SQLite itself refuses to build a string or blob longer than `RunLimits.max_cell_bytes`
 (SQLITE_LIMIT_LENGTH, set on every connection), so `printf('%.*c', ...)` and `zeroblob()` stop in
 the engine; rows are read one at a time.
 """
@@ -18,7 +18,7 @@ from sqlalchemy.engine import URL, Engine
 from sqlalchemy.pool import QueuePool
 
 from connectors.base import ColumnInfo, TableInfo, TableProfile, WarehouseUnavailable
-from connectors.limits import Limits
+from connectors.limits import RunLimits
 from connectors.sql.flavor import qualified
 from connectors.sql.sqlite_worker import Spec, SQLiteRuns, open_connection
 from connectors.workers.pool import Pool
@@ -40,7 +40,7 @@ class SQLiteFlavor(SQLiteRuns):
     dialect = "sqlite"
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
 
-    def __init__(self, url: URL, limits: Limits) -> None:
+    def __init__(self, url: URL, limits: RunLimits) -> None:
         if not url.database or url.database == ":memory:" or url.database.startswith("file:"):
             raise ValueError(f"A SQLite warehouse needs a file path: sqlite:///PATH (got {url!s}).")
         super().__init__(Path(url.database).expanduser(), limits)

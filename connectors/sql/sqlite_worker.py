@@ -35,7 +35,7 @@ from connectors.base import (
     QueryTimeout,
     WarehouseUnavailable,
 )
-from connectors.limits import MIB, Limits, Meter, cell_too_large, engine_memory
+from connectors.limits import MIB, Meter, RunLimits, cell_too_large, engine_memory
 from connectors.sql.sqlite_guard import clear_deadline, open_readonly, set_deadline
 from connectors.workers import proc as worker_proc
 from connectors.workers.proc import first_line
@@ -63,7 +63,7 @@ class Spec:
     """What a SQLite worker opens: the file, with the connector's limits."""
 
     path: str
-    limits: Limits
+    limits: RunLimits
 
     engine: ClassVar[str] = "SQLite"
     module: ClassVar[str] = "connectors.sql.sqlite_worker"
@@ -80,7 +80,7 @@ class Spec:
         """A SQLite worker leaves nothing behind (its temp files go with its handles)."""
 
 
-def open_connection(path: Path, limits: Limits) -> sqlite3.Connection:
+def open_connection(path: Path, limits: RunLimits) -> sqlite3.Connection:
     """A warehouse connection: read-only behind the authorizer, and no value longer than the
     cell bound (SQLITE_LIMIT_LENGTH: SQLite refuses to build it, before it exists)."""
     con = open_readonly(path)
@@ -91,7 +91,7 @@ def open_connection(path: Path, limits: Limits) -> sqlite3.Connection:
 class SQLiteRuns:
     """How a statement runs on a SQLite file and how its errors read."""
 
-    def __init__(self, path: Path, limits: Limits) -> None:
+    def __init__(self, path: Path, limits: RunLimits) -> None:
         self.path = path
         self.limits = limits
 
@@ -172,7 +172,7 @@ def _run(
     sql: str,
     max_rows: int,
     timeout_s: float,
-    limits: Limits,
+    limits: RunLimits,
     stop: threading.Event,
 ) -> QueryResult:
     """Run `sql` under the deadline, stopped early by `stop` (a cancel), every row metered."""

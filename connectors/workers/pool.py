@@ -34,7 +34,7 @@ from connectors.base import (
     QueryTimeout,
     WarehouseUnavailable,
 )
-from connectors.limits import SETTINGS, Limits, engine_memory
+from connectors.limits import SETTINGS, RunLimits, engine_memory
 from connectors.workers import proc as worker_proc
 from connectors.workers.proc import ROOT, START_S, Spec, thaw
 
@@ -123,7 +123,7 @@ class Worker:
             )
 
     def run(
-        self, seq: int, sql: str, max_rows: int, timeout_s: float, limits: Limits, arm: Arm
+        self, seq: int, sql: str, max_rows: int, timeout_s: float, limits: RunLimits, arm: Arm
     ) -> QueryResult:
         """Run `sql` in the worker; kill it when it overruns its timeout or a cancel by
         `GRACE_S`."""
@@ -184,7 +184,7 @@ class Worker:
             for pipe in (self._requests, self._replies, self._control):
                 pipe.close()
 
-    def _died(self, limits: Limits) -> ConnectorError:
+    def _died(self, limits: RunLimits) -> ConnectorError:
         """The error for a worker that died mid-run: out of memory when a signal ended it (an
         allocation failed under RLIMIT_AS, or the kernel's out-of-memory killer)."""
         try:
@@ -223,7 +223,7 @@ class Pool:
         self._slots = threading.BoundedSemaphore(max_workers)
 
     def run(
-        self, sql: str, *, max_rows: int, timeout_s: float, limits: Limits, arm: Arm
+        self, sql: str, *, max_rows: int, timeout_s: float, limits: RunLimits, arm: Arm
     ) -> QueryResult:
         """Run `sql` on a free worker (a new one when none is), once one of `max_workers` slots
         is free (waiting at most `timeout_s`, then the run has `timeout_s` of its own). A worker
@@ -236,7 +236,7 @@ class Pool:
             self._slots.release()
 
     def _run(
-        self, sql: str, max_rows: int, timeout_s: float, limits: Limits, arm: Arm
+        self, sql: str, max_rows: int, timeout_s: float, limits: RunLimits, arm: Arm
     ) -> QueryResult:
         for attempt in (1, 2):
             worker = self._acquire()

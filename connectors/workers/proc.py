@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from connectors.base import ConnectorError, QueryResult, QueryTimeout
-from connectors.limits import Limits, engine_memory
+from connectors.limits import RunLimits, engine_memory
 
 #: Seconds a worker has to stop after its timeout or a cancel before it is killed: the hard
 #: time bound of every run in a worker, whatever one step of the engine costs.
@@ -81,7 +81,7 @@ class Closeable(Protocol):
 Con = TypeVar("Con", bound=Closeable)
 
 #: Runs one statement: (connection, spec, sql, max_rows, timeout_s, limits, stop event).
-RunFn = Callable[[Con, Any, str, int, float, Limits, threading.Event], QueryResult]
+RunFn = Callable[[Con, Any, str, int, float, RunLimits, threading.Event], QueryResult]
 
 
 def first_line(exc: BaseException) -> str:

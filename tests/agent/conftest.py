@@ -17,7 +17,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.context import AgentDeps, Limits, Strategies
+from agent.context import AgentDeps, AgentLimits, Strategies
 from agent.conversation import Agent
 from agent.model.providers import ScriptedChatModel
 from agent.strategies.options import parse_strategies
@@ -77,7 +77,7 @@ def make_agent(shop_path: Path) -> MakeAgent:
         replies: list[str],
         *,
         checkpointer: Any = None,
-        limits: Limits | None = None,
+        limits: AgentLimits | None = None,
         strategies: Strategies | None = None,
     ) -> tuple[Agent, ScriptedChatModel, Spy]:
         model = ScriptedChatModel(replies=replies)
@@ -86,7 +86,7 @@ def make_agent(shop_path: Path) -> MakeAgent:
         deps = AgentDeps(
             connector=connector,
             model=model,
-            limits=limits or Limits(),
+            limits=limits or AgentLimits(),
             strategies=strategies or Strategies(),
         )
         return Agent(deps, checkpointer or InMemorySaver()), model, connector
@@ -113,7 +113,7 @@ def make(shop_path: Path) -> Iterator[Make]:
         *,
         path: Path = shop_path,
         model: ScriptedChatModel | None = None,
-        limits: Limits | None = None,
+        limits: AgentLimits | None = None,
         **deps: object,
     ) -> tuple[Agent, ScriptedChatModel, Spy]:
         model = model or ScriptedChatModel(replies=replies)
@@ -122,7 +122,7 @@ def make(shop_path: Path) -> Iterator[Make]:
             AgentDeps(
                 connector=connector,
                 model=model,
-                limits=limits or Limits(profile_values=True),
+                limits=limits or AgentLimits(profile_values=True),
                 strategies=parse_strategies(strategies),
                 **deps,  # type: ignore[arg-type]
             ),

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.context import AgentDeps, Limits
+from agent.context import AgentDeps, AgentLimits
 from agent.conversation import Agent
 from agent.model.providers import ScriptedChatModel
 from connectors.duckdb.connector import DuckDBConnector
@@ -56,7 +56,7 @@ def make_agent(shop: Path) -> Iterator[MakeAgent]:
         connector = DuckDBConnector(shop)
         opened.append(connector)
         model = ScriptedChatModel(replies=replies)
-        limits = deps_kwargs.pop("limits", Limits(profile_values=True))
+        limits = deps_kwargs.pop("limits", AgentLimits(profile_values=True))
         deps = AgentDeps(connector=connector, model=model, limits=limits, **deps_kwargs)
         deps.catalog.refresh()
         return Agent(deps, InMemorySaver()), model, deps

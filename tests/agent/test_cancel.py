@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from agent.context import Limits
+from agent.context import AgentLimits
 from agent.conversation import Agent
 from tests.agent.conftest import MakeAgent, Spy, reply
 
@@ -18,7 +18,7 @@ SLOW = "SELECT COUNT(*) AS n FROM sales AS s0" + "".join(
 )
 BY_REGION = "SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"
 #: Generous: the cancel, not the timeout, must end the query.
-LIMITS = Limits(query_timeout_s=600)
+LIMITS = AgentLimits(query_timeout_s=600)
 
 
 def cancel_when_running(agent: Agent, spy: Spy, thread_id: str, proposal_id: str) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.context import AgentDeps, Limits
+from agent.context import AgentDeps, AgentLimits
 from agent.conversation import Agent
 from agent.model.providers import ScriptedChatModel
 from agent.strategies.options import parse_strategies
@@ -46,7 +46,7 @@ def test_a_failed_question_ends_its_account_with_the_failure(
     deps = AgentDeps(
         connector=connector,
         model=model,
-        limits=Limits(profile_values=False),
+        limits=AgentLimits(profile_values=False),
         strategies=parse_strategies(strategies),
     )
     agent = Agent(deps, InMemorySaver())

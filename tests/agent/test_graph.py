@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent.context import Limits
+from agent.context import AgentLimits
 from agent.conversation import Agent, sqlite_checkpointer
 from agent.model.providers import ScriptedChatModel
 from tests.agent.conftest import MakeAgent, clarify_reply, reply
@@ -33,7 +33,7 @@ def test_question_proposal_approval_answer(make_agent: MakeAgent) -> None:
 
 
 def test_one_try_is_counted_in_words_that_agree(make_agent: MakeAgent) -> None:
-    agent, model, _ = make_agent([reply("DELETE FROM sales")], limits=Limits(max_attempts=1))
+    agent, model, _ = make_agent([reply("DELETE FROM sales")], limits=AgentLimits(max_attempts=1))
     outcome = agent.ask("t1", "delete every sale", user="U1")
     assert outcome.kind == "failed" and model.calls == 1
     assert "after 1 try." in outcome.message, outcome.message

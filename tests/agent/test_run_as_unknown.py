@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.context import AgentDeps, Limits
+from agent.context import AgentDeps, AgentLimits
 from agent.conversation import Agent
 from agent.memory.audit import AuditLog
 from agent.model.providers import ScriptedChatModel
@@ -129,7 +129,7 @@ def test_spent_tries_are_answered_with_the_askers_tables_only(
     """A column east's tables lack, tries spent: the question asks which data east meant,
     naming only east's tables."""
     bot, _ = agent(
-        connector, [reply("SELECT salary FROM shop.sales")], limits=Limits(max_attempts=1)
+        connector, [reply("SELECT salary FROM shop.sales")], limits=AgentLimits(max_attempts=1)
     )
     outcome = bot.ask("e1", "pay per sale?", user="U1", identity=warehouse.east)
     assert outcome.kind == "clarify"

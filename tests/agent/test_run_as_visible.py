@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agent.catalog.access import Access
 from agent.catalog.glossary import Glossary, Term
 from agent.catalog.snapshot import Catalog
-from agent.context import AgentDeps, Limits
+from agent.context import AgentDeps, AgentLimits
 from agent.conversation import Agent
 from agent.memory.audit import AuditLog
 from agent.model.providers import ScriptedChatModel
@@ -50,7 +50,7 @@ def agent(connector: SqlConnector, replies: list[str]) -> tuple[Agent, ScriptedC
         connector=connector,
         model=model,
         audit=AuditLog(),
-        limits=Limits(profile_values=True),
+        limits=AgentLimits(profile_values=True),
         glossary=GLOSSARY,
     )
     deps.catalog.refresh()  # the profiles, scans included, before the first question

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from bot.settings import Settings, SettingsError
-from connectors.limits import MIB, Limits, Meter, ResourceLimitExceeded, value_bytes
+from connectors.limits import MIB, Meter, ResourceLimitExceeded, RunLimits, value_bytes
 
 
 def test_settings_read_the_four_bounds_with_their_defaults() -> None:
-    assert Settings.from_env({}, dotenv=False).limits == Limits()
+    assert Settings.from_env({}, dotenv=False).limits == RunLimits()
     env = {
         "QUERYBOT_MAX_CELL_BYTES": "5000",
         "QUERYBOT_MAX_RESULT_MB": "8",
@@ -17,7 +17,7 @@ def test_settings_read_the_four_bounds_with_their_defaults() -> None:
         "QUERYBOT_ENGINE_TEMP_MB": "100",
     }
     limits = Settings.from_env(env, dotenv=False).limits
-    assert limits == Limits(
+    assert limits == RunLimits(
         max_cell_bytes=5000, max_result_bytes=8 * MIB, engine_memory_mb=256, engine_temp_mb=100
     )
 
@@ -38,10 +38,10 @@ def test_values_are_measured_in_utf8_bytes_and_long_ones_are_not_walked_to_the_e
 
 
 def test_the_meter_counts_the_rest_without_keeping_it_but_still_checks_each_value() -> None:
-    meter = Meter(Limits(max_cell_bytes=10, max_result_bytes=100), lambda: ["name"])
+    meter = Meter(RunLimits(max_cell_bytes=10, max_result_bytes=100), lambda: ["name"])
     kept, total = meter.read(iter([("x" * 10,)] * 50), max_rows=3)
     assert len(kept) == 3 and total == 50
     with pytest.raises(ResourceLimitExceeded, match=r"'name'.*QUERYBOT_MAX_CELL_BYTES"):
         meter.read(iter([("short",), ("x" * 11,)]), max_rows=1)
     with pytest.raises(ResourceLimitExceeded, match="QUERYBOT_MAX_RESULT_MB"):
-        Meter(Limits(max_result_bytes=100)).read(iter([("x" * 30,)] * 10), max_rows=10)
+        Meter(RunLimits(max_result_bytes=100)).read(iter([("x" * 30,)] * 10), max_rows=10)

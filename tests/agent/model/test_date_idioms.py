@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.context import AgentDeps, Limits
+from agent.context import AgentDeps, AgentLimits
 from agent.conversation import Agent
 from agent.model.providers import ScriptedChatModel
 from connectors.duckdb.connector import DuckDBConnector
@@ -30,7 +30,7 @@ def test_a_warehouse_with_dates_gets_its_dialects_date_idioms(tmp_path: Path) ->
     connector = DuckDBConnector(path)
     try:
         model = ScriptedChatModel(replies=[reply("SELECT count(*) FROM visits")])
-        deps = AgentDeps(connector=connector, model=model, limits=Limits(profile_values=False))
+        deps = AgentDeps(connector=connector, model=model, limits=AgentLimits(profile_values=False))
         Agent(deps, InMemorySaver()).ask("t1", "visits last month?", user="U1")
     finally:
         connector.close()

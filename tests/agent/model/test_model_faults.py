@@ -18,7 +18,7 @@ from langchain_core.exceptions import ModelAuthenticationError, ModelRateLimitEr
 from langchain_core.runnables.retry import RunnableRetry
 from tenacity import RetryCallState, Retrying
 
-from agent.context import AgentDeps, Limits
+from agent.context import AgentDeps, AgentLimits
 from agent.conversation import Agent
 from agent.model.errors import ModelFault, classify, is_retryable
 from tests.agent.conftest import MakeAgent, Spy, reply
@@ -26,7 +26,7 @@ from tests.support.gemini_standin import GeminiStandin
 
 BY_REGION = "SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"
 #: Quick backoff: the tests check what is retried, not how long the waits are.
-FAST = Limits(model_backoff_s=0.01)
+FAST = AgentLimits(model_backoff_s=0.01)
 
 
 def error(message: str, status: int | str) -> str:
@@ -79,7 +79,7 @@ def test_the_backoff_is_about_2_then_4_seconds(
         if not stopped:
             seen.append(policy["wait"](state))
     assert seen == waits
-    assert state.attempt_number == Limits().model_attempts == 3
+    assert state.attempt_number == AgentLimits().model_attempts == 3
 
 
 def test_a_bad_key_is_told_at_once_and_never_retried(make_agent: MakeAgent) -> None:
@@ -98,7 +98,7 @@ def test_a_forbidden_key_is_a_bad_key_too(make_agent: MakeAgent) -> None:
 
 
 def test_timeouts_are_retried_a_bounded_number_of_times(make_agent: MakeAgent) -> None:
-    limits = Limits(model_backoff_s=0.01, model_attempts=2)
+    limits = AgentLimits(model_backoff_s=0.01, model_attempts=2)
     agent, model, _ = make_agent(
         [error("deadline", "timeout")] * 2 + [reply(BY_REGION)], limits=limits
     )
@@ -120,7 +120,7 @@ def test_a_reply_off_the_schema_is_asked_again_then_explained(make_agent: MakeAg
     assert agent.ask("t1", "revenue by region?", user="U1").kind == "proposal"
     assert "not valid JSON for the required schema" in str(model.seen[1][-1].content)
 
-    agent, model, spy = make_agent([off_schema] * 3, limits=Limits(max_attempts=3))
+    agent, model, spy = make_agent([off_schema] * 3, limits=AgentLimits(max_attempts=3))
     outcome = agent.ask("t1", "revenue by region?", user="U1")
     assert outcome.kind == "failed" and "cannot read" in outcome.message
     assert model.calls == 3 and spy.runs == 0

@@ -13,7 +13,7 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.context import AgentDeps, Limits
+from agent.context import AgentDeps, AgentLimits
 from agent.conversation import Agent
 from agent.model.providers import ScriptedChatModel, load_model, structured_method
 from agent.model.reply import SqlReply
@@ -23,7 +23,7 @@ from tests.support.sql_text import one_line
 
 BY_REGION = "SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"
 #: Quick backoff: the tests check what is retried, not how long the waits are.
-FAST = Limits(model_backoff_s=0.01)
+FAST = AgentLimits(model_backoff_s=0.01)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent.context import Limits
+from agent.context import AgentLimits
 from agent.conversation import Agent
 from agent.nodes.paste import NEXT_STEP
 from tests.agent.conftest import Make, MakeAgent, reply
@@ -70,7 +70,7 @@ def test_drop_table_is_refused_and_the_table_stays(make_agent: MakeAgent) -> Non
 
 
 def test_accepted_sql_is_proposed_with_the_gates_fixes_named(make_agent: MakeAgent) -> None:
-    agent, model, _ = make_agent([], limits=Limits(row_limit=50))
+    agent, model, _ = make_agent([], limits=AgentLimits(row_limit=50))
     outcome = agent.ask("t1", f"```sql\n{BY_REGION};\n```", user="U1")
     assert outcome.kind == "proposal" and outcome.proposal
     assert outcome.proposal.explanation == (

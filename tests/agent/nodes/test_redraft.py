@@ -5,7 +5,7 @@ model."""
 
 from __future__ import annotations
 
-from agent.context import Limits
+from agent.context import AgentLimits
 from agent.strategies.options import parse_strategies
 from tests.agent.conftest import MakeAgent, prompt_of, reply
 
@@ -91,7 +91,7 @@ def test_switched_off_a_missing_column_is_corrected(make_agent: MakeAgent) -> No
 def test_a_redraft_takes_a_try_of_the_budget(make_agent: MakeAgent) -> None:
     """With one repair allowed, the redraft is that repair: two calls in all."""
     agent, model, _ = make_agent(
-        [reply(MISSING), text(MISSING), reply(BY_REGION)], limits=Limits(max_attempts=2)
+        [reply(MISSING), text(MISSING), reply(BY_REGION)], limits=AgentLimits(max_attempts=2)
     )
     outcome = agent.ask("t1", "sales by shop?", user="U1")
     assert outcome.kind == "clarify" and model.calls == 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.context import Limits
+from agent.context import AgentLimits
 from agent.screen.periods import named_period, one_day_filters, period_problems
 from tests.agent.conftest import MakeAgent, prompt_of, reply
 
@@ -67,7 +67,7 @@ def test_a_draft_keeping_one_day_of_the_year_is_repaired(make_agent: MakeAgent) 
 def test_with_no_attempt_left_it_is_proposed_with_the_problem_as_a_warning(
     make_agent: MakeAgent,
 ) -> None:
-    agent, model, _ = make_agent([reply(ONE_DAY)], limits=Limits(max_attempts=1))
+    agent, model, _ = make_agent([reply(ONE_DAY)], limits=AgentLimits(max_attempts=1))
     outcome = agent.ask("t1", "What were total sales in 2026?", user="U1")
     assert outcome.kind == "proposal" and outcome.proposal, outcome
     assert model.calls == 1

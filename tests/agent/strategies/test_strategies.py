@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agent.context import Limits, Strategies
+from agent.context import AgentLimits, Strategies
 from agent.memory.failures import FailureStore
 from agent.model.question_context import ContextLimits
 from agent.nodes.candidates import normalised
@@ -56,7 +56,7 @@ def test_a_self_check_doubt_with_no_attempts_left_reaches_the_person_as_a_warnin
     make: Make,
 ) -> None:
     agent, _, _ = make([reply(SOUTH), check_reply(False, "Wrong region.")], "none,self_check")
-    agent.deps.limits = Limits(max_attempts=1, profile_values=True)
+    agent.deps.limits = AgentLimits(max_attempts=1, profile_values=True)
     outcome = agent.ask("t1", "What were total sales in the North?", user="U1")
     assert outcome.kind == "proposal" and outcome.proposal
     assert any(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from agent.context import Limits
+from agent.context import AgentLimits
 from agent.conversation import Agent
 from bot.blocks.messages import proposal as proposal_message
 from tests.agent.conftest import NORTH, Make, check_reply, error_reply, prompt_of, reply
@@ -63,7 +63,7 @@ def test_a_model_down_for_every_call_ends_in_the_model_error_message(make: Make)
 
 
 def test_a_rate_limit_on_plan_and_sql_steps_ends_in_the_quota_message(make: Make) -> None:
-    limits = Limits(profile_values=True, model_backoff_s=0.01, model_attempts=2)
+    limits = AgentLimits(profile_values=True, model_backoff_s=0.01, model_attempts=2)
     quota = error_reply("Resource has been exhausted", 429)
     agent, model, _ = make([quota] * 4, "none,plan", limits=limits)
     outcome = agent.ask("t1", QUESTION, user="U1")

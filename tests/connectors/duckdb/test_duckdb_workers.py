@@ -21,7 +21,7 @@ import pytest
 
 from connectors.base import QueryCancelled, QueryFailed, QueryResult, QueryTimeout, RunContext
 from connectors.duckdb.connector import DuckDBConnector
-from connectors.limits import Limits, ResourceLimitExceeded
+from connectors.limits import ResourceLimitExceeded, RunLimits
 from connectors.workers import pool as worker_pool
 from connectors.workers import proc as worker_proc
 
@@ -44,7 +44,7 @@ PARENT_GROWTH_MIB = 300
 
 @pytest.fixture
 def small(shop_file: Path) -> Iterator[DuckDBConnector]:
-    connector = DuckDBConnector(shop_file, threads=1, limits=Limits(engine_memory_mb=64))
+    connector = DuckDBConnector(shop_file, threads=1, limits=RunLimits(engine_memory_mb=64))
     yield connector
     connector.close()
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from connectors.duckdb.connector import DuckDBConnector
-from connectors.limits import MIB, Limits, ResourceLimitExceeded
+from connectors.limits import MIB, ResourceLimitExceeded, RunLimits
 
-TINY = Limits(
+TINY = RunLimits(
     max_cell_bytes=1000, max_result_bytes=64 * 1024, engine_memory_mb=64, engine_temp_mb=8
 )
 
@@ -73,7 +73,7 @@ def test_a_long_value_from_the_data_stops_the_run(tiny: DuckDBConnector, shop_fi
     # string_agg is in the buffer manager (not refused up front): its value is measured instead.
     sql = "SELECT string_agg('x', '') AS long_text FROM range(5000)"
     roomy = DuckDBConnector(shop_file, threads=1, limits=TINY)  # same file: same instance
-    roomy.limits = Limits(max_cell_bytes=10 * MIB)  # only the reading side differs
+    roomy.limits = RunLimits(max_cell_bytes=10 * MIB)  # only the reading side differs
     try:
         assert len(roomy.run(sql, max_rows=1, timeout_s=30).rows[0][0]) == 5000
     finally:

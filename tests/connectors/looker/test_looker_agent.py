@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.context import AgentDeps, Limits
+from agent.context import AgentDeps, AgentLimits
 from agent.conversation import Agent
 from agent.model.providers import ScriptedChatModel
 from bot.settings import Settings
@@ -54,7 +54,7 @@ def agent_over(looker: LookerConnector, replies: list[str]) -> tuple[Agent, Scri
     model = ScriptedChatModel(replies=replies)
     # value profiling sends ordinary SQL aggregates over every column, measures included,
     # which Looker refuses; the connector's sample rows stand in for it
-    deps = AgentDeps(connector=looker, model=model, limits=Limits(profile_values=False))
+    deps = AgentDeps(connector=looker, model=model, limits=AgentLimits(profile_values=False))
     return Agent(deps, InMemorySaver()), model
 
 

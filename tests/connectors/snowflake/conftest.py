@@ -14,7 +14,7 @@ import pytest
 import snowflake.connector
 from snowflake.connector import errors as sf
 
-from connectors.limits import Limits
+from connectors.limits import RunLimits
 from connectors.snowflake.connector import SnowflakeConnector
 from connectors.snowflake.session import Credentials
 from tests.support.side_venv import cache_dir, serving
@@ -93,7 +93,7 @@ def recorder(fakesnow_server: FakesnowServer) -> Recorder:
 
 
 def make_connector(
-    seeded: Seeded, recorder: Recorder, *, limits: Limits | None = None, **options: object
+    seeded: Seeded, recorder: Recorder, *, limits: RunLimits | None = None, **options: object
 ) -> SnowflakeConnector:
     """A connector on the seeded database (schemas SALES, the default, and ARCHIVE) whose
     driver calls go through `recorder`."""

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from connectors.base import ConnectorError, QueryFailed, RunContext
-from connectors.limits import Limits, ResourceLimitExceeded
+from connectors.limits import ResourceLimitExceeded, RunLimits
 from tests.connectors.snowflake.conftest import Seeded, make_connector
 from tests.support.snowflake_recording import Recorder
 
@@ -74,7 +74,7 @@ def test_an_empty_result_and_no_rows_kept(connector) -> None:
 
 
 def test_a_value_over_the_cell_bound_stops_the_run(seeded: Seeded, recorder: Recorder) -> None:
-    connector = make_connector(seeded, recorder, limits=Limits(max_cell_bytes=20))
+    connector = make_connector(seeded, recorder, limits=RunLimits(max_cell_bytes=20))
     try:
         with pytest.raises(ResourceLimitExceeded, match="QUERYBOT_MAX_CELL_BYTES"):
             connector.run("SELECT ID, NOTE FROM ORDERS ORDER BY ID", max_rows=100, timeout_s=30)
@@ -85,7 +85,7 @@ def test_a_value_over_the_cell_bound_stops_the_run(seeded: Seeded, recorder: Rec
 
 
 def test_the_kept_rows_stay_within_the_result_bound(seeded: Seeded, recorder: Recorder) -> None:
-    connector = make_connector(seeded, recorder, limits=Limits(max_result_bytes=200))
+    connector = make_connector(seeded, recorder, limits=RunLimits(max_result_bytes=200))
     try:
         with pytest.raises(ResourceLimitExceeded):
             connector.run("SELECT NOTE FROM ORDERS", max_rows=1000, timeout_s=30)

@@ -23,7 +23,7 @@ import pytest
 from psycopg import errors as pg_errors
 
 from connectors import value_guard
-from connectors.limits import Limits, ResourceLimitExceeded
+from connectors.limits import ResourceLimitExceeded, RunLimits
 from connectors.sql.connector import SqlConnector
 from tests.support.sql_fixtures import Sample, pg_connect, postgres_sample
 
@@ -49,7 +49,7 @@ def sample() -> Iterator[Sample]:
 
 @pytest.fixture(scope="module")
 def connector(sample: Sample) -> Iterator[SqlConnector]:
-    opened = SqlConnector(sample.url, pool_size=1, limits=Limits())
+    opened = SqlConnector(sample.url, pool_size=1, limits=RunLimits())
     yield opened
     opened.close()
 
@@ -195,7 +195,7 @@ def test_values_past_postgres_limits_end_in_a_bound_message(
     serves(connector)
 
 
-def _skip_guard(sql: str, limits: Limits, profile: value_guard.Profile) -> None:
+def _skip_guard(sql: str, limits: RunLimits, profile: value_guard.Profile) -> None:
     """Stands for the guard in `_run_in_child`, so that only the server-side check is left."""
 
 

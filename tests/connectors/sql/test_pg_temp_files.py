@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from connectors.base import PermissionDenied
-from connectors.limits import Limits
+from connectors.limits import RunLimits
 from connectors.settings import LimitSettings
 from connectors.sql.connector import SqlConnector
 from tests.support.sql_fixtures import Sample, bound_temp_files, pg_connect, postgres_sample
@@ -54,7 +54,7 @@ def test_a_login_without_temp_file_limit_is_refused_naming_the_alter_role(
 def test_the_suggested_limit_follows_querybot_engine_temp_mb(login: tuple[str, str]) -> None:
     name, url = login
     with pytest.raises(PermissionDenied) as caught:
-        SqlConnector(url, pool_size=1, limits=Limits(engine_temp_mb=512))
+        SqlConnector(url, pool_size=1, limits=RunLimits(engine_temp_mb=512))
     assert f"ALTER ROLE {name} SET temp_file_limit = '512MB';" in caught.value.hint
 
 
@@ -104,4 +104,4 @@ def test_a_connection_opened_after_the_limit_was_removed_is_refused(
 def test_the_accept_setting_is_off_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("QUERYBOT_PG_ALLOW_UNBOUNDED_TEMP", raising=False)
     assert not LimitSettings.from_env().limits.allow_unbounded_temp
-    assert not Limits().allow_unbounded_temp
+    assert not RunLimits().allow_unbounded_temp

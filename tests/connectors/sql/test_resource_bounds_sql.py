@@ -17,12 +17,12 @@ import pytest
 
 from bot.config import Warehouse
 from bot.doctor.deployment import check_warehouse
-from connectors.limits import MIB, Limits, ResourceLimitExceeded
+from connectors.limits import MIB, ResourceLimitExceeded, RunLimits
 from connectors.sql.connector import SqlConnector
 from tests.support.sql_fixtures import Sample, mysql_sample, postgres_sample, sqlite_sample
 
-TINY = Limits(max_cell_bytes=1000, max_result_bytes=64 * 1024, engine_memory_mb=32)
-ROOMY = Limits(max_cell_bytes=10 * MIB, max_result_bytes=64 * MIB)
+TINY = RunLimits(max_cell_bytes=1000, max_result_bytes=64 * 1024, engine_memory_mb=32)
+ROOMY = RunLimits(max_cell_bytes=10 * MIB, max_result_bytes=64 * MIB)
 
 #: Per engine: a statement whose first value is 100,000 bytes long, built by the issue's attack
 #: (repeat over a series; REPEAT over a recursive CTE) or, for SQLite, by hex(zeroblob()):
