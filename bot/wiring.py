@@ -26,13 +26,12 @@ from agent.memory.failures import FailureStore
 from agent.memory.storage import PostgresStorage, Storage
 from agent.model.providers import load_model
 from agent.semantic.artifacts import DbtProjectError, ProjectArtifacts
-from bot.access.identity import RunAsRules
+from bot.access.run_as import with_identities
 from bot.config import DeploymentConfig, Warehouse, WarehouseError, deployment_config
 from bot.settings import Settings, SettingsError
 from bot.store.base import Store
 from connectors import open_connector
-from connectors.allowlist import TableAllowlist
-from connectors.base import Connector, ConnectorError, acts_as
+from connectors.base import Connector, ConnectorError
 
 log = logging.getLogger(__name__)
 
@@ -41,10 +40,6 @@ log = logging.getLogger(__name__)
 #: plain aggregates profiling sends (measures may only appear inside AGGREGATE()), and its
 #: connector shows sample rows instead.
 NOT_PROFILED = frozenset({"bigquery", "looker", "snowflake"})
-
-#: Connectors whose identities are table allowlists querybot enforces (`TableAllowlist`):
-#: engines with no identities of their own to act as.
-ALLOWLISTED = frozenset({"duckdb", "sqlite"})
 
 
 class Deployment:
@@ -215,36 +210,6 @@ def warehouse_file(settings: Settings, config: DeploymentConfig, stem: str, name
     `STEM.sqlite` for the one warehouse without (as before config files existed)."""
     suffix = f"-{name}" if config.path is not None else ""
     return settings.data_dir / f"{stem}{suffix}.sqlite"
-
-
-def with_identities(connector: Connector, rules: RunAsRules, key: str) -> Connector:
-    """`connector` as it runs the identities `rules` name: itself where the engine acts as them
-    (PostgreSQL and MariaDB roles, BigQuery service accounts), held to each identity's table
-    allowlist where it cannot (`run_as.tables`). SettingsError starting with `key` (where the
-    rules are written) when they do not fit the engine, or an allowlist names a table the
-    catalog does not have."""
-    if acts_as(connector):
-        if rules.tables:
-            raise SettingsError(
-                f"{key}.tables: {connector.name} runs each query as the identity itself, so its "
-                "own grants decide what each may read; remove run_as.tables."
-            )
-        return connector
-    if connector.name not in ALLOWLISTED:
-        raise SettingsError(
-            f"{key}: querybot cannot run queries as another identity on {connector.name} yet; "
-            "remove run_as from this warehouse."
-        )
-    if not rules.tables:
-        raise SettingsError(
-            f"{key}: {connector.name} has no identities querybot can act as; give each identity "
-            'the tables it may read under run_as.tables (identity = ["table", ...]), or remove '
-            "run_as from this warehouse."
-        )
-    allowlist = TableAllowlist(connector, rules.tables)
-    for entry, why in allowlist.problems().items():
-        raise SettingsError(f"{key}.tables.{entry}: {why}")
-    return allowlist
 
 
 def open_configured(

@@ -6,9 +6,9 @@ is shown, as whoever enforces it says."""
 from __future__ import annotations
 
 from bot.access.identity import RunAsRules
+from bot.access.run_as import with_identities
 from bot.doctor.report import Section
 from bot.settings import SettingsError
-from bot.wiring import with_identities
 from connectors.allowlist import TableAllowlist
 from connectors.base import ActsAs, Connector, ConnectorError, TableInfo
 
