@@ -1,4 +1,5 @@
-"""The Bolt app: one WebClient, the listeners, the worker pool; served over HTTP or Socket Mode."""
+"""The Bolt app: one WebClient, the listeners over what bot/wiring.py builds on it (the
+conversations, their worker pool, ...); served over HTTP or Socket Mode."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import signal
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 from types import FrameType
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,17 +25,13 @@ from slack_sdk.http_retry.builtin_handlers import (
 from slack_sdk.signature import SignatureVerifier
 
 from bot import listeners, payloads
-from bot.access.approvals import Approvers
-from bot.conversations.conversations import Conversations
-from bot.conversations.work import Work
 from bot.files.sandboxes import SandboxAgents
-from bot.files.slack_files import SlackFiles
-from bot.files.uploads import ThreadUploads
 from bot.http_server import SLACK_PATH, HttpLimits, SlackHTTPServer
-from bot.routing import RoutedChannelRules, Router
+from bot.routing import Router
 from bot.settings import Settings
 from bot.slack_check import SlackUnusable, api_url, bot_identity, unusable
 from bot.store.base import Store
+from bot.wiring import wire
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +77,9 @@ def build_app(
     *,
     sandboxes: SandboxAgents | None = None,
 ) -> QuerybotApp:
-    """The Bolt app with every listener registered. Calls `auth.test` first: a token Slack
-    refuses, or a Slack it cannot reach, raises SlackUnusable (one line) before anything starts.
+    """The Bolt app with every listener registered, acting through what bot/wiring.py's `wire`
+    builds on the app's client. Calls `auth.test` first: a token Slack refuses, or a Slack it
+    cannot reach, raises SlackUnusable (one line) before anything starts.
 
     `router` says which Agent answers each thread: channels no warehouse answers are refused
     politely, and the Home tab lists the tables of every warehouse. With `sandboxes` (the Router's
@@ -108,24 +105,13 @@ def build_app(
         raise_error_for_unhandled_request=True,
     )
     app.error(on_error)
-    conversations = Conversations(
-        client, router, store, Work(settings.workers), display_rows=settings.display_rows
-    )
-    approvers = Approvers(settings.approver_rule(), client)
-    channels = RoutedChannelRules(client, router.config, settings.channels)
-
-    uploads = None
+    querybot = wire(settings, client, router, store, sandboxes=sandboxes)
     if sandboxes is not None:
-        files = SlackFiles(client, max_bytes=settings.file_max_bytes)
-        uploads = ThreadUploads(conversations, sandboxes, files)
-        sandboxes.start(conversations.work.submit)
-
-    # the Home tab lists to each person the tables their own identity may read (run_as)
-    tables = partial(router.tables, directory=conversations.identities)
-    listeners.register(app, conversations, store, approvers, channels, tables, uploads)
+        sandboxes.start(querybot.conversations.work.submit)
+    listeners.register(app, querybot)
     # threads a crashed process (this one before a restart, or another replica) left mid-way
     # hear what happened
-    app.recovery = conversations.recovery.watch(RECOVER_EVERY_S)
+    app.recovery = querybot.conversations.recovery.watch(RECOVER_EVERY_S)
     return app
 
 

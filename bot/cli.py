@@ -30,24 +30,16 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     slack = "SLACK_SIGNING_SECRET" if args.http else "SLACK_APP_TOKEN"
     settings.require("SLACK_BOT_TOKEN", slack, *settings.model_secrets())
     from bot.app import build_app, serve_http, serve_socket_mode
-    from bot.files.sandboxes import for_deployment
-    from bot.routing import Router
-    from bot.wiring import Deployment, open_store
+    from bot.wiring import serving
 
-    deployment = Deployment(settings)
-    # files shared in a thread: that thread's own sandbox answers it (`SandboxAgents`)
-    sandboxes = for_deployment(deployment)
-    try:
-        router = Router(deployment.open_warehouses(), deployment.config, override=sandboxes.lookup)
-        app = build_app(settings, router, open_store(settings), sandboxes=sandboxes)
+    # closes the sandboxes, then every warehouse (waiting for catalog refreshes) on the way out
+    with serving(settings) as served:
+        app = build_app(settings, served.router, served.store, sandboxes=served.sandboxes)
         if args.http:
             serve_http(app, args.port, settings)
         else:
             log.info("querybot connecting to Slack in Socket Mode")
             serve_socket_mode(app, settings.slack_app_token)
-    finally:
-        sandboxes.close()
-        deployment.close()  # waits for catalog refreshes, closes every warehouse
     return 0
 
 

@@ -1,18 +1,28 @@
-"""Build the agents a process needs from its settings (shared by the bot and the terminal).
+"""Build the objects a process needs from its settings: the one place they are put together
+(shared by the bot and the terminal).
 
 A `Deployment` holds what every agent of the process shares: the model, the limits, the audit
 log and the LangGraph checkpointer (thread ids are unique per Slack thread, so one checkpointer
 serves every warehouse). It builds one Agent per configured warehouse (`open_warehouses`), and
 an Agent over any other connector on request (`agent_for`, e.g. a thread's own sandbox).
+
+For the Slack bot, `serving` opens what it serves from (the Router over the warehouses and the
+threads' sandboxes, the store of proposals), and `wire` builds on the app's Slack client what its
+listeners act through: the conversations and their collaborators, who may decide, which channels
+are answered, the loader of shared files. Their modules are imported there, not here: `querybot
+ask`, `doctor`, `eval` and `gate` use this module without Slack or the sandboxes (DuckDB).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -32,6 +42,15 @@ from bot.settings import Settings, SettingsError
 from bot.store.base import Store
 from connectors import open_connector
 from connectors.base import Connector, ConnectorError
+
+if TYPE_CHECKING:
+    from slack_sdk import WebClient
+
+    from bot.conversations.conversations import Conversations
+    from bot.conversations.work import Work
+    from bot.files.sandboxes import SandboxAgents
+    from bot.listeners.querybot import Querybot
+    from bot.routing import Router
 
 log = logging.getLogger(__name__)
 
@@ -246,3 +265,108 @@ def open_store(settings: Settings) -> Store:
     from bot.store.sqlite import SqliteStore
 
     return SqliteStore(settings.state_db)
+
+
+def sandbox_agents(deployment: Deployment) -> SandboxAgents:
+    """Sandboxes under `<data dir>/sandboxes` with the limits and idle time of the settings,
+    their agents built by the deployment (sharing its model, audit log and checkpointer)."""
+    from bot.files.sandboxes import SandboxAgents, sandbox_limits
+    from connectors.sandbox.sandboxes import Sandboxes
+
+    settings = deployment.settings
+    return SandboxAgents(
+        Sandboxes(settings.data_dir / "sandboxes", sandbox_limits(settings)),
+        lambda connector, name: deployment.agent_for(connector, name=name),
+        idle_s=settings.file_idle_s,
+        run_limits=settings.limits,
+    )
+
+
+@dataclass(frozen=True)
+class Served:
+    """What the Slack bot serves from: the Router (which Agent answers each thread), the store
+    of proposals, and the sandbox agents of threads with files (the Router asks them first)."""
+
+    router: Router
+    store: Store
+    sandboxes: SandboxAgents
+
+
+@contextmanager
+def serving(settings: Settings) -> Iterator[Served]:
+    """The bot's Deployment with every configured warehouse open, its sandbox agents and store;
+    on the way out the sandboxes, then the warehouses are closed (waiting for catalog refreshes).
+    """
+    from bot.routing import Router
+
+    deployment = Deployment(settings)
+    # files shared in a thread: that thread's own sandbox answers it (bot/files/sandboxes.py)
+    sandboxes = sandbox_agents(deployment)
+    try:
+        router = Router(deployment.open_warehouses(), deployment.config, override=sandboxes.lookup)
+        yield Served(router, open_store(settings), sandboxes)
+    finally:
+        sandboxes.close()
+        deployment.close()
+
+
+def wire(
+    settings: Settings,
+    client: WebClient,
+    router: Router,
+    store: Store,
+    *,
+    sandboxes: SandboxAgents | None = None,
+) -> Querybot:
+    """What the Bolt app's listeners act through (bot/listeners/querybot.py), on `client`: the
+    conversations (running work in a pool of `settings.workers`), approvers and answered channels
+    as the settings say, the Home tab's tables, and with `sandboxes` the loader of shared files.
+    Starts nothing: the app starts the sandbox sweep and the recovery watch (bot/app.py)."""
+    from bot.access.approvals import Approvers
+    from bot.conversations.work import Work
+    from bot.files.slack_files import SlackFiles
+    from bot.files.uploads import ThreadUploads
+    from bot.listeners.querybot import Querybot
+    from bot.routing import RoutedChannelRules
+
+    work = Work(settings.workers)
+    conversations = _conversations(client, router, store, work, settings.display_rows)
+    approvers = Approvers(settings.approver_rule(), client)
+    channels = RoutedChannelRules(client, router.config, settings.channels)
+    uploads = None
+    if sandboxes is not None:
+        files = SlackFiles(client, max_bytes=settings.file_max_bytes)
+        uploads = ThreadUploads(conversations, sandboxes, files)
+    return Querybot(
+        conversations=conversations,
+        store=store,
+        approvers=approvers,
+        channels=channels,
+        # the Home tab lists to each person the tables their own identity may read (run_as)
+        tables=partial(router.tables, directory=conversations.identities),
+        uploads=uploads,
+    )
+
+
+def _conversations(
+    client: WebClient, router: Router, store: Store, work: Work, display_rows: int
+) -> Conversations:
+    """`Conversations` with its collaborators, sharing its Slack client, Router and store."""
+    from bot.access.clearance import Clearance
+    from bot.access.identity import Directory
+    from bot.conversations.cancels import Cancels
+    from bot.conversations.conversations import Collaborators, Conversations
+    from bot.conversations.outcomes import Outcomes
+    from bot.conversations.recovery import Recovery
+
+    private = router.config.answers_private
+    outcomes = Outcomes(client, store, display_rows=display_rows, private=private)
+    identities = Directory(client)
+    parts = Collaborators(
+        outcomes=outcomes,
+        cancels=Cancels(client, router),
+        identities=identities,
+        clearance=Clearance(router, identities),
+        recovery=Recovery(client, router, store, work, outcomes),
+    )
+    return Conversations(client, router, store, work, parts)

@@ -6,7 +6,8 @@ every agent call in the worker pool, one job at a time per thread, and makes sur
 ends with something in its thread: a proposal, a clarifying question, an answer or a failure
 (`Outcomes` shows it). A Cancel click is the exception: it runs on its own thread, since the
 conversation's worker is busy running the very query it stops (`Cancels`). Work that a process
-which is gone left mid-way is reported by `Recovery`.
+which is gone left mid-way is reported by `Recovery`. The wiring (`wire`) builds those
+collaborators and hands them to `Conversations` (`Collaborators`), which builds nothing itself.
 
 Each job resolves its thread to the Agent that answers it once (`Router`); in a thread no Agent
 answers, a question or decision comes to the route's refusal. Where the route's warehouse has
@@ -19,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 from contextlib import nullcontext
+from dataclasses import dataclass
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -45,6 +47,22 @@ EDIT_FAILED = (
 )
 
 
+@dataclass(frozen=True)
+class Collaborators:
+    """What `Conversations` hands parts of its work to, built together (bot/wiring.py)."""
+
+    #: Shows each outcome in its thread (bot/conversations/outcomes.py).
+    outcomes: Outcomes
+    #: Stops a running query on a Cancel click (bot/conversations/cancels.py).
+    cancels: Cancels
+    #: Who each person is in each warehouse (bot/access/identity.py), from Slack's directory.
+    identities: Directory
+    #: Who may approve, edit or read the account of a proposal run as the asker.
+    clearance: Clearance
+    #: Tells threads what became of work a process that is gone left mid-way.
+    recovery: Recovery
+
+
 class Conversations:
     """Runs questions and decisions for Slack threads and posts their outcomes."""
 
@@ -54,8 +72,8 @@ class Conversations:
         router: Router,
         store: Store,
         work: Work,
+        parts: Collaborators,
         *,
-        display_rows: int,
         progress_s: float = 3.0,
     ) -> None:
         self.client = client
@@ -64,15 +82,11 @@ class Conversations:
         self.work = work
         #: Seconds before a long step first shows its progress (see `Progress`).
         self.progress_s = progress_s
-        self.outcomes = Outcomes(
-            client, store, display_rows=display_rows, private=router.config.answers_private
-        )
-        self.cancels = Cancels(client, router)
-        #: Who each person is in each warehouse, from Slack's directory.
-        self.identities = Directory(client)
-        #: Who may approve, edit or read the account of a proposal run as the asker.
-        self.clearance = Clearance(router, self.identities)
-        self.recovery = Recovery(client, router, store, work, self.outcomes)
+        self.outcomes = parts.outcomes
+        self.cancels = parts.cancels
+        self.identities = parts.identities
+        self.clearance = parts.clearance
+        self.recovery = parts.recovery
 
     # -- called by listeners (Bolt's threads): quick Slack calls only --------------------------
 

@@ -25,7 +25,6 @@ from pathlib import Path
 from agent.conversation import Agent
 from bot.routing import Route
 from bot.settings import Settings
-from bot.wiring import Deployment
 from connectors.base import Connector
 from connectors.limits import RunLimits
 from connectors.sandbox.bounds import MIB, SandboxLimits
@@ -211,18 +210,6 @@ def duration(seconds: float) -> str:
             return f"{n} {unit}{'s' * (n != 1)}"
     n = max(round(seconds), 1)
     return f"{n} second{'s' * (n != 1)}"
-
-
-def for_deployment(deployment: Deployment) -> SandboxAgents:
-    """Sandboxes under `<data dir>/sandboxes` with the limits and idle time of the settings,
-    their agents built by the deployment (sharing its model, audit log and checkpointer)."""
-    settings = deployment.settings
-    return SandboxAgents(
-        Sandboxes(settings.data_dir / "sandboxes", sandbox_limits(settings)),
-        lambda connector, name: deployment.agent_for(connector, name=name),
-        idle_s=settings.file_idle_s,
-        run_limits=settings.limits,
-    )
 
 
 def sandbox_limits(settings: Settings) -> SandboxLimits:

@@ -1,7 +1,8 @@
-"""Sandbox agents (bot/files/sandboxes.py): the real Deployment and Router over the demo warehouse,
-real DuckDB sandboxes, a scripted model. A thread with files is answered from its sandbox, also by a
-new process; loading closes the thread's agent; the idle sweep goes through the thread's queue
-and leaves a route without an agent that tells the thread to upload again."""
+"""Sandbox agents (bot/files/sandboxes.py): the real Deployment and Router over the demo warehouse
+as the bot opens them, real DuckDB sandboxes, a scripted model. A thread with files is answered
+from its sandbox, also by a new process; loading closes the thread's agent; the idle sweep goes
+through the thread's queue and leaves a route without an agent that tells the thread to upload
+again."""
 
 from __future__ import annotations
 
@@ -9,14 +10,15 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
-from bot.files.sandboxes import SandboxAgents, duration, for_deployment
+from bot.files.sandboxes import SandboxAgents, duration
 from bot.routing import Router
 from bot.settings import Settings
-from bot.wiring import Deployment
+from bot.wiring import serving
 from connectors.demo.build import ensure_demo
 
 FILES = Path(__file__).resolve().parents[2] / "fixtures" / "files"
@@ -47,20 +49,17 @@ def settings_for(tmp_path: Path, demo_dir: Path, replies: list[str], **env: str)
 
 @pytest.fixture
 def opened(tmp_path: Path, demo_dir: Path) -> Iterator[Callable[..., tuple[Router, SandboxAgents]]]:
-    """Builds a process's Deployment, sandbox agents and Router; closes them at the end."""
-    built: list[tuple[Deployment, SandboxAgents]] = []
+    """Opens what a process serves from as the bot does (bot/wiring.py's `serving`): its
+    Deployment, sandbox agents, Router and store; closes them at the end."""
+    with ExitStack() as stack:
 
-    def build(replies: list[str], **env: str) -> tuple[Router, SandboxAgents]:
-        deployment = Deployment(settings_for(tmp_path, demo_dir, replies, **env))
-        agents = for_deployment(deployment)
-        built.append((deployment, agents))
-        router = Router(deployment.open_warehouses(), deployment.config, override=agents.lookup)
-        return router, agents
+        def build(replies: list[str], **env: str) -> tuple[Router, SandboxAgents]:
+            settings = settings_for(tmp_path, demo_dir, replies, **env)
+            served = stack.enter_context(serving(settings))
+            stack.callback(served.store.close)
+            return served.router, served.sandboxes
 
-    yield build
-    for deployment, agents in built:
-        agents.close()
-        deployment.close()
+        yield build
 
 
 def load_sales(agents: SandboxAgents, tmp_path: Path, thread: str = THREAD) -> None:

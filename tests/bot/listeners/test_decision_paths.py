@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from bot.access.approver_rule import ApproverRule
 from bot.blocks import APPROVE_ACTION, CANCEL_ACTION, EDIT_ACTION, REJECT_ACTION
 from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
 from bot.listeners.actions.clicks import OUT_OF_DATE
@@ -33,7 +32,7 @@ SHA = "0" * 64  # the fake agent's proposals name this hash
 
 @pytest.fixture
 def bot(slack: SlackStandin, tmp_path: Path) -> Iterator[Bot]:
-    with assembled(slack, tmp_path, ApproverRule.parse(BOB, no_self_approval=True)) as built:
+    with assembled(slack, tmp_path, approvers=BOB, no_self_approval=True) as built:
         yield built
 
 

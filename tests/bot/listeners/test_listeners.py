@@ -1,9 +1,9 @@
 """Listener routing, in process, with a fake agent and the Web API stand-in.
 
-The app is assembled from the same parts `build_app` uses, with one difference: Bolt runs
-listeners inline, and the test waits for the worker pool to go idle, so "nothing else happened"
-is checked exactly rather than after a sleep. (`build_app` itself is tested at the end, over the
-real agent, and by the end-to-end tests.)
+The app is assembled as `build_app` assembles it (bot/wiring.py's `wire`), with one difference:
+Bolt runs listeners inline, and the test waits for the worker pool to go idle, so "nothing else
+happened" is checked exactly rather than after a sleep. (`build_app` itself is tested at the end,
+over the real agent, and by the end-to-end tests.)
 
 The fake agent (fake_agent.py) records what each listener asked of it (thread, user, labels, SQL
 hash) and answers as a test tells it (an exception, a held decision, a corrected proposal), which
@@ -32,20 +32,19 @@ from agent.conversation import Agent
 from agent.model.providers import ScriptedChatModel
 from agent.outcome import Outcome
 from bot import listeners
-from bot.access.approvals import Approvers
-from bot.access.approver_rule import ApproverRule
 from bot.app import build_app, build_client
 from bot.blocks import APPROVE_ACTION, CANCEL_ACTION, EDIT_ACTION, REJECT_ACTION
 from bot.blocks.messages import card_of
 from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
 from bot.conversations.cancels import NOT_RUNNING
-from bot.conversations.conversations import EDIT_FAILED, Conversations
+from bot.conversations.conversations import EDIT_FAILED
 from bot.conversations.outcomes import REPAIRED, RUN_FAILED
 from bot.conversations.work import Work
 from bot.routing import Route
 from bot.settings import Settings
 from bot.store.base import Status, Store
 from bot.store.sqlite import SqliteStore
+from bot.wiring import wire
 from connectors.duckdb.connector import DuckDBConnector
 from tests.support import slack_payloads as payloads
 from tests.support.botproc import sql_reply
@@ -105,15 +104,19 @@ class Bot:
 def assembled(
     slack: SlackStandin,
     tmp_path: Path,
-    rule: ApproverRule | None = None,
     override: Callable[[str], Route | None] | None = None,
+    **settings: Any,
 ) -> Iterator[Bot]:
-    """The app as `build_app` assembles it (listeners inline), with `rule` for approvals and
-    `override` asked first for the route of each thread."""
-    settings = Settings(
-        slack_bot_token="xoxb-test", slack_signing_secret=SECRET, slack_api_url=slack.url
+    """The app as `build_app` assembles it (bot/wiring.py's `wire`; listeners inline), with
+    `settings` (e.g. who may approve) and `override` asked first for the route of each thread."""
+    given = Settings(
+        slack_bot_token="xoxb-test",
+        slack_signing_secret=SECRET,
+        slack_api_url=slack.url,
+        workers=4,
+        **settings,
     )
-    client = build_client(settings)
+    client = build_client(given)
     app = App(
         client=client,
         signing_secret=SECRET,
@@ -121,11 +124,10 @@ def assembled(
         token_verification_enabled=False,
     )
     store = SqliteStore(tmp_path / "state.sqlite")
-    work = Work(4)
     agent = FakeAgent()
-    conversations = Conversations(client, routed(agent, override), store, work, display_rows=20)
-    approvers = Approvers(rule, client) if rule is not None else None
-    listeners.register(app, conversations, store, approvers)
+    querybot = wire(given, client, routed(agent, override), store)
+    listeners.register(app, querybot)
+    work = querybot.conversations.work
     try:
         yield Bot(app, work, agent, store, slack)
     finally:

@@ -202,9 +202,9 @@ def test_a_living_replica_reports_the_work_of_one_that_died(
     from agent.model.providers import ScriptedChatModel
     from agent.outcome import Proposal
     from bot import blocks
-    from bot.conversations.conversations import Conversations
     from bot.conversations.recovery import INTERRUPTED, RESTARTED_ASKING, RESTARTED_RUNNING
-    from bot.conversations.work import Work
+    from bot.settings import Settings
+    from bot.wiring import wire
     from connectors.duckdb.connector import DuckDBConnector
     from tests.support.fake_agent import routed
     from tests.support.standin import SlackStandin
@@ -244,10 +244,11 @@ def test_a_living_replica_reports_the_work_of_one_that_died(
             text=True,
         )
         store = open_store(*backend)
-        work = Work(2)
+        settings = Settings.from_env({"QUERYBOT_WORKERS": "2"}, dotenv=False)
+        conversations = wire(settings, client, routed(agent), store).conversations
+        work = conversations.work
         try:
             assert replica.stdout is not None and replica.stdout.readline().strip() == "ready"
-            conversations = Conversations(client, routed(agent), store, work, display_rows=20)
             stop = conversations.recovery.watch(0.2)
             time.sleep(1)
             assert work.wait_idle(5) and not slack.calls_to("chat.update")  # it still lives
