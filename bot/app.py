@@ -1,4 +1,4 @@
-"""The Bolt app: one WebClient, the listeners over what bot/wiring.py builds on it (the
+"""The Bolt app: one WebClient, the listeners over what the wiring builds on it (the
 conversations, their worker pool, ...); served over HTTP or Socket Mode."""
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def build_app(
     *,
     sandboxes: SandboxAgents | None = None,
 ) -> QuerybotApp:
-    """The Bolt app with every listener registered, acting through what bot/wiring.py's `wire`
+    """The Bolt app with every listener registered, acting through what `wire`
     builds on the app's client. Calls `auth.test` first: a token Slack refuses, or a Slack it
     cannot reach, raises SlackUnusable (one line) before anything starts.
 

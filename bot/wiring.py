@@ -300,7 +300,7 @@ def serving(settings: Settings) -> Iterator[Served]:
     from bot.routing import Router
 
     deployment = Deployment(settings)
-    # files shared in a thread: that thread's own sandbox answers it (bot/files/sandboxes.py)
+    # files shared in a thread: that thread's own sandbox answers it (`SandboxAgents`)
     sandboxes = sandbox_agents(deployment)
     try:
         router = Router(deployment.open_warehouses(), deployment.config, override=sandboxes.lookup)
@@ -318,10 +318,10 @@ def wire(
     *,
     sandboxes: SandboxAgents | None = None,
 ) -> Querybot:
-    """What the Bolt app's listeners act through (bot/listeners/querybot.py), on `client`: the
+    """What the Bolt app's listeners act through (`Querybot`), on `client`: the
     conversations (running work in a pool of `settings.workers`), approvers and answered channels
     as the settings say, the Home tab's tables, and with `sandboxes` the loader of shared files.
-    Starts nothing: the app starts the sandbox sweep and the recovery watch (bot/app.py)."""
+    Starts nothing: the app starts the sandbox sweep and the recovery watch."""
     from bot.access.approvals import Approvers
     from bot.conversations.work import Work
     from bot.files.slack_files import SlackFiles

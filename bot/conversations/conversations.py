@@ -49,13 +49,13 @@ EDIT_FAILED = (
 
 @dataclass(frozen=True)
 class Collaborators:
-    """What `Conversations` hands parts of its work to, built together (bot/wiring.py)."""
+    """What `Conversations` hands parts of its work to, built together by `wire`."""
 
-    #: Shows each outcome in its thread (bot/conversations/outcomes.py).
+    #: Shows each outcome in its thread.
     outcomes: Outcomes
-    #: Stops a running query on a Cancel click (bot/conversations/cancels.py).
+    #: Stops a running query on a Cancel click.
     cancels: Cancels
-    #: Who each person is in each warehouse (bot/access/identity.py), from Slack's directory.
+    #: Who each person is in each warehouse, from Slack's directory.
     identities: Directory
     #: Who may approve, edit or read the account of a proposal run as the asker.
     clearance: Clearance

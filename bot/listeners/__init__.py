@@ -13,7 +13,7 @@ from bot.listeners.querybot import Querybot
 
 
 def register(app: App, querybot: Querybot) -> None:
-    """Wire every listener, each acting through `querybot` (built by bot/wiring.py's `wire`)."""
+    """Wire every listener, each acting through `querybot` (built by `wire`)."""
     app.use(querybot.provide)
     events.register(app)
     actions.register(app)
