@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agent.counting import counted
+from connectors.units import counted
 
 Match = Literal["exact", "subset"]
 Row = tuple[Any, ...]

@@ -27,7 +27,6 @@ from sqlglot.errors import SqlglotError
 
 from agent.catalog.snapshot import CatalogSnapshot
 from agent.context import AgentDeps
-from agent.counting import counted
 from agent.model import prompts
 from agent.model.errors import is_retryable, user_message
 from agent.model.reply import SqlReply
@@ -35,6 +34,7 @@ from agent.nodes.generate import build_messages, model_context
 from agent.screen.judge import Screened, judge, screen
 from agent.state import Draft, Step, ThreadState, Update, failed, unreadable_tables
 from connectors.base import ConnectorError
+from connectors.units import counted
 
 log = logging.getLogger(__name__)
 

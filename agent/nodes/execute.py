@@ -14,12 +14,12 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from agent.context import AgentDeps, thread_of
-from agent.counting import counted
 from agent.memory.audit import sql_sha256
 from agent.nodes.paste import NEXT_STEP
 from agent.outcome import Answer, Proposal
 from agent.state import Decision, Draft, Step, ThreadState, Update, failed
 from connectors.base import ConnectorError, QueryCancelled, QueryResult, RunContext
+from connectors.units import counted
 
 log = logging.getLogger(__name__)
 

@@ -18,13 +18,13 @@ from agent.catalog.access import readable_view
 from agent.catalog.grounding import check_values
 from agent.catalog.snapshot import CatalogSnapshot, table_key
 from agent.context import AgentDeps, thread_of
-from agent.counting import counted
 from agent.gate import Verdict, check_sql
 from agent.memory.audit import sql_sha256
 from agent.outcome import Proposal
 from agent.screen.periods import period_problems
 from agent.state import Draft, Final, Step, ThreadState, Update, failed
 from connectors.base import ActsAs, ConnectorError, CostEstimate, acts_as
+from connectors.units import counted
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agent.counting import counted
 from agent.outcome import Answer
 from bot.words import header
+from connectors.units import counted
 
 #: A category breakdown is charted only when it is this short.
 CATEGORY_ROWS = 20

@@ -9,7 +9,6 @@ from typing import Any
 
 from slack_sdk.models.blocks import ActionsBlock, Block, RawTextObject, TableBlock
 
-from agent.counting import counted
 from agent.model.accounting import QuestionUsage
 from agent.outcome import Answer
 from agent.strategies.relax import is_empty
@@ -36,6 +35,7 @@ from bot.blocks.base import (
 from bot.blocks.explain import explain_button
 from bot.blocks.followups import follow_up_buttons
 from bot.words import header, label, only_row
+from connectors.units import counted
 
 #: Characters kept of one table cell.
 CELL_TEXT = 200

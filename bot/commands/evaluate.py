@@ -23,7 +23,6 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from agent.context import AgentLimits, Strategies
-from agent.counting import counted
 from agent.evaluation import defog
 from agent.evaluation.baseline import NaiveBaseline
 from agent.evaluation.golden import GoldenQuestion, GoldenSet, dump_golden, load_golden
@@ -46,6 +45,7 @@ from bot.wiring import warehouse_file
 from connectors import open_connector
 from connectors.base import Connector
 from connectors.duckdb.connector import DuckDBConnector
+from connectors.units import counted
 
 #: The name of the naive baseline's configuration in a report.
 BASELINE = "naive baseline"

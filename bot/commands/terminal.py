@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.counting import counted
 from agent.outcome import Answer, Outcome, Proposal
 from bot.words import header, label, only_row
+from connectors.units import counted
 
 #: Where the SQL would go when the person approved it just above.
 APPROVED_ABOVE = "SQL: the query approved above, run exactly as shown there."

@@ -1,31 +1,11 @@
-"""bot.words: counts agree in number, and result columns get labels a person reads (issue 17
-item 4), without renaming an expression into something it is not."""
+"""bot.words: result columns get labels a person reads (issue 17 item 4), without renaming an
+expression into something it is not."""
 
 from __future__ import annotations
 
 import pytest
 
-from agent.counting import counted
 from bot.words import header, label
-
-
-@pytest.mark.parametrize(
-    ("n", "more", "said"),
-    [
-        (0, False, "0 rows"),
-        (1, False, "1 row"),
-        (2, False, "2 rows"),
-        (1234, False, "1,234 rows"),
-        (1, True, "1+ rows"),
-        (1000, True, "1,000+ rows"),
-    ],
-)
-def test_counted_agrees_in_number(n: int, more: bool, said: str) -> None:
-    assert counted(n, "row", more=more) == said
-
-
-def test_counted_takes_an_irregular_plural() -> None:
-    assert [counted(n, "query", "queries") for n in (1, 2)] == ["1 query", "2 queries"]
 
 
 @pytest.mark.parametrize(

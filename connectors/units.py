@@ -1,5 +1,6 @@
-"""Counts in words that agree in number ("1 row", "2 rows"), for every text people read: the
-agent's messages and trace steps, and the bot's cards and terminal output."""
+"""Counts and sizes in words people read, the one way every message says them: the
+connectors' refusals, the agent's messages and trace steps, and the bot's cards and terminal
+output. Here, at the bottom layer, so every layer can use them."""
 
 from __future__ import annotations
 
