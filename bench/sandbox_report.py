@@ -21,8 +21,8 @@ from pathlib import Path
 import duckdb
 
 from connectors.sandbox.bounds import SandboxLimits
-from connectors.sandbox.files import format_size
 from connectors.sandbox.sandboxes import Sandboxes
+from connectors.units import byte_size
 
 _ROWS_SQL = """
 SELECT i AS order_id,
@@ -87,8 +87,8 @@ def main() -> None:
             connector.close()
             disk = sandboxes.path("bench").stat().st_size
             print(
-                f"| {kind} | {format_size(path.stat().st_size)} | {loaded:.2f} s "
-                f"| {format_size(disk)} | {queried * 1000:.0f} ms |"
+                f"| {kind} | {byte_size(path.stat().st_size)} | {loaded:.2f} s "
+                f"| {byte_size(disk)} | {queried * 1000:.0f} ms |"
             )
     finally:
         if args.out is None:

@@ -19,6 +19,7 @@ from itertools import islice
 from typing import Any
 
 from connectors.base import ConnectorError
+from connectors.units import byte_size
 
 MIB = 1024 * 1024
 
@@ -85,23 +86,12 @@ class ResourceLimitExceeded(ConnectorError):
         self.setting = setting
 
 
-def size(n: float) -> str:
-    """Bytes for people: `64 MiB`, `1.5 GiB`, `512 bytes`."""
-    if n < 1024:
-        return f"{n:.0f} bytes"
-    for unit in ("KiB", "MiB", "GiB"):
-        n /= 1024
-        if n < 1024 or unit == "GiB":
-            return f"{n:.4g} {unit}"
-    raise AssertionError("unreachable")
-
-
 def cell_too_large(
     limits: RunLimits, column: str = "", engine_message: str = ""
 ) -> ResourceLimitExceeded:
     where = f" in column {column!r}" if column else ""
     return ResourceLimitExceeded(
-        f"a value{where} is longer than the {size(limits.max_cell_bytes)} one value may be",
+        f"a value{where} is longer than the {byte_size(limits.max_cell_bytes)} one value may be",
         SETTINGS["max_cell_bytes"],
         engine_message=engine_message,
     )
@@ -110,15 +100,15 @@ def cell_too_large(
 def result_too_large(limits: RunLimits, kept: int) -> ResourceLimitExceeded:
     return ResourceLimitExceeded(
         f"the first {kept:,} rows already add up to more than the "
-        f"{size(limits.max_result_bytes)} a result may be",
+        f"{byte_size(limits.max_result_bytes)} a result may be",
         SETTINGS["max_result_bytes"],
     )
 
 
 def engine_memory(limits: RunLimits, engine_message: str = "") -> ResourceLimitExceeded:
     return ResourceLimitExceeded(
-        f"it needed more than the {size(limits.engine_memory_mb * MIB)} of memory the warehouse "
-        "may use for one query",
+        f"it needed more than the {byte_size(limits.engine_memory_mb * MIB)} of memory the "
+        "warehouse may use for one query",
         SETTINGS["engine_memory_mb"],
         engine_message=engine_message,
     )
@@ -126,7 +116,7 @@ def engine_memory(limits: RunLimits, engine_message: str = "") -> ResourceLimitE
 
 def engine_temp(limits: RunLimits, engine_message: str = "") -> ResourceLimitExceeded:
     return ResourceLimitExceeded(
-        f"it wrote more than the {size(limits.engine_temp_mb * MIB)} of temporary files the "
+        f"it wrote more than the {byte_size(limits.engine_temp_mb * MIB)} of temporary files the "
         "warehouse may write",
         SETTINGS["engine_temp_mb"],
         engine_message=engine_message,

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 import sqlglot
 from sqlglot import exp
 
-from connectors.limits import SETTINGS, ResourceLimitExceeded, RunLimits, size
+from connectors.limits import SETTINGS, ResourceLimitExceeded, RunLimits
+from connectors.units import byte_size
 
 #: Format functions whose format string may carry a width or precision.
 _FORMATS = frozenset({"printf", "format", "sprintf"})
@@ -111,9 +112,11 @@ def check(sql: str, limits: RunLimits, profile: Profile) -> None:
                 _refuse(problem, profile, bound)
             total += built
             if built > bound:
-                _refuse(f"{_name(node)}() would build a value of {size(built)}", profile, bound)
+                _refuse(
+                    f"{_name(node)}() would build a value of {byte_size(built)}", profile, bound
+                )
             if total > bound:
-                _refuse(f"the values it builds add up to {size(total)} a row", profile, bound)
+                _refuse(f"the values it builds add up to {byte_size(total)} a row", profile, bound)
         if profile.collects and total and _collects(tree):
             _check_collected(tree, total, profile, bound)
 
@@ -124,14 +127,15 @@ def _check_collected(tree: exp.Expr, total: int, profile: Profile, bound: int) -
     if rows is None:
         if total * UNCOUNTED_ROWS > bound:
             _refuse(
-                f"it collects values it builds ({size(total)} a row) over rows querybot cannot "
-                f"count, where a row may build at most {size(bound // UNCOUNTED_ROWS)}",
+                f"it collects values it builds ({byte_size(total)} a row) over rows querybot "
+                f"cannot count, where a row may build at most {byte_size(bound // UNCOUNTED_ROWS)}",
                 profile,
                 bound,
             )
     elif total * rows > bound:
         _refuse(
-            f"it collects the values it builds over {rows:,} rows, {size(total * rows)} in all",
+            f"it collects the values it builds over {rows:,} rows, "
+            f"{byte_size(total * rows)} in all",
             profile,
             bound,
         )
@@ -192,7 +196,7 @@ def _refuse_named(sql: str, profile: Profile, bound: int) -> None:
 def _refuse(problem: str, profile: Profile, bound: int) -> None:
     raise ResourceLimitExceeded(
         f"{problem}; {profile.why}, so querybot allows them only from literals and up to "
-        f"{size(bound)} a row",
+        f"{byte_size(bound)} a row",
         SETTINGS["max_cell_bytes"],
     )
 

@@ -158,14 +158,3 @@ def finish(text: str, blocks: Sequence[Block], *, mrkdwn: bool = False) -> Messa
         if len(rows) > TABLE_ROWS or any(len(r) > TABLE_COLUMNS for r in rows):
             raise ValueError(f"a table takes at most {TABLE_ROWS} rows of {TABLE_COLUMNS} cells")
     return Message(text=fit(text if mrkdwn else escape(text), FALLBACK_TEXT), blocks=dicts)
-
-
-def size(count: int) -> str:
-    if count < 1024:
-        return f"{count:,} bytes"
-    size = count / 1024
-    for unit in ("KB", "MB", "GB"):
-        if size < 1024:
-            return f"{size:,.1f} {unit}"
-        size /= 1024
-    return f"{size:,.1f} TB"

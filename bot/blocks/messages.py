@@ -23,8 +23,8 @@ from bot.blocks.base import (
     mention,
     names,
     section,
-    size,
 )
+from connectors.units import byte_size
 
 APPROVE_ACTION = "approve_proposal"
 REJECT_ACTION = "reject_proposal"
@@ -102,7 +102,7 @@ def _proposal_body(prop: Proposal, requested_by: str, note: str, audience: Audie
         blocks.append(context(*shown))
     facts = [f"Reads {names(prop.tables)}"]
     if prop.estimated_bytes is not None:
-        facts.append(f"will scan about {size(prop.estimated_bytes)}")
+        facts.append(f"will scan about {byte_size(prop.estimated_bytes)}")
     if prop.estimated_cost_usd is not None:
         facts.append(f"estimated cost ${prop.estimated_cost_usd:,.2f}")
     facts.append(f"asked by {mention(requested_by)}")

@@ -29,13 +29,12 @@ from bot.blocks.base import (
     mention,
     names,
     section,
-    size,
     sql_cut,
 )
 from bot.blocks.explain import explain_button
 from bot.blocks.followups import follow_up_buttons
 from bot.words import header, label, only_row
-from connectors.units import counted
+from connectors.units import byte_size, counted
 
 #: Characters kept of one table cell.
 CELL_TEXT = 200
@@ -231,7 +230,7 @@ def _sources(answer: Answer, rows_text: str) -> str:
         sources.insert(0, escape(answer.label))
     sources.append(escape(answer.connector))
     if answer.bytes_processed is not None:
-        sources.append(f"{size(answer.bytes_processed)} processed")
+        sources.append(f"{byte_size(answer.bytes_processed)} processed")
     if answer.job_url:  # built by the connector from the job id, never by the model
         sources.append(f"<{escape(answer.job_url)}|job>")
     sources.append(f"approved by {mention(answer.approved_by)}")

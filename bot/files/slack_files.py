@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from connectors.sandbox.files import format_size
+from connectors.units import byte_size
 
 log = logging.getLogger(__name__)
 
@@ -144,8 +144,8 @@ class SlackFiles:
         return parts.scheme == "https" and (host == "slack.com" or host.endswith(".slack.com"))
 
     def _too_large(self, file: SharedFile, size: int | None) -> FileTooLarge:
-        limit = format_size(self.max_bytes)
-        actual = f"is {format_size(size)}" if size is not None else f"is over {limit}"
+        limit = byte_size(self.max_bytes)
+        actual = f"is {byte_size(size)}" if size is not None else f"is over {limit}"
         return FileTooLarge(
             f"{file.name} {actual}; the limit is {limit}. Upload a smaller extract (filter or "
             "aggregate it first), or ask whoever runs querybot to raise QUERYBOT_FILE_MAX_MB."

@@ -41,7 +41,7 @@ from connectors.base import (
 from connectors.bigquery import jobs
 from connectors.bigquery.client import Impersonation, endpoint_client
 from connectors.bigquery.client import client as _client
-from connectors.bigquery.errors import size, translate
+from connectors.bigquery.errors import translate
 from connectors.bigquery.metadata import (
     DatasetMetadata,
     MetadataCache,
@@ -54,6 +54,7 @@ from connectors.bigquery.sql import unfiltered_partitions as unfiltered
 from connectors.limits import Meter, RunLimits
 from connectors.runs import Runs
 from connectors.settings import BQ_MAX_BYTES_BILLED, BQ_PRICE_PER_TIB_USD, BigQuerySettings
+from connectors.units import byte_size
 
 _PROJECT = re.compile(r"[a-z][a-z0-9.:-]{1,126}[a-z0-9]")
 _DATASET = re.compile(r"[A-Za-z0-9_]{1,1024}")
@@ -188,8 +189,8 @@ class BigQueryConnector:
             advice.append("select only the columns needed (BigQuery bills every column read)")
         advice.append("aggregate, or ask about a shorter period")
         return (
-            f"This query would process {size(processed)} (about ${cost:.2f}), more than the "
-            f"{size(self.maximum_bytes_billed)} this bot may bill per query, so it was not "
+            f"This query would process {byte_size(processed)} (about ${cost:.2f}), more than the "
+            f"{byte_size(self.maximum_bytes_billed)} this bot may bill per query, so it was not "
             f"offered for approval. To make it cheaper: {'; '.join(advice)}."
         )
 

@@ -20,6 +20,7 @@ from connectors.base import (
     QueryTimeout,
     WarehouseUnavailable,
 )
+from connectors.units import byte_size
 
 IAM_HINT = (
     "The bot's account needs roles/bigquery.dataViewer on the dataset and "
@@ -85,7 +86,8 @@ def _api_error(exc: api.GoogleAPICallError, *, timeout_s: float, cap_bytes: int)
     message = message.splitlines()[0] if message else type(exc).__name__
     if reason == "bytesBilledLimitExceeded":
         return BytesLimitExceeded(
-            f"BigQuery stopped the query: it would bill more than the {size(cap_bytes)} limit.",
+            "BigQuery stopped the query: it would bill more than the "
+            f"{byte_size(cap_bytes)} limit.",
             hint="Filter on the partition column, select fewer columns, or aggregate.",
             engine_message=engine,
         )
@@ -127,13 +129,3 @@ def _api_error(exc: api.GoogleAPICallError, *, timeout_s: float, cap_bytes: int)
         hint="Fix the SQL (GoogleSQL, the BigQuery dialect).",
         engine_message=engine,
     )
-
-
-def size(n: int) -> str:
-    """Bytes for people, in binary units as BigQuery bills them (1 TiB = 2**40 bytes)."""
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024:
-            return f"{value:.0f} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} TiB"

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import duckdb
 
-from connectors.sandbox.files import KIND_NAMES, FileRejected, format_size
+from connectors.sandbox.files import KIND_NAMES, FileRejected
+from connectors.units import byte_size
 
 MIB = 1024 * 1024
 #: What of an engine's own error text a refusal keeps: DuckDB's CSV errors quote the whole line.
@@ -83,10 +84,10 @@ def too_long_value(
 ) -> FileRejected:
     """`size`: the value's bytes, or None when only known to be over the bound; `where`: the
     column or line it is in."""
-    amount = f"of {format_size(size)}" if size is not None else "longer than the limit"
+    amount = f"of {byte_size(size)}" if size is not None else "longer than the limit"
     return FileRejected(
         f"{name} holds a value {amount}{where}; one value may be at most "
-        f"{format_size(limits.max_field_bytes)}.",
+        f"{byte_size(limits.max_field_bytes)}.",
         hint="Shorten or drop that column (or check the file for a missing quote or line "
         "break, which makes many values one) and upload it again.",
         bound="field",
@@ -97,10 +98,10 @@ def too_expanded(
     name: str, size: int | None, limits: SandboxLimits, what: str = ""
 ) -> FileRejected:
     """`size`: the bytes it expands to, or None when only known to be over the limit."""
-    amount = f"to {format_size(size)}" if size is not None else "past the limit"
+    amount = f"to {byte_size(size)}" if size is not None else "past the limit"
     return FileRejected(
         f"{name} expands {amount} once read{what}; the limit is "
-        f"{format_size(limits.max_expanded_bytes)}.",
+        f"{byte_size(limits.max_expanded_bytes)}.",
         hint="Its values take far more room than the file itself (a compressed dictionary, or "
         "a default or computed column repeated on every row). Export the data as CSV, or "
         "with fewer rows, and upload that.",
@@ -110,7 +111,7 @@ def too_expanded(
 
 def out_of_memory(name: str, limits: SandboxLimits) -> FileRejected:
     return FileRejected(
-        f"loading {name} needed more than {format_size(limits.memory_bytes)} of memory, the "
+        f"loading {name} needed more than {byte_size(limits.memory_bytes)} of memory, the "
         "limit, so it was stopped and nothing was loaded.",
         hint=_SPLIT,
         bound="memory",
@@ -128,7 +129,7 @@ def out_of_time(name: str, limits: SandboxLimits) -> FileRejected:
 
 def out_of_disk(name: str, limits: SandboxLimits) -> FileRejected:
     return FileRejected(
-        f"loading {name} would take more than {format_size(limits.disk_bytes)} of disk, the "
+        f"loading {name} would take more than {byte_size(limits.disk_bytes)} of disk, the "
         "limit for a conversation's files, so nothing was loaded.",
         hint=f"{_SPLIT} Or start a new conversation for it.",
         bound="disk",

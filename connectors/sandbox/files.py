@@ -1,6 +1,6 @@
 """What an uploaded file is and what its tables and columns are called: its kind (CSV, Parquet,
-JSON or SQLite, from magic bytes and name), ASCII names that need no quoting, sizes as people
-read them, and `FileRejected`, the refusal a person sees in the thread.
+JSON or SQLite, from magic bytes and name), ASCII names that need no quoting, and
+`FileRejected`, the refusal a person sees in the thread.
 """
 
 from __future__ import annotations
@@ -133,17 +133,6 @@ def _parses_as_name(name: str) -> bool:
     except sqlglot.errors.SqlglotError:
         return False
     return isinstance(tree, exp.Select) and tree.sql(dialect="duckdb") == sql
-
-
-def format_size(size: int) -> str:
-    """`120 MB`, `1.5 MB`, `800 KB` (powers of 1,024)."""
-    for unit, scale in (("GB", 1024**3), ("MB", 1024**2), ("KB", 1024)):
-        if size >= scale:
-            value = size / scale
-            return (
-                f"{value:.1f} {unit}".replace(".0 ", " ") if value < 10 else f"{value:.0f} {unit}"
-            )
-    return f"{size} bytes"
 
 
 def _is_binary(file: Path) -> bool:

@@ -33,8 +33,9 @@ from connectors.base import WarehouseUnavailable
 from connectors.duckdb.connector import DuckDBConnector
 from connectors.sandbox.bounds import SandboxLimits
 from connectors.sandbox.child import load_bounded
-from connectors.sandbox.files import FileRejected, detect_kind, format_size
+from connectors.sandbox.files import FileRejected, detect_kind
 from connectors.sandbox.load import LoadedTable
+from connectors.units import byte_size
 
 _STAGING_PREFIX = ".incoming-"
 #: A staging directory this old was left by a crash mid-download.
@@ -125,8 +126,8 @@ class Sandboxes:
             raise FileRejected(f"{name} is empty.", hint="Upload a file with data in it.")
         if size > self.limits.max_file_bytes:
             raise FileRejected(
-                f"{name} is {format_size(size)}; the limit is "
-                f"{format_size(self.limits.max_file_bytes)}.",
+                f"{name} is {byte_size(size)}; the limit is "
+                f"{byte_size(self.limits.max_file_bytes)}.",
                 hint="Upload a smaller extract (filter or aggregate it first), or ask whoever "
                 "runs querybot to raise the limit.",
                 bound="size",

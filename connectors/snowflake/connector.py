@@ -37,7 +37,6 @@ from connectors.base import (
     TableProfile,
     find_table,
 )
-from connectors.bigquery.errors import size
 from connectors.limits import Meter, RunLimits
 from connectors.runs import Runs
 from connectors.settings import SF_MAX_BYTES_SCANNED
@@ -46,6 +45,7 @@ from connectors.snowflake import session
 from connectors.snowflake.errors import translate
 from connectors.snowflake.runs import FirstRuns
 from connectors.snowflake.sql import Scope, check_schemas, check_tables, parse
+from connectors.units import byte_size
 
 log = logging.getLogger(__name__)
 
@@ -201,9 +201,9 @@ class SnowflakeConnector:
 
     def _over_cap(self, figures: meta.Plan, outcome: str) -> str:
         return (
-            f"This query would read {size(figures.bytes_assigned)} "
+            f"This query would read {byte_size(figures.bytes_assigned)} "
             f"({figures.partitions_assigned:,} of {figures.partitions_total:,} micro-partitions), "
-            f"more than the {size(self.max_bytes_scanned)} this bot may read per query, so "
+            f"more than the {byte_size(self.max_bytes_scanned)} this bot may read per query, so "
             f"{outcome}. To make it cheaper: filter on the columns the table is clustered by, "
             "select fewer columns, aggregate, or ask about a shorter period."
         )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connectors.base import ColumnInfo, QueryFailed, TableInfo
-from connectors.bigquery.errors import size
+from connectors.units import byte_size
 
 
 def quoted(identifier: str) -> str:
@@ -85,7 +85,7 @@ def _description(about: Stored) -> str:
     if about.kind == "VIEW":
         notes.append("A view.")
     elif about.bytes:
-        notes.append(f"{size(about.bytes)} stored.")
+        notes.append(f"{byte_size(about.bytes)} stored.")
     return " ".join(notes)
 
 
@@ -153,7 +153,7 @@ def plan_note(figures: Plan) -> str:
     """One line on what the scan reads, for the card."""
     line = (
         f"Snowflake will read {figures.partitions_assigned:,} of "
-        f"{figures.partitions_total:,} micro-partitions ({size(figures.bytes_assigned)})"
+        f"{figures.partitions_total:,} micro-partitions ({byte_size(figures.bytes_assigned)})"
     )
     if figures.partitions_total > 1 and not figures.prunes:
         return line + ": every partition, since no filter prunes any."

@@ -318,7 +318,7 @@ def test_unreadable_files_get_a_clear_message(world: World, bot: BotProcess) -> 
     text = message.all_text()
     assert "report.xlsx is not a CSV, Parquet, JSON or SQLite file." in text
     assert "Export it as CSV" in text
-    assert "big.csv is 20 KB; the limit is 10 KB." in text
+    assert "big.csv is 20 KiB; the limit is 10 KiB." in text
     assert all(d[0] != big["id"] for d in slack.downloads), "refused by its size, not fetched"
     for t in (thread, thread2):
         assert not any(APPROVE_ACTION in m.action_values() for m in slack.thread(t.channel, t.ts))

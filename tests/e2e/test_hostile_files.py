@@ -59,7 +59,7 @@ def test_hostile_files_get_a_clear_message_and_the_bot_answers_after(
         mention_with_files(bot, "", [bomb_file], thread=thread)
         refusal = flow.wait_message(slack, thread, has_text("expands to"), "the expanded refusal")
         text = refusal.all_text()
-        assert "orders.sqlite expands to 2 GB once read" in text
+        assert "orders.sqlite expands to 2 GiB once read" in text
         assert "set by QUERYBOT_FILE_MAX_EXPANDED_MB; the default is 1024 MB." in text
         assert not any(
             APPROVE_ACTION in m.action_values() for m in slack.thread(thread.channel, thread.ts)

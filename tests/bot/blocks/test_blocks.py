@@ -121,7 +121,7 @@ def test_proposal_keeps_unicode() -> None:
 def test_proposal_with_cost_estimate() -> None:
     prop = make_proposal(estimated_bytes=5 * 1024 * 1024, estimated_cost_usd=0.031)
     body = texts(valid(blocks.proposal(prop, requested_by="U1X")))
-    assert "5.0 MB" in body and "$0.03" in body
+    assert "5 MiB" in body and "$0.03" in body
 
 
 def test_proposal_note_and_long_explanation() -> None:
@@ -204,7 +204,7 @@ def test_result_table_summary_sql_and_sources() -> None:
     assert "*3 rows*" in body and "first" not in body
     assert "SELECT 1" in body
     sources = message.blocks[-1]["elements"][0]["text"]
-    for part in ("`demo.main.orders`", "3 rows", "0.12 s", "duckdb", "2.0 KB", "<@U0BOB0001>"):
+    for part in ("`demo.main.orders`", "3 rows", "0.12 s", "duckdb", "2 KiB", "<@U0BOB0001>"):
         assert part in sources
 
 

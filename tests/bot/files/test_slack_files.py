@@ -61,7 +61,7 @@ def test_the_size_limit_holds_before_and_during_the_download(
     honest = SharedFile.from_slack(slack.add_file("big.csv", CSV))
     with pytest.raises(FileTooLarge) as caught:
         files.download(honest, tmp_path / "a.csv")
-    assert str(caught.value).startswith(f"big.csv is {len(CSV) / 1024:.1f} KB; the limit is")
+    assert str(caught.value).startswith("big.csv is 1.8 KiB; the limit is 1,000 bytes.")
     assert slack.downloads == [], "refused from the file object, nothing fetched"
 
     lying = SharedFile.from_slack(slack.add_file("lies.csv", CSV, reported_size=10))
@@ -71,7 +71,7 @@ def test_the_size_limit_holds_before_and_during_the_download(
     streamed = slack.add_file("stream.csv", CSV, reported_size=10, send_length=False)
     with pytest.raises(FileTooLarge) as caught:
         files.download(SharedFile.from_slack(streamed), tmp_path / "c.csv")
-    assert "is over 1000 bytes" in str(caught.value)
+    assert "is over 1,000 bytes" in str(caught.value)
     assert (tmp_path / "c.csv").stat().st_size <= 1000
 
 

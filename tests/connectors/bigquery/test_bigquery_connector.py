@@ -161,7 +161,7 @@ def test_over_the_cap_is_refused_with_cheaper_advice(
     assert estimate.bytes_processed == 3 * 2**40
     assert estimate.cost_usd == 15.0
     assert estimate.refusal.startswith(
-        "This query would process 3.0 TiB (about $15.00), more than the 1.0 GiB this bot may "
+        "This query would process 3 TiB (about $15.00), more than the 1 GiB this bot may "
         "bill per query, so it was not offered for approval."
     )
     assert "filter proj.sales.orders on placed_on" in estimate.refusal

@@ -73,7 +73,7 @@ def test_a_csv_of_thousands_of_columns(tmp_path: Path) -> None:
     unbounded = Sandboxes(tmp_path / "sb-off", replace(SMALL, **OFF))
     rejection = refused(unbounded, wide)
     assert rejection.bound == "memory", rejection.message
-    assert rejection.message.startswith("loading wide.csv needed more than 200 MB of memory")
+    assert rejection.message.startswith("loading wide.csv needed more than 200 MiB of memory")
     assert not unbounded.exists(THREAD), "nothing is left of a load that was stopped"
 
 
@@ -84,7 +84,7 @@ def test_a_sqlite_default_repeated_on_every_row(tmp_path: Path) -> None:
     sandboxes = Sandboxes(tmp_path / "sb", SMALL)
     rejection = refused(sandboxes, bomb)
     assert rejection.bound == "expanded"
-    assert rejection.message.startswith("default.sqlite expands to 2 GB once read (the default")
+    assert rejection.message.startswith("default.sqlite expands to 2 GiB once read (the default")
     a_normal_file_still_loads(sandboxes, tmp_path)
 
     unbounded = Sandboxes(tmp_path / "sb-off", replace(SMALL, **OFF))
@@ -131,7 +131,7 @@ def test_a_parquet_dictionary_bomb(tmp_path: Path) -> None:
     sandboxes = Sandboxes(tmp_path / "sb", SMALL)
     rejection = refused(sandboxes, bomb)
     assert rejection.bound == "expanded"
-    assert rejection.message.startswith("d.parquet expands to 2 GB once read;")
+    assert rejection.message.startswith("d.parquet expands to 2 GiB once read;")
     a_normal_file_still_loads(sandboxes, tmp_path)
 
     unbounded = Sandboxes(tmp_path / "sb-off", replace(SMALL, **OFF))
@@ -148,7 +148,7 @@ def test_disk_is_bounded_across_the_loaders_temp_files(tmp_path: Path) -> None:
     )
     rejection = refused(sandboxes, bomb)
     assert rejection.bound == "disk"
-    assert rejection.message.startswith("loading d.parquet would take more than 50 MB of disk")
+    assert rejection.message.startswith("loading d.parquet would take more than 50 MiB of disk")
     assert not sandboxes.exists(THREAD)
     assert list(sandboxes.root.iterdir()) == [], "no staging copy or temp file is left"
 

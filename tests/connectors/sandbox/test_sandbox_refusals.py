@@ -40,23 +40,23 @@ UPLOADS: dict[str, tuple[bytes | object, str | None]] = {
     # the issue's file: ragged rows and a field over the bound
     "ragged_field.csv": (
         b"a,b\n1,2\n3," + FIELD + b",4\n5,6\n",
-        "ragged_field.csv holds a value longer than the limit; one value may be at most 195 KB.",
+        "ragged_field.csv holds a value longer than the limit; one value may be at most 195 KiB.",
     ),
     "long_field.csv": (
         b"a,b\n1," + FIELD + b"\n2,3\n",
-        "long_field.csv holds a value of 293 KB (column b); one value may be at most 195 KB.",
+        "long_field.csv holds a value of 293 KiB (column b); one value may be at most 195 KiB.",
     ),
     "long_quoted.csv": (
         b'a,b\n1,"' + FIELD + b'"\n2,3\n',
-        "long_quoted.csv holds a value of 293 KB (column b); one value may be at most 195 KB.",
+        "long_quoted.csv holds a value of 293 KiB (column b); one value may be at most 195 KiB.",
     ),
     "long_field.tsv": (
         b"a\tb\n1\t" + FIELD + b"\n",
-        "long_field.tsv holds a value of 293 KB (column b); one value may be at most 195 KB.",
+        "long_field.tsv holds a value of 293 KiB (column b); one value may be at most 195 KiB.",
     ),
     "long_string.json": (
         b'[{"a": "' + FIELD + b'"}]',
-        "long_string.json holds a value of 293 KB (column a); one value may be at most 195 KB.",
+        "long_string.json holds a value of 293 KiB (column a); one value may be at most 195 KiB.",
     ),
     "long_value.sqlite": (_sqlite_with_a_long_value, "long_value.sqlite holds a value"),
     "ragged.csv": (

@@ -134,8 +134,8 @@ def test_a_table_over_the_cap_is_not_scanned_and_the_log_says_so(
     submitted = [s.sql for s in recorder.submitted_queries()]
     assert scan_sql(orders) not in submitted and scan_sql(customers) in submitted
     [skipped] = [r.getMessage() for r in caplog.records if orders.name in r.getMessage()]
-    assert skipped.startswith(f"could not profile {orders.name}: This query would read 2.0 MiB")
-    assert "more than the 1.0 MiB this bot may read per query, so it was not run" in skipped
+    assert skipped.startswith(f"could not profile {orders.name}: This query would read 2 MiB")
+    assert "more than the 1 MiB this bot may read per query, so it was not run" in skipped
 
 
 def test_auto_leaves_snowflake_unprofiled_and_on_profiles_it(tmp_path: Path) -> None:

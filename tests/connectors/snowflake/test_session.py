@@ -107,7 +107,7 @@ def test_the_estimate_shows_what_explain_assigns_and_the_warehouse(connector, re
     assert estimate is not None and estimate.bytes_processed == 3 * 1024**2
     assert estimate.refusal == "" and estimate.cost_usd is None
     assert estimate.warnings == (
-        "Snowflake will read 12 of 120 micro-partitions (3.0 MiB).",
+        "Snowflake will read 12 of 120 micro-partitions (3 MiB).",
         "Runs on warehouse QUERYBOT_WH (Medium, 4 credits an hour while it runs; billed by the "
         "second, 60 s at least).",
     )
@@ -125,7 +125,7 @@ def test_a_query_over_the_cap_is_not_offered(seeded: Seeded, recorder: Recorder)
         connector.close()
     assert estimate is not None
     assert estimate.refusal.startswith(
-        "This query would read 5.0 GiB (500 of 500 micro-partitions), more than the 1.0 GiB"
+        "This query would read 5 GiB (500 of 500 micro-partitions), more than the 1 GiB"
     )
     assert estimate.warnings[0].endswith("every partition, since no filter prunes any.")
     assert "X-Small, 1 credit an hour" in estimate.warnings[1]
@@ -151,7 +151,7 @@ def test_a_run_nobody_approved_is_refused_over_the_cap(seeded: Seeded, recorder)
     connector = make_connector(seeded, recorder, max_bytes_scanned=1024**2)
     recorder.script("EXPLAIN USING JSON", ["content"], [(explain(90, 90, 2 * 1024**2),)])
     try:
-        with pytest.raises(QueryFailed, match=r"read 2.0 MiB .* so it was not run"):
+        with pytest.raises(QueryFailed, match=r"read 2 MiB .* so it was not run"):
             connector.run("SELECT REGION FROM ORDERS", max_rows=10, timeout_s=10)
         assert recorder.submitted_queries() == []
         recorder.script("EXPLAIN USING JSON", ["content"], [(explain(90, 3, 1024),)])
