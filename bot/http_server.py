@@ -35,6 +35,8 @@ from typing import IO, Any, cast
 from urllib.parse import urlsplit
 from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer
 
+from connectors.units import byte_size
+
 log = logging.getLogger(__name__)
 
 SLACK_PATH = "/slack/events"
@@ -255,7 +257,7 @@ class _SlackRequestHandler(WSGIRequestHandler):
         if not length.strip().isdigit():
             return 400, "The Content-Length is not a number."
         if int(length) > limit:
-            return 413, f"The body is over {limit // 1024} KiB; Slack never sends that much."
+            return 413, f"The body is over {byte_size(limit)}; Slack never sends that much."
         timestamp = self.headers.get("X-Slack-Request-Timestamp", "")
         if not self.headers.get("X-Slack-Signature") or not timestamp.strip().isdigit():
             return 401, "Not signed by Slack."

@@ -33,6 +33,7 @@ from connectors.base import Connector, ConnectorError, PermissionDenied, TableIn
 from connectors.limits import UNBOUNDED_TEMP_SETTING, RunLimits
 from connectors.sql import postgres_login as login_checks
 from connectors.sql.connector import SqlConnector
+from connectors.units import byte_size
 
 if TYPE_CHECKING:
     from connectors.snowflake.connector import SnowflakeConnector
@@ -227,7 +228,7 @@ def _sample(
         return
     rows = len(result.rows)
     scanned = (
-        f", {estimate.bytes_processed:,} bytes estimated"
+        f", {byte_size(estimate.bytes_processed)} estimated"
         if estimate is not None and estimate.bytes_processed is not None
         else ""
     )

@@ -128,7 +128,7 @@ def test_the_sample_query_heeds_the_cost_estimate(tmp_path: Path) -> None:
     warehouse = Warehouse("costly", "x", "x")
     connector = CostlyDuckDB(path)
     out = render([check_warehouse(warehouse, lambda w: connector)])
-    assert "-> 0 rows in " in out and ", 2,048 bytes estimated" in out
+    assert "-> 0 rows in " in out and ", 2 KiB estimated" in out
     connector = CostlyDuckDB(path)
     connector.refusal = "It would scan 2 KiB, over QUERYBOT_BQ_MAX_BYTES_BILLED."
     out = render([check_warehouse(warehouse, lambda w: connector)])

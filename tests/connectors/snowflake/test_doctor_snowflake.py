@@ -82,7 +82,7 @@ def test_doctor_on_a_read_only_role(seeded: Seeded, recorder: Recorder) -> None:
         "✓ read-only: a test write (CREATE TABLE querybot_doctor_probe (x INT)) was refused" in out
     )
     assert "Only a query may run on Snowflake" in out
-    assert "✓ sample query passed the gate and ran" in out and "2,048 bytes estimated" in out
+    assert "✓ sample query passed the gate and ran" in out and "2 KiB estimated" in out
     assert "✓ logged in as QUERYBOT, role QUERYBOT_READER, warehouse QUERYBOT_WH (X-Small)" in out
     assert "✓ role QUERYBOT_READER holds only USAGE and SELECT (7 grants)" in out
     assert (
