@@ -8,9 +8,10 @@ from __future__ import annotations
 _UNITS = ("KiB", "MiB", "GiB", "TiB")
 
 
-def counted(n: int, noun: str, plural: str = "", *, more: bool = False) -> str:
+def counted(n: float, noun: str, plural: str = "", *, more: bool = False) -> str:
     """`n` with thousands separators and `noun`, singular for exactly one: "1 row",
-    "0 rows", "1,234 rows"; `more` marks a count that may be higher ("1,000+ rows")."""
+    "0 rows", "1,234 rows", a mean as it is ("2.5 model calls"); `more` marks a count that may
+    be higher ("1,000+ rows")."""
     word = noun if n == 1 and not more else plural or noun + "s"
     return f"{n:,}{'+' if more else ''} {word}"
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent.evaluation.runner import QuestionResult
+from connectors.units import counted
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -116,23 +117,18 @@ def _pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
-def count(n: float, noun: str, plural: str | None = None) -> str:
-    """`n` and `noun`, singular for exactly one ("1 question", "2 questions", "0 questions")."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
-
-
 def _outcomes(s: dict[str, Any]) -> str:
     """The accuracy, repairs and gold errors lines of a report's summary `s`."""
     if not s["questions"]:
         accuracy = "Accuracy: no question was scored"
     else:
         accuracy = (
-            f"Accuracy: {_pct(s['accuracy'])} ({s['correct']}/{count(s['questions'], 'question')}"
-            f"; {s['exact']} exact, {count(s['subset'], 'subset match', 'subset matches')})"
+            f"Accuracy: {_pct(s['accuracy'])} ({s['correct']}/{counted(s['questions'], 'question')}"
+            f"; {s['exact']} exact, {counted(s['subset'], 'subset match', 'subset matches')})"
         )
     lines = [accuracy]
     expected = [
-        f"{verb}: {right} of {count(total, f'{kind} question')}"
+        f"{verb}: {right} of {counted(total, f'{kind} question')}"
         for verb, right, total, kind in (
             ("rightly declined", s["rightly_declined"], s["unanswerable"], "unanswerable"),
             ("rightly clarified", s["rightly_clarified"], s["ambiguous"], "ambiguous"),
@@ -144,19 +140,19 @@ def _outcomes(s: dict[str, Any]) -> str:
         lines.append(joined[0].upper() + joined[1:])
     if s["repairs"]:
         lines.append(
-            f"Repairs: {count(s['repairs'], 'repair')} in "
-            f"{count(s['questions_repaired'], 'question')}"
+            f"Repairs: {counted(s['repairs'], 'repair')} in "
+            f"{counted(s['questions_repaired'], 'question')}"
         )
     elif s["questions"]:
         lines.append("Repairs: none (no question needed a second draft)")
     if redrafted := s.get("questions_redrafted"):
         lines.append(
-            f"Written afresh (redraft): {count(redrafted, 'question')}, "
+            f"Written afresh (redraft): {counted(redrafted, 'question')}, "
             f"{s['redrafted_right']} of them right"
         )
     if fixed := s.get("questions_gate_fixed"):
         lines.append(
-            f"Fixed by the gate (besides the row cap): {count(fixed, 'question')}, "
+            f"Fixed by the gate (besides the row cap): {counted(fixed, 'question')}, "
             f"{s['gate_fixed_right']} of them right ("
             + "; ".join(f"{fix}: {n}" for fix, n in s["gate_fixes"].items())
             + ")"
@@ -175,7 +171,7 @@ def render(report: dict[str, Any], *, failures: int = 20) -> str:
     if "governed" in s:
         lines.append(
             f"governed (metric queries compiled by MetricFlow): {s['governed']} of "
-            f"{count(len(report['questions']), 'question')}, {s['governed_right']} right"
+            f"{counted(len(report['questions']), 'question')}, {s['governed_right']} right"
         )
     for name, unit in (
         ("model_calls", ""),
@@ -189,11 +185,11 @@ def render(report: dict[str, Any], *, failures: int = 20) -> str:
             f"p95 {v['p95']}{unit} (total {v['total']}{unit})"
         )
     lines.append(
-        f"per question: {count(s['calls_per_question'], 'model call')}, "
+        f"per question: {counted(s['calls_per_question'], 'model call')}, "
         f"{s['tokens_per_question']:,.0f} tokens"
         + (
             " (by node: "
-            + ", ".join(f"{n} {count(v['calls'], 'call')}" for n, v in s["by_node"].items())
+            + ", ".join(f"{n} {counted(v['calls'], 'call')}" for n, v in s["by_node"].items())
             + ")"
             if s.get("by_node")
             else ""

@@ -35,6 +35,12 @@ def test_counted_takes_an_irregular_plural() -> None:
     assert counted(1, "reply", "replies", more=True) == "1+ replies"
 
 
+def test_counted_takes_a_mean() -> None:
+    assert counted(2.5, "model call") == "2.5 model calls"
+    assert counted(1.0, "model call") == "1.0 model call"
+    assert counted(1234.5, "token") == "1,234.5 tokens"
+
+
 KIB, MIB, GIB, TIB = 2**10, 2**20, 2**30, 2**40
 
 
