@@ -149,7 +149,7 @@ def difference(golds: Sequence[Table], gen: Table) -> str:
         return f"{counted(len(gen.rows), 'row')} where the gold answer has {len(gold.rows)}"
     if len(gen.columns) < len(gold.columns):
         return (
-            f"{len(gen.columns)} columns ({', '.join(gen.columns)}) where the gold answer has "
-            f"{len(gold.columns)} ({', '.join(gold.columns)})"
+            f"{counted(len(gen.columns), 'column')} ({', '.join(gen.columns)}) where the gold "
+            f"answer has {len(gold.columns)} ({', '.join(gold.columns)})"
         )
     return "the values differ from the gold answer"

@@ -15,6 +15,7 @@ from agent.gate.check import check_sql
 from agent.gate.schema import GateSchema
 from agent.gate.source import position
 from agent.gate.verdict import Reason, Verdict
+from connectors.units import counted
 
 #: The dialects `querybot gate` judges in, as people name them, and the dialect the gate reads
 #: each in: one connector serves MySQL and MariaDB under `mysql` (the gate writes what both read:
@@ -75,7 +76,7 @@ class Report:
         """The refusal for people: each reason after the place it points at, with that line of
         `name` (the file, or standard input) underlined."""
         count = len(self.verdict.reasons)
-        lines = [f"The gate refused the statement in {name} ({count} problem{'s' * (count > 1)}):"]
+        lines = [f"The gate refused the statement in {name} ({counted(count, 'problem')}):"]
         for reason, at in zip(self.verdict.reasons, self.locations, strict=True):
             if at is None:
                 lines.append(f"  {reason}")

@@ -25,6 +25,7 @@ from langchain_core.exceptions import (
 )
 
 from agent.model.providers import ScriptExhausted
+from connectors.units import counted
 
 
 class ModelFault(StrEnum):
@@ -80,7 +81,7 @@ def _fault_message(exc: BaseException, *, attempts: int) -> str:
     if isinstance(exc, ScriptExhausted):
         return (
             f"The scripted model (QUERYBOT_MODEL=scripted:...) ran out of replies: its script "
-            f"has {exc.replies} {'reply' if exc.replies == 1 else 'replies'} and this question "
+            f"has {counted(exc.replies, 'reply', 'replies')} and this question "
             "needed another, so nothing was run. This is a test set-up problem, not a provider "
             "outage, and asking again will not help: add replies to the script."
         )

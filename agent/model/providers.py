@@ -40,6 +40,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, Field, PrivateAttr
 
+from connectors.units import counted
+
 
 class ModelConfigError(Exception):
     """The model setting cannot be used; the message says what to change."""
@@ -51,11 +53,9 @@ class ScriptExhausted(RuntimeError):
 
     def __init__(self, replies: int) -> None:
         self.replies = replies
-        super().__init__(f"the scripted model ran out of replies after {_replies(replies)}")
-
-
-def _replies(count: int) -> str:
-    return f"{count} {'reply' if count == 1 else 'replies'}"
+        super().__init__(
+            f"the scripted model ran out of replies after {counted(replies, 'reply', 'replies')}"
+        )
 
 
 class ScriptedOutage(RuntimeError):

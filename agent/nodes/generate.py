@@ -27,6 +27,7 @@ from agent.state import (
 )
 from agent.strategies.planning import plan_text
 from connectors.base import Connector, ConnectorError
+from connectors.units import counted
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +169,7 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upd
     except Exception as exc:  # any provider failure: the user must hear of it in the thread
         # the model's runnable already retried what was worth retrying (`is_retryable`)
         calls = deps.limits.model_attempts if is_retryable(exc) else 1
-        log.warning("The model failed after %d call(s): %r", calls, exc)
+        log.warning("The model failed after %s: %r", counted(calls, "call"), exc)
         problems = state.get("feedback") or [] if repair else []
         return {**written, **failed(user_message(exc, attempts=calls, problems=problems))}
     reply: SqlReply | SqlRepair | None = out.get("parsed")

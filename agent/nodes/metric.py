@@ -37,6 +37,7 @@ from agent.semantic.readable import not_offered, readable_layer
 from agent.semantic.semantic_manifest import SemanticLayer
 from agent.state import Draft, Step, ThreadState, Turn, Update, own_turns
 from connectors.base import ConnectorError
+from connectors.units import counted
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +167,9 @@ def metric(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Updat
             out: dict[str, Any] = deps.metric_model.invoke(messages, config)
         except Exception as exc:  # the SQL step may still answer: say so in the trace only
             calls = deps.limits.model_attempts if is_retryable(exc) else 1
-            log.warning("The metric step's model call failed after %d call(s): %r", calls, exc)
+            log.warning(
+                "The metric step's model call failed after %s: %r", counted(calls, "call"), exc
+            )
             return _skip("model failed", "The model could not choose a metric query; SQL next.")
         reply: MetricReply | None = out.get("parsed")
         if (skip := _not_kept(reply, layer, offered, named)) is not None:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from agent.context import AgentDeps
 from agent.model import prompts
 from agent.state import ThreadState, Update
+from connectors.units import counted
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ def vary(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
         return {"variations": [], "trace": [{"kind": "variations", "text": text}]}
     reply: Variations | None = out.get("parsed")
     found = [q.strip()[:500] for q in (reply.questions if reply else []) if q.strip()][:count]
-    text = f"The question was rephrased {len(found)} way(s) to search for tables."
+    text = f"The question was rephrased {counted(len(found), 'way')} to search for tables."
     if not found:
         text = "No usable rephrasing came back, so tables were searched with the question alone."
     return {"variations": found, "trace": [{"kind": "variations", "text": text}]}

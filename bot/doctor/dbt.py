@@ -14,6 +14,7 @@ from agent.semantic.metric_query import MetricQuery, MetricQueryError
 from agent.semantic.metrics import Metrics
 from bot.doctor.report import Section
 from connectors.base import Connector, TableInfo
+from connectors.units import counted
 
 
 def check_dbt_project(
@@ -37,8 +38,8 @@ def check_dbt_project(
     values = sum(1 for t in documentation.tables.values() for c in t.columns.values() if c.values)
     section.ok(
         f"dbt project {documentation.source.removeprefix('dbt project ')}: {len(found)} of its "
-        f"models are tables here; {values} value list{'s' * (values != 1)}, "
-        f"{len(documentation.joins)} join key{'s' * (len(documentation.joins) != 1)}"
+        f"models are tables here; {counted(values, 'value list')}, "
+        f"{counted(len(documentation.joins), 'join key')}"
         + ("; catalog.json read" if (artifacts.target / CATALOG).is_file() else "")
     )
     metrics = Metrics(project, connector.dialect)

@@ -33,7 +33,7 @@ from connectors.base import Connector, ConnectorError, PermissionDenied, TableIn
 from connectors.limits import UNBOUNDED_TEMP_SETTING, RunLimits
 from connectors.sql import postgres_login as login_checks
 from connectors.sql.connector import SqlConnector
-from connectors.units import byte_size
+from connectors.units import byte_size, counted
 
 if TYPE_CHECKING:
     from connectors.snowflake.connector import SnowflakeConnector
@@ -117,7 +117,7 @@ def _tables(connector: Connector, section: Section) -> list[TableInfo]:
         )
     else:
         names = ", ".join(t.name for t in tables[:3]) + (", ..." if len(tables) > 3 else "")
-        section.ok(f"{len(tables)} table{'s' if len(tables) != 1 else ''} visible ({names})")
+        section.ok(f"{counted(len(tables), 'table')} visible ({names})")
     return tables
 
 
@@ -233,7 +233,7 @@ def _sample(
         else ""
     )
     section.ok(
-        f"sample query passed the gate and ran: {shown} -> {rows} row{'s' * (rows != 1)} "
+        f"sample query passed the gate and ran: {shown} -> {counted(rows, 'row')} "
         f"in {result.elapsed_s:.2f} s{scanned}"
     )
 
@@ -290,7 +290,7 @@ def check_config(config: DeploymentConfig) -> Section:
     source = f"config file {config.path}" if config.path else "QUERYBOT_WAREHOUSE, no config file"
     section = Section(f"deployment: {source}")
     count = len(config.warehouses)
-    section.ok(f"{count} warehouse{'s' * (count != 1)}: {', '.join(config.warehouses)}")
+    section.ok(f"{counted(count, 'warehouse')}: {', '.join(config.warehouses)}")
     for channel, name in sorted(config.channels.items()):
         section.note(f"channel {channel} -> {name}")
     if config.default:

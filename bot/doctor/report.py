@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from connectors.units import counted
+
 #: "unchecked": something that should have been checked could not be (Slack unreachable), so
 #: it is neither a problem found nor fine.
 Status = Literal["ok", "fail", "note", "unchecked"]
@@ -49,12 +51,12 @@ def render(sections: list[Section]) -> str:
         out += [f"  {_MARK[line.status]} {line.text}" for line in section.lines]
     failures = count(sections, "fail")
     unchecked = count(sections, "unchecked")
-    could_not = f"{unchecked} check{'s' * (unchecked != 1)} could not be made (marked ?)"
+    could_not = f"{counted(unchecked, 'check')} could not be made (marked ?)"
     out.append("")
     if failures:
         also = f", and {could_not}" if unchecked else ""
         out.append(
-            f"{failures} problem{'s' * (failures != 1)} found (marked ✗){also}; fix them and "
+            f"{counted(failures, 'problem')} found (marked ✗){also}; fix them and "
             "run `querybot doctor` again."
         )
     elif unchecked:

@@ -22,6 +22,7 @@ from bot.doctor.report import Section
 from connectors.base import ConnectorError
 from connectors.snowflake.connector import SnowflakeConnector
 from connectors.snowflake.sql import Scope
+from connectors.units import counted
 
 #: Object kinds USAGE is a read-only need on: the warehouse that runs the queries, the database
 #: and the schemas that hold the tables. USAGE on anything else (a stage, an integration, a
@@ -165,7 +166,7 @@ def split_name(name: str) -> list[str]:
 
 
 def _count(names: Sequence[str]) -> str:
-    return f"{len(names)} table{'s' * (len(names) != 1)} or view{'s' * (len(names) != 1)}"
+    return counted(len(names), "table or view", "tables or views")
 
 
 def _listed(items: Sequence[str], separator: str = ", ") -> str:

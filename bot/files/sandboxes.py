@@ -30,6 +30,7 @@ from connectors.limits import RunLimits
 from connectors.sandbox.bounds import MIB, SandboxLimits
 from connectors.sandbox.load import LoadedTable
 from connectors.sandbox.sandboxes import Sandboxes, SandboxInfo
+from connectors.units import counted
 
 log = logging.getLogger(__name__)
 
@@ -207,9 +208,8 @@ def duration(seconds: float) -> str:
     for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
         if seconds >= size:
             n = round(seconds / size)
-            return f"{n} {unit}{'s' * (n != 1)}"
-    n = max(round(seconds), 1)
-    return f"{n} second{'s' * (n != 1)}"
+            return counted(n, unit)
+    return counted(max(round(seconds), 1), "second")
 
 
 def sandbox_limits(settings: Settings) -> SandboxLimits:

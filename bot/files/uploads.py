@@ -25,6 +25,7 @@ from bot.settings import Settings
 from bot.slack_thread import SlackThread, post
 from connectors.sandbox.files import FileRejected
 from connectors.sandbox.load import LoadedTable
+from connectors.units import counted
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +169,7 @@ def loaded_message(tables: list[LoadedTable], problems: list[str], *, question: 
         by_file.setdefault(table.source, []).append(table)
     for source, found in by_file.items():
         what = "table" if len(found) == 1 else "tables"
-        listed = ", ".join(f"`{t.name}` ({_size(t)})" for t in found)
+        listed = ", ".join(f"`{t.name}` ({_shape(t)})" for t in found)
         plain.append(f"Loaded {source} as {what} {listed}.")
         marked.append(f"Loaded {escaped(source, 200)} as {what} {listed}.")
     if tables:
@@ -183,6 +184,6 @@ def loaded_message(tables: list[LoadedTable], problems: list[str], *, question: 
     return finish(fallback, parts)
 
 
-def _size(table: LoadedTable) -> str:
-    rows = f"{table.rows:,} row{'s' * (table.rows != 1)}"
-    return f"{rows}, {table.columns:,} column{'s' * (table.columns != 1)}"
+def _shape(table: LoadedTable) -> str:
+    """A loaded table's rows and columns: "1,200 rows, 1 column"."""
+    return f"{counted(table.rows, 'row')}, {counted(table.columns, 'column')}"

@@ -29,6 +29,7 @@ from connectors.sandbox.bounds import (
     too_many_columns,
 )
 from connectors.sandbox.files import FileRejected, header_fields, identifier, is_utf8
+from connectors.units import counted
 
 #: DuckDB types whose values have no fixed width: measured for the expanded-bytes bound.
 _MEASURED = {"VARCHAR": "strlen({})", "BLOB": "octet_length({})"}
@@ -258,7 +259,7 @@ class _Loader:
         if self.tables + count > self.limits.max_tables:
             left = self.limits.max_tables - self.tables
             raise FileRejected(
-                f"{self.name} would add {count} table{'s' * (count != 1)}, but this conversation "
+                f"{self.name} would add {counted(count, 'table')}, but this conversation "
                 f"has room for {max(left, 0)} more (at most {self.limits.max_tables}).",
                 hint="Start a new conversation for more files.",
                 bound="tables",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connectors.base import ColumnInfo, QueryFailed, TableInfo
-from connectors.units import byte_size
+from connectors.units import byte_size, counted
 
 
 def quoted(identifier: str) -> str:
@@ -145,7 +145,7 @@ def warehouse_note(warehouse: str, size_: str | None) -> str:
     if not size_:
         return f"Runs on warehouse {warehouse} (its size is unknown to the bot)."
     credits = CREDITS_PER_HOUR.get(size_.upper().replace("XSMALL", "X-SMALL"))
-    rate = f", {credits} credit{'s' * (credits != 1)} an hour while it runs" if credits else ""
+    rate = f", {counted(credits, 'credit')} an hour while it runs" if credits else ""
     return f"Runs on warehouse {warehouse} ({size_}{rate}; billed by the second, 60 s at least)."
 
 

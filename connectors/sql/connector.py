@@ -49,6 +49,7 @@ from connectors.limits import Meter, ResourceLimitExceeded, RunLimits
 from connectors.runs import Run, Runs
 from connectors.sql.flavor import ActsAsFlavor, Flavor, first_line
 from connectors.sql.watchdog import Watchdog
+from connectors.units import counted
 from connectors.workers.pool import Pool, StartsWorkers
 
 #: Time allowed for the one catalog pass that builds the table list.
@@ -318,7 +319,7 @@ class SqlConnector:
                         f"The {self.name} connector is closed.", hint="Restart the bot."
                     )
                 if not free:
-                    count = f"{self._pool_size} connection{'s' if self._pool_size > 1 else ''}"
+                    count = counted(self._pool_size, "connection")
                     raise WarehouseUnavailable(
                         f"The query did not start: querybot's {count} to the {self.name} "
                         f"database stayed busy with other queries for {wait_s:g} s.",

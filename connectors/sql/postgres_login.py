@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from connectors.base import PermissionDenied
 from connectors.limits import UNBOUNDED_TEMP_SETTING, RunLimits
+from connectors.units import counted
 
 #: The session's limit and the login, quoted as ALTER ROLE needs it.
 SQL = "SELECT pg_catalog.current_setting('temp_file_limit'), pg_catalog.quote_ident(session_user)"
@@ -87,7 +88,7 @@ def privileged(user: str, roles: list[tuple[str, bool, bool, bool, bool]]) -> Pe
     more = len(found) - _ROLES_SHOWN
     listed = "; ".join(found[:_ROLES_SHOWN])
     if more > 0:
-        listed += f"; and {more} more such {'role' if more == 1 else 'roles'}"
+        listed += f"; and {counted(more, 'more such role')}"
     names = ", ".join(name for name, *_ in roles)
     return PermissionDenied(
         f"Refusing to query PostgreSQL as {user!r}: {listed}. A read-only transaction does not "

@@ -90,7 +90,7 @@ def test_wrong_answers_are_scored_as_failures_with_their_reason(demo: DuckDBConn
     assert results["wrong-value"].reason == "the values differ from the gold answer"
     assert "shipped" in results["wrong-value"].sql
     assert results["missing-column"].status == "fail"
-    assert results["missing-column"].reason.startswith("1 columns (n) where the gold answer has 2")
+    assert results["missing-column"].reason.startswith("1 column (n) where the gold answer has 2")
     assert (results["extra-column"].status, results["extra-column"].match) == ("pass", "subset")
     assert results["asked-back"].reason.startswith("asked or declined instead of answering")
     assert results["answered-ambiguous"].reason == (
