@@ -157,7 +157,7 @@ def _default(field: FieldInfo) -> str:
 
 
 class LimitSettings(EnvSettings):
-    """What one query may cost (`Limits`): QUERYBOT_MAX_CELL_BYTES, QUERYBOT_MAX_RESULT_MB,
+    """What one query may cost (`RunLimits`): QUERYBOT_MAX_CELL_BYTES, QUERYBOT_MAX_RESULT_MB,
     QUERYBOT_ENGINE_MEMORY_MB, QUERYBOT_ENGINE_TEMP_MB, and QUERYBOT_PG_ALLOW_UNBOUNDED_TEMP
     (PostgreSQL without a temp_file_limit)."""
 

@@ -7,7 +7,7 @@ hard address-space limit (a worker `Pool`), one per run in flight, each on a con
 like this one. A watchdog in the worker interrupts a statement that overruns, and `cancel` asks the
 worker running that job key to interrupt it; a worker that does not stop is killed and replaced.
 
-Resources (`Limits`): `memory_limit` bounds the buffer manager; the few functions that allocate
+Resources (`RunLimits`): `memory_limit` bounds the buffer manager; the few functions that allocate
 outside it are refused before they run (`value_guard`), and what else DuckDB builds outside it (each
 vector of 2,048 result rows) is bounded by the worker's RLIMIT_AS (`engine_memory_mb` plus a fixed
 headroom). Temporary files go to a directory of each worker's own, which its watchdog measures while
