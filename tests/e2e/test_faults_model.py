@@ -58,7 +58,7 @@ def test_a_quota_exhausted_for_good(bot: BotProcess, standin: SlackStandin) -> N
     text = message.all_text()
     assert "rate limit or quota (tried 3 times)" in text and "nothing was run" in text
     assert "Ask again in a few minutes" in text and message.action_values() == {}
-    bot.wait_log(r"The model failed after 3 call\(s\)")
+    bot.wait_log(r"The model failed after 3 calls")
     flow.reply(bot, thread, "how many customers, now?")
     flow.wait_message(standin, thread, has_text("Counts customers."), "the later proposal")
 
@@ -68,7 +68,7 @@ def test_a_bad_key_is_told_at_once(bot: BotProcess, standin: SlackStandin) -> No
     message = flow.wait_message(standin, thread, has_text("API key"), "the failure")
     assert "Asking again will not help" in message.all_text()
     assert "GOOGLE_API_KEY" in message.all_text() and message.action_values() == {}
-    bot.wait_log(r"The model failed after 1 call\(s\): ModelAuthenticationError")
+    bot.wait_log(r"The model failed after 1 call: ModelAuthenticationError")
     # not retried: the next scripted line is still there for the next question
     flow.reply(bot, thread, "how many customers, now?")
     flow.wait_message(standin, thread, has_text("Counts customers."), "the later proposal")
@@ -81,7 +81,7 @@ def test_a_model_that_never_answers_in_time(bot: BotProcess, standin: SlackStand
     text = message.all_text()
     assert "did not answer in time (tried 3 times)" in text and "nothing was run" in text
     assert "Ask again in a minute" in text and message.action_values() == {}
-    bot.wait_log(r"The model failed after 3 call\(s\): ModelTimeoutError")
+    bot.wait_log(r"The model failed after 3 calls: ModelTimeoutError")
     flow.reply(bot, thread, "how many customers, now?")
     flow.wait_message(standin, thread, has_text("Counts customers."), "the later proposal")
 
