@@ -116,7 +116,9 @@ def _evaluate(
         dbt_project = None
     # raises DbtProjectError before anything opens
     project = ProjectArtifacts(dbt_project) if dbt_project else None
-    connector = open_connector(spec, data_dir=settings.data_dir)
+    connector = open_connector(
+        spec, data_dir=settings.data_dir, limits=settings.limits, settings=settings
+    )
     if connector.name in ("bigquery", "snowflake") and settings.profile_values == "auto":
         setup = replace(setup, limits=replace(setup.limits, profile_values=False))
     results = _run_on(connector, golden, replace(setup, project=project), "")
