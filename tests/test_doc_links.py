@@ -106,11 +106,11 @@ def test_readme_starts_with_the_run_and_test_commands():
     first code blocks, with how long the tests take."""
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
     test_command = ci[-1].strip()
-    assert test_command == "uv run pytest"
+    assert test_command.startswith("uv run pytest")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     first_blocks = re.findall(r"^```sh\n(.*?)^```", readme, re.DOTALL | re.MULTILINE)[:2]
     commands = [line.split("#")[0].strip() for b in first_blocks for line in b.splitlines()]
     assert "uv run querybot" in commands
     assert test_command in commands
     test_line = next(line for line in first_blocks[1].splitlines() if test_command in line)
-    assert "about 15 minutes on 2 cores" in test_line
+    assert re.search(r"about \d+ minutes on 2 cores", test_line), test_line
