@@ -196,7 +196,7 @@ class Sample:
     #: Run statements as an administrator (to change the database behind a connector's back).
     admin: Callable[[list[str]], None]
     #: Whether the server is running `sql` right now (so a cancel reaches the engine); SQLite
-    #: runs in-process and its stop flag cannot be missed, so there it is always True.
+    #: has no process list to ask, so there it is always True (and the run may not have started).
     is_running: Callable[[str], bool] = lambda sql: True
     #: Whether the engine stores table and column comments.
     comments: bool = True
