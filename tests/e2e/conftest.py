@@ -1,4 +1,5 @@
-"""Fixtures for the Slack tests: the Web API stand-in and the prebuilt demo warehouse.
+"""Fixtures for the end-to-end tests, which start the real bot process: the Web API stand-in and
+the prebuilt demo warehouse. Every test here is marked slow, once, by this file.
 
 End-to-end modules define their own `bot` (a BotProcess with that module's script and
 settings), or get one from a module-scoped `bots` (a SharedBot, see shared_bot.py), from which
@@ -18,6 +19,15 @@ import pytest
 from tests.e2e.shared_bot import SharedBot
 from tests.support.botproc import BotProcess, data_dir_with
 from tests.support.standin import SlackStandin
+
+HERE = Path(__file__).parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m "not slow"` deselects by mark
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from tests.support.slack_flow import Thread, has_text
 from tests.support.slack_payloads import BOB
 from tests.support.standin import TEAM_ID, SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 CAROL = "U0CAROL01"
 DAVE = "U0DAVE001"

@@ -21,7 +21,7 @@ from tests.support.slack_flow import Thread, has_text
 from tests.support.slack_payloads import ALICE, BOB
 from tests.support.standin import TEAM_ID, Posted, SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 CAROL = "U0CAROL01"
 

@@ -28,7 +28,7 @@ from tests.support.slack_flow import Thread
 from tests.support.slack_payloads import BOB
 from tests.support.standin import TEAM_ID, SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 BUSINESS_ORDERS = """SELECT COUNT(*) AS orders
 FROM demo.main.orders AS o

@@ -18,7 +18,7 @@ from tests.support import slack_flow as flow
 from tests.support.botproc import BotProcess, audit_events, expected_rows, sql_reply
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 COUNT = "SELECT COUNT(*) FROM demo.main.orders"
 BY_STATUS = "SELECT status, COUNT(*) FROM demo.main.orders GROUP BY status ORDER BY status"

@@ -37,7 +37,7 @@ from tests.support.slack_flow import has_text
 from tests.support.slack_payloads import ALICE, BOB
 from tests.support.standin import Posted, SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 ORDER_COUNT = "SELECT COUNT(*) AS orders FROM demo.main.orders"
 REGION_COUNT = "SELECT COUNT(*) AS regions FROM demo.main.regions"

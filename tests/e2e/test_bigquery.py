@@ -20,7 +20,7 @@ from tests.support.botproc import BotProcess, sql_reply
 from tests.support.side_venv import cache_dir, serving
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 PROJECT = "demo"
 DATASET = "shop"

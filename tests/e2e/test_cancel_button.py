@@ -20,7 +20,7 @@ from tests.support.botproc import BotProcess, audit_events, data_dir_with, sql_r
 from tests.support.slack_flow import has_text
 from tests.support.standin import Posted, SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 #: 50,000 order lines cubed: runs far longer than the test.
 SLOW = """SELECT COUNT(*) AS n

@@ -33,7 +33,7 @@ from tests.support.sql_fixtures import (
 )
 from tests.support.standin import TEAM_ID, SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 SHOP = "C0SHOP0001"
 SURVEY = "C0SURVEY01"

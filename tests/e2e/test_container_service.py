@@ -19,7 +19,7 @@ from tests.support.botproc import BotProcess, data_dir_with, expected_rows, sql_
 from tests.support.container_image import Image, build_image, compose
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 REGIONS = "SELECT COUNT(*) AS regions FROM demo.main.regions"
 

@@ -25,7 +25,7 @@ from tests.support.shop_build import build_shop
 from tests.support.slack_payloads import BOB
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 BY_MONTH = {
     "kind": "metric",

@@ -21,7 +21,7 @@ from tests.support.slack_flow import has_text
 from tests.support.slack_payloads import ALICE, BOB
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 ORDER_COUNT = "SELECT COUNT(*) AS orders FROM demo.main.orders"
 #: ORDER_COUNT as the gate writes it, one clause a line: the text shown, hashed and edited.

@@ -18,7 +18,7 @@ from tests.support.slack_flow import has_text
 from tests.support.slack_payloads import BOB
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 COUNT_ORDERS = "SELECT COUNT(*) AS orders FROM demo.main.orders"
 TWO_STATEMENTS = (

@@ -24,7 +24,7 @@ from tests.support.gemini_standin import GeminiStandin
 from tests.support.slack_flow import has_text
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 COUNT = "SELECT COUNT(*) AS customers FROM demo.main.customers"
 QUOTA = {"__error__": "Resource has been exhausted (e.g. check quota).", "status": 429}

@@ -18,8 +18,6 @@ from tests.support.botproc import BotProcess, data_dir_with, sql_reply, write_sc
 from tests.support.socket_standin import SocketModeStandin
 from tests.support.standin import SlackStandin
 
-pytestmark = pytest.mark.slow
-
 COUNT_CUSTOMERS = "SELECT COUNT(*) AS customers FROM demo.main.customers"
 REGIONS = "SELECT r.region_name AS region FROM demo.main.regions AS r ORDER BY r.region_id"
 

@@ -28,8 +28,6 @@ from tests.support.botproc import BotProcess, audit_events, data_dir_with, sql_r
 from tests.support.slack_flow import has_text
 from tests.support.standin import Posted, SlackStandin
 
-pytestmark = pytest.mark.slow
-
 COUNT = "SELECT COUNT(*) AS n FROM shop.sales"
 SECRET = "SELECT s.name, s.salary FROM shop.salaries AS s"
 #: 2.7e10 rows: far longer than the timeout.

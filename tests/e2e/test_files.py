@@ -32,8 +32,6 @@ from tests.support.slack_flow import Thread, has_text
 from tests.support.slack_payloads import ALICE, BOB
 from tests.support.standin import BOT_USER_ID, TEAM_ID, Posted, SlackStandin
 
-pytestmark = pytest.mark.slow
-
 FILES = Path(__file__).resolve().parents[1] / "fixtures" / "files"
 
 BY_REGION = """SELECT region, ROUND(SUM(amount), 2) AS revenue

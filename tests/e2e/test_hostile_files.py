@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from bot.blocks import APPROVE_ACTION, cell_text
 from tests.e2e.test_files import approve, mention_with_files, share
 from tests.support import hostile_files
@@ -20,8 +18,6 @@ from tests.support import slack_flow as flow
 from tests.support.botproc import BotProcess, data_dir_with, sql_reply, write_script
 from tests.support.slack_flow import has_text
 from tests.support.standin import SlackStandin
-
-pytestmark = pytest.mark.slow
 
 MIB = 1024 * 1024
 SALES = "SELECT COUNT(*) AS orders FROM sales"

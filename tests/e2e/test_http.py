@@ -26,7 +26,7 @@ from tests.support.slack_flow import Thread, has_text
 from tests.support.slack_payloads import ALICE, BOB, event_request, signed_headers
 from tests.support.standin import TEAM_ID, Posted, SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 REVENUE_OCTOBER = """SELECT r.region_name AS region,
        ROUND(SUM(i.quantity * i.unit_price * (1 - i.discount)), 2) AS revenue

@@ -24,7 +24,7 @@ from tests.support.http_attacks import (
 from tests.support.slack_payloads import signed_headers
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 MAX_CONNECTIONS = 8
 

@@ -33,8 +33,6 @@ from tests.support.slack_flow import has_text
 from tests.support.slack_payloads import ALICE, BOB
 from tests.support.standin import Call, SlackStandin
 
-pytestmark = pytest.mark.slow
-
 COUNT_CUSTOMERS = "SELECT COUNT(*) AS customers FROM demo.main.customers"
 #: About a billion rows per region pair: a minute or more here, so it is still running when killed.
 SLOW = (

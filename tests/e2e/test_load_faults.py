@@ -36,8 +36,6 @@ from tests.support.botproc import BotProcess, audit_events, data_dir_with, sql_r
 from tests.support.slack_flow import Thread
 from tests.support.standin import Posted, SlackStandin
 
-pytestmark = pytest.mark.slow
-
 THREADS = 50
 #: Seconds per model call (the benchmark's 2 s, shortened to keep CI short).
 DELAY_S = 0.5

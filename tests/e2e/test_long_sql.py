@@ -26,7 +26,7 @@ from tests.support.botproc import (
 )
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 #: 23,000 characters on one line (it would fit a message as it is); about 39,000 pretty.
 IN_LIST = ", ".join(str(i) for i in range(1, 4001))

@@ -23,7 +23,7 @@ from tests.support.botproc import BotProcess, audit_events, sql_reply
 from tests.support.slack_payloads import BOB
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 REVENUE = (
     "SELECT `orders.status`, AGGREGATE(`orders.total_amount`) AS revenue "

@@ -31,7 +31,7 @@ from tests.support.malformed_bodies import JSON, MALFORMED, ORDERS
 from tests.support.slack_payloads import signed_headers
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from tests.support.slack_flow import Thread, has_text
 from tests.support.slack_payloads import BOB
 from tests.support.standin import TEAM_ID, Posted, SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 SWAPPED = "Counts every order (the model's query)."
 REPLIES = {

@@ -25,8 +25,6 @@ from tests.support.slack_flow import has_text
 from tests.support.slack_payloads import BOB
 from tests.support.standin import TEAM_ID, SlackStandin
 
-pytestmark = pytest.mark.slow
-
 COUNT_REGIONS = "SELECT COUNT(*) AS regions FROM demo.main.regions"
 #: Each replica's script: a replica makes at most one model call in each test.
 SCRIPT = [sql_reply(COUNT_REGIONS, "Counts regions.")] * 3

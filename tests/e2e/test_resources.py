@@ -18,7 +18,7 @@ from tests.support.botproc import BotProcess, audit_events, data_dir_with, sql_r
 from tests.support.slack_flow import has_text
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 #: The issue's attack: ten million characters a row, a thousand rows (10 GB unbounded), over a
 #: warehouse table (a model's query that reads no table is never proposed).

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from bot.blocks import cell_text
 from tests.support import slack_flow as flow
 from tests.support.botproc import (
@@ -19,8 +17,6 @@ from tests.support.botproc import (
 )
 from tests.support.slack_payloads import ALICE, BOB
 from tests.support.standin import SlackStandin
-
-pytestmark = pytest.mark.slow
 
 COUNT_CUSTOMERS = "SELECT COUNT(*) AS customers FROM demo.main.customers"
 

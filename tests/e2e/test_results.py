@@ -23,7 +23,7 @@ from tests.support.slack_flow import Thread
 from tests.support.slack_payloads import ALICE
 from tests.support.standin import SlackStandin, Upload
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 FIRST_200_CUSTOMERS = """SELECT customer_id, customer_name, country
 FROM demo.main.customers ORDER BY customer_id LIMIT 200"""

@@ -33,7 +33,7 @@ from tests.support.received import Audience, leaks, mark, received
 from tests.support.slack_payloads import ALICE, BOB
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 ORDERS = "SELECT region, amount FROM orders ORDER BY amount"
 SALARIES = "SELECT name, salary FROM salaries"

@@ -38,7 +38,7 @@ from tests.support.received import Audience, leaks, mark, received
 from tests.support.slack_payloads import ALICE, BOB
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 #: Rows added to the fixture's `sales`: east's, west's, and one nobody's role may read.
 ROWS = [("Marmotville", 5928374), ("Quokkaland", 4817263), ("Narwhalia", 9182736)]

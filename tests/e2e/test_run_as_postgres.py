@@ -35,7 +35,7 @@ from tests.support.pg_roles import RlsWarehouse, rls_warehouse
 from tests.support.slack_payloads import ALICE, BOB
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 SALES = "SELECT region, amount FROM shop.sales ORDER BY amount"
 SALARIES = "SELECT name, salary FROM shop.salaries"

@@ -36,7 +36,7 @@ from tests.support.slack_payloads import ALICE, BOB
 from tests.support.sql_fixtures import pg_connect
 from tests.support.standin import Posted, SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 #: The channel of each way answers go.
 CHANNELS = {"private": "C0PRIV001", "thread": "C0THRD001"}

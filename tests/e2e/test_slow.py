@@ -28,7 +28,7 @@ from tests.support.slack_flow import Thread, has_text
 from tests.support.slack_payloads import action_request, signed_headers
 from tests.support.standin import Posted, SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 #: 50,000 order lines cubed: never finishes, so the timeout ends it.
 SLOW = """SELECT COUNT(*) AS n

@@ -20,7 +20,7 @@ from tests.support.side_venv import cache_dir, serving
 from tests.support.snowflake_server import FakesnowServer, ensure_venv
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 BY_REGION = (
     "SELECT region, SUM(amount) AS total FROM shop.sales GROUP BY region ORDER BY total DESC"

@@ -16,8 +16,6 @@ from tests.support.slack_payloads import BOB
 from tests.support.socket_standin import SocketModeStandin
 from tests.support.standin import SlackStandin
 
-pytestmark = pytest.mark.slow
-
 REGIONS = "SELECT r.region_name AS region FROM demo.main.regions AS r ORDER BY r.region_id"
 
 

@@ -20,8 +20,6 @@ from tests.support.botproc import QUERYBOT, data_dir_with, free_port, write_scri
 from tests.support.socket_standin import SocketModeStandin
 from tests.support.standin import SlackStandin
 
-pytestmark = pytest.mark.slow
-
 BOT_FIX = "copy the Bot User OAuth Token (xoxb-...) from your Slack app > OAuth & Permissions"
 APP_FIX = "create an App-Level Token with the connections:write scope"
 NETWORK_FIX = "check this machine's network connection, proxy and firewall"

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from bot.blocks import cell_text
 from tests.connectors.sandbox.test_sandbox_refusals import FIELD_BYTES, UPLOADS, write_upload
 from tests.e2e.test_files import approve, mention_with_files, share
@@ -19,8 +17,6 @@ from tests.support import slack_flow as flow
 from tests.support.botproc import BotProcess, data_dir_with, sql_reply, write_script
 from tests.support.slack_flow import has_text
 from tests.support.standin import SlackStandin
-
-pytestmark = pytest.mark.slow
 
 SALES = "SELECT COUNT(*) AS orders FROM sales"
 SETTING = "(This limit is set by QUERYBOT_MAX_CELL_BYTES; the default is 1,048,576 bytes.)"

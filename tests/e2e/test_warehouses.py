@@ -21,7 +21,7 @@ from tests.support.employees import QUESTIONS, Loaded
 from tests.support.slack_payloads import BOB
 from tests.support.standin import SlackStandin
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("checked")]
+pytestmark = pytest.mark.usefixtures("checked")
 
 HEADCOUNT = QUESTIONS[0]
 TOP_PAID = QUESTIONS[2]
