@@ -1,5 +1,6 @@
-"""Words for what the bot shows people, in Slack and in the terminal alike: counts that agree in
-number ("1 row", "2 rows") and readable labels for result columns.
+"""Words for what the bot shows people, in Slack and in the terminal alike: readable labels for
+result columns, the same in a table's header, a chart's axis and a one-row answer's lines
+(`region_name` reads "Region name"); the CSV file keeps the names the warehouse gave.
 
 A warehouse names a column it computed after the expression (DuckDB `count_star()`,
 `sum(amount)`; Snowflake `COUNT(*)`), after the bare function (PostgreSQL `count`, `sum`) or
@@ -94,13 +95,6 @@ def _balanced(text: str) -> bool:
         if depth < 0:
             return False
     return depth == 0
-
-
-def header(column: str) -> str:
-    """A table column's header: the column's own name when the SQL gave it one, else its
-    `label` (`count_star()` reads "Count", BigQuery's `f0_` "Value")."""
-    named = IDENTIFIER.fullmatch(column) and not PLACEHOLDER.fullmatch(column)
-    return column if named else label(column)
 
 
 def only_row(answer: Answer, shown: int) -> list[Any] | None:

@@ -48,8 +48,9 @@ from bot.blocks.messages import (
     working,
     writing,
 )
-from bot.blocks.results import CELL_TEXT, cell_text, result
+from bot.blocks.results import CELL_TEXT, result
 from bot.blocks.views import edit_modal
+from bot.cells import cell_text
 
 __all__ = [
     "APPROVE_ACTION",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent.outcome import Answer
-from bot.words import header
+from bot.words import label
 from connectors.units import counted
 
 #: A category breakdown is charted only when it is this short.
@@ -118,14 +118,14 @@ def chart_file(answer: Answer) -> Attachment | None:
         for i, name in list(enumerate(answer.columns))[1 : SERIES + 1]:
             # matplotlib plots datetimes through its date converter; its stubs take numbers only
             ys = [p[1][i] for p in points]
-            axes.plot(xs, ys, marker="o", markersize=3, label=header(name))  # type: ignore[arg-type]
+            axes.plot(xs, ys, marker="o", markersize=3, label=label(name))  # type: ignore[arg-type]
         if len(answer.columns) > 2:
             axes.legend()
         figure.autofmt_xdate()
     else:
         labels = [str(r[0]) for r in answer.rows]
         axes.barh(labels[::-1], [r[1] or 0 for r in answer.rows][::-1])
-        axes.set_xlabel(header(answer.columns[1]))
+        axes.set_xlabel(label(answer.columns[1]))
     axes.grid(alpha=0.3)
     axes.set_title(answer.explanation.strip()[:80] or "Result", fontsize=10)
     figure.tight_layout()

@@ -43,8 +43,8 @@ from agent.gate.limit import literal_count
 from agent.outcome import Answer
 from bot.blocks.attachments import SERIES, chart_kind, moment
 from bot.blocks.base import FALLBACK_TEXT, Message, cut, escaped
-from bot.blocks.results import cell_text
-from bot.words import header
+from bot.cells import result_cells
+from bot.words import label
 
 TITLE = 50
 #: A segment, series name, data point or category label.
@@ -73,7 +73,8 @@ def chart(answer: Answer) -> Message | None:
         series = [[column[i] for i in order] for column in values]
         body = _xy("line", columns, categories, series)
     else:
-        labels = _unique([cell_text(row[0]) for row in answer.rows])
+        firsts = result_cells(columns[:1], [row[:1] for row in answer.rows])
+        labels = _unique([cells[0] for cells in firsts])
         [amounts] = values
         if _parts_of_a_whole(answer, amounts):
             segments = [{"label": x, "value": v} for x, v in zip(labels, amounts, strict=True)]
@@ -138,7 +139,7 @@ def _xy(
     kind: str, columns: list[str], categories: list[str], series: list[list[int | float]]
 ) -> dict[str, Any]:
     """A bar, area or line chart: one series per value column over shared categories."""
-    heads = [header(c) for c in columns]  # `count_star()` reads "Count"
+    heads = [label(c) for c in columns]  # `count_star()` reads "Count"
     names = _unique(heads[1 : len(series) + 1])
     axis: dict[str, Any] = {"categories": categories}
     if columns[0]:

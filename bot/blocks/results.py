@@ -4,7 +4,6 @@ the approved card just above shows it, a note saying so) and its sources."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from slack_sdk.models.blocks import ActionsBlock, Block, RawTextObject, TableBlock
@@ -33,7 +32,8 @@ from bot.blocks.base import (
 )
 from bot.blocks.explain import explain_button
 from bot.blocks.followups import follow_up_buttons
-from bot.words import header, label, only_row
+from bot.cells import result_cells
+from bot.words import label, only_row
 from connectors.units import byte_size, counted
 
 #: Characters kept of one table cell.
@@ -44,22 +44,6 @@ EMPTY = "The query returned no rows: nothing matched its filters."
 ALL_NULL = "Every value in the result is empty (NULL): nothing matched its filters."
 
 
-def cell_text(value: Any) -> str:
-    """One result value as shown: thousands separators, two decimals, NULL for None."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return str(value)
-        return f"{value:,.2f}" if value == 0 or abs(value) >= 0.01 else f"{value:.3g}"
-    text = str(value)
-    return text if text else "(empty)"
-
-
 def _numeric(values: list[Any]) -> bool:
     present = [v for v in values if v is not None]
     return bool(present) and all(
@@ -68,8 +52,9 @@ def _numeric(values: list[Any]) -> bool:
 
 
 def _table_block(columns: list[str], rows: list[list[Any]]) -> TableBlock:
-    heads = [RawTextObject(text=cut(header(c), CELL_TEXT) or " ") for c in columns]
-    body = [[RawTextObject(text=cut(cell_text(v), CELL_TEXT)) for v in row] for row in rows]
+    heads = [RawTextObject(text=cut(label(c), CELL_TEXT) or " ") for c in columns]
+    cells = result_cells(columns, rows)
+    body = [[RawTextObject(text=cut(v, CELL_TEXT)) for v in row] for row in cells]
     settings = [
         {"align": "right"} if _numeric([row[i] for row in rows]) else {"align": "left"}
         for i in range(len(columns))
@@ -80,8 +65,8 @@ def _table_block(columns: list[str], rows: list[list[Any]]) -> TableBlock:
 def _text_table(columns: list[str], rows: list[list[Any]]) -> tuple[list[Block], int]:
     """A monospaced table in code sections; returns the blocks and how many rows fit."""
     width = 30
-    cells = [[cut(cell_text(v), width) for v in row] for row in rows]
-    heads = [cut(header(c), width) for c in columns]
+    cells = [[cut(v, width) for v in row] for row in result_cells(columns, rows)]
+    heads = [cut(label(c), width) for c in columns]
     widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(heads)]
 
     def line(values: list[str]) -> str:
@@ -125,7 +110,8 @@ SENTENCE_TEXT = 1600
 def _sentences(columns: list[str], row: list[Any]) -> tuple[str, str]:
     """A one-row answer as mrkdwn lines ("Count: *5,000*", the value in bold when it is one
     line) and as plain text for the notification ("Count: 5,000")."""
-    pairs = [(label(c), cell_text(v)) for c, v in zip(columns, row, strict=True)]
+    shown_row = result_cells(columns, [row])[0]
+    pairs = [(label(c), v) for c, v in zip(columns, shown_row, strict=True)]
     budget = SENTENCE_TEXT // len(pairs)
     lines = []
     for name, value in pairs:

@@ -7,36 +7,33 @@ from __future__ import annotations
 from typing import Any
 
 from agent.outcome import Answer, Outcome, Proposal
-from bot.words import header, label, only_row
+from bot.cells import result_cells
+from bot.words import label, only_row
 from connectors.units import counted
 
 #: Where the SQL would go when the person approved it just above.
 APPROVED_ABOVE = "SQL: the query approved above, run exactly as shown there."
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, float):
-        return f"{value:,.2f}"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    return str(value)
-
-
 def table_text(columns: list[str], rows: list[list[Any]], max_width: int = 40) -> str:
-    """A monospaced table: header, rule, rows; cells cut at `max_width` characters."""
-    cells = [[_cell(v)[:max_width] for v in row] for row in rows]
-    widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
+    """A monospaced table of a result: headers in words, a rule, the rows as `result_cells`
+    shows them; cells cut at `max_width` characters. `columns` are the result's own names."""
+    cells = [[v[:max_width] for v in row] for row in result_cells(columns, rows)]
+    heads = [label(c)[:max_width] for c in columns]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(heads)]
 
     def line(values: list[str]) -> str:
         return "  ".join(v.ljust(w) for v, w in zip(values, widths, strict=True)).rstrip()
 
-    return "\n".join([line(columns), line(["-" * w for w in widths]), *(line(r) for r in cells)])
+    return "\n".join([line(heads), line(["-" * w for w in widths]), *(line(r) for r in cells)])
+
+
+def _tables(tables: list[str]) -> str:
+    return ", ".join(tables) or "no tables"
 
 
 def proposal_text(proposal: Proposal) -> str:
-    parts = [proposal.explanation, "", proposal.sql, "", "Reads: " + ", ".join(proposal.tables)]
+    parts = [proposal.explanation, "", proposal.sql, "", f"Reads: {_tables(proposal.tables)}"]
     if proposal.label:
         parts.append(f"Kind: {proposal.label}")
     parts += [f"Definition: {d}" for d in proposal.definitions]
@@ -52,13 +49,13 @@ def answer_text(answer: Answer, shown: int, *, approved_above: bool = False) -> 
     counted_rows = counted(answer.total_rows, "row", more=answer.capped)
     only = only_row(answer, len(rows))
     if only is not None:
-        pairs = zip(answer.columns, only, strict=True)
-        lines = [*(f"{label(column)}: {_cell(value)}" for column, value in pairs), ""]
+        pairs = zip(answer.columns, result_cells(answer.columns, [only])[0], strict=True)
+        lines = [*(f"{label(column)}: {value}" for column, value in pairs), ""]
     else:
         first = f" (first {len(rows):,} shown)" if answer.total_rows > len(rows) else ""
-        lines = [table_text([header(c) for c in answer.columns], rows), "", counted_rows + first]
+        lines = [table_text(answer.columns, rows), "", counted_rows + first]
     sources = (
-        f"Sources: {', '.join(answer.tables)} · {answer.connector} · "
+        f"Sources: {_tables(answer.tables)} · {answer.connector} · "
         f"{counted_rows} · {answer.elapsed_s:.2f} s · approved by {answer.approved_by}"
     )
     if answer.label:

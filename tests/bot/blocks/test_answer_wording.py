@@ -130,13 +130,13 @@ def test_other_results_stay_a_table(shape: dict[str, Any]) -> None:
     assert any(b["type"] == "table" for b in message.blocks)
 
 
-def test_table_headers_named_by_an_expression_get_a_label_and_plain_names_stay() -> None:
+def test_table_headers_are_in_words_as_one_row_answers_are() -> None:
     made = answer(["status", "count_star()", "sum(amount)"], [["open", 3, 1.5], ["done", 4, 2.0]])
     message = valid(blocks.result(made, display_rows=20))
     [table] = [b for b in message.blocks if b["type"] == "table"]
-    assert [c["text"] for c in table["rows"][0]] == ["status", "Count", "Sum of amount"]
+    assert [c["text"] for c in table["rows"][0]] == ["Status", "Count", "Sum of amount"]
     text = valid(blocks.result(made, display_rows=20, use_table=False))
-    assert "status  Count  Sum of amount" in sections(text)[1]
+    assert "Status  Count  Sum of amount" in sections(text)[1]
 
 
 # -- counts agree in number ------------------------------------------------------------------
@@ -298,4 +298,4 @@ def test_a_chart_names_an_expression_column_in_words() -> None:
     [block] = message.blocks
     assert block["chart"]["axis_config"]["y_label"] == "Count"
     assert [s["name"] for s in block["chart"]["series"]] == ["Count"]
-    assert block["chart"]["axis_config"]["x_label"] == "month"  # a name the SQL gave stays
+    assert block["chart"]["axis_config"]["x_label"] == "Month"

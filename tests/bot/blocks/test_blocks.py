@@ -197,7 +197,7 @@ def test_result_table_summary_sql_and_sources() -> None:
     message = valid(blocks.result(answer, display_rows=20))
     table = next(b for b in message.blocks if b["type"] == "table")
     cells = [[c["text"] for c in row] for row in table["rows"]]
-    assert cells[0] == ["col_0", "col_1"]
+    assert cells[0] == ["Col 0", "Col 1"]
     assert cells[1:] == [["0.50", "1.50"], ["1,000.50", "1,001.50"], ["2,000.50", "2,001.50"]]
     assert table["column_settings"] == [{"align": "right"}, {"align": "right"}]
     body = texts(message)
@@ -233,7 +233,7 @@ def test_result_capped_says_more_rows_may_exist() -> None:
 def test_result_with_30_columns_falls_back_to_monospaced_text() -> None:
     message = valid(blocks.result(make_answer(columns=30, rows=200), display_rows=20))
     assert all(b["type"] != "table" for b in message.blocks)
-    code = [t for t in sections(message) if t.startswith("```") and "col_29" in t]
+    code = [t for t in sections(message) if t.startswith("```") and "Col 29" in t]
     assert code, "the header of a wide table is shown"
     assert all(len(t) <= 3000 for t in sections(message))
     assert "first" in texts(message)

@@ -56,11 +56,11 @@ def test_a_time_series_is_a_line_in_time_order() -> None:
     assert line["type"] == "line"
     assert line["axis_config"] == {
         "categories": ["2026-01", "2026-02", "2026-03"],
-        "x_label": "month",
-        "y_label": "orders",
+        "x_label": "Month",
+        "y_label": "Orders",
     }
     [series] = line["series"]
-    assert series["name"] == "orders"
+    assert series["name"] == "Orders"
     assert series["data"] == [
         {"label": "2026-01", "value": 1.5},
         {"label": "2026-02", "value": 2},
@@ -88,7 +88,7 @@ def test_several_value_columns_are_the_first_six_series_without_a_y_label() -> N
     columns = ["day", *(f"metric_{i}" for i in range(8))]
     rows = [[f"2026-01-0{d}", *range(8)] for d in (1, 2)]
     line = block_of(answer(columns, rows))["chart"]
-    assert [s["name"] for s in line["series"]] == [f"metric_{i}" for i in range(6)]
+    assert [s["name"] for s in line["series"]] == [f"Metric {i}" for i in range(6)]
     assert "y_label" not in line["axis_config"]
 
 
