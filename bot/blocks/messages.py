@@ -6,7 +6,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ConfirmObject,
+    PlainTextObject,
+)
 
 from agent.outcome import Proposal
 from agent.strategies.planning import plan_lines
@@ -18,6 +24,7 @@ from bot.blocks.base import (
     Message,
     code_sections,
     context,
+    cut,
     escaped,
     finish,
     mention,
@@ -74,6 +81,14 @@ class Audience:
         if not self.channel or self.channel.startswith("D"):
             return "the result is posted in this conversation"
         return f"the result will be visible to everyone in <#{self.channel}>"
+
+    def plainly(self) -> str:
+        """The same as plain text, for a confirmation dialog (which shows no mentions)."""
+        if self.private:
+            return "Only the person who asked and the approver (you) will see the result."
+        if not self.channel or self.channel.startswith("D"):
+            return "The result is posted in this conversation."
+        return "Everyone in this channel will see the result."
 
 
 def _proposal_body(prop: Proposal, requested_by: str, note: str, audience: Audience) -> list[Block]:
@@ -139,16 +154,61 @@ def card_of(value: str) -> tuple[str, str]:
     return (pid, sha) if isinstance(pid, str) and isinstance(sha, str) else ("", "")
 
 
+#: Slack's limit on a confirmation dialog's text.
+CONFIRM_TEXT = 300
+#: What the Cancel button's dialog says before the running query is stopped.
+STOP_TEXT = (
+    "The warehouse stops the query now: it returns nothing and is not run again. "
+    "To get an answer later, ask the question again."
+)
+
+
+def approve_confirm(prop: Proposal, audience: Audience) -> ConfirmObject:
+    """The dialog Approve opens: the query runs as shown on the card, what it reads, whose
+    access it runs with, and who will see the result."""
+    who = audience.plainly()
+    access = f" It runs with the asker's access ({prop.run_as})." if prop.run_as else ""
+    fixed = len("The SQL on this card runs as shown and reads . ") + len(who) + len(access)
+    tables = cut(", ".join(prop.tables) or "no tables", max(20, CONFIRM_TEXT - fixed))
+    text = f"The SQL on this card runs as shown and reads {tables}.{access} {who}"
+    return ConfirmObject(
+        title="Run this query?",
+        text=PlainTextObject(text=cut(text, CONFIRM_TEXT)),
+        confirm="Run query",
+        deny="Not yet",
+    )
+
+
+def cancel_confirm() -> ConfirmObject:
+    """The dialog Cancel opens before the running query is stopped."""
+    return ConfirmObject(
+        title="Stop this query?",
+        text=PlainTextObject(text=STOP_TEXT),
+        confirm="Stop query",
+        deny="Keep running",
+        style="danger",
+    )
+
+
 def proposal(
     prop: Proposal, *, requested_by: str, note: str = "", audience: Audience = Audience()
 ) -> Message:
     """The SQL awaiting approval, with Approve / Reject / Edit SQL buttons (`card_value`).
-    `note` is mrkdwn the caller escaped; `audience`: who will see the result."""
+    Approve asks for confirmation first (`approve_confirm`); Reject is not styled as
+    dangerous: it runs nothing and destroys nothing. `note` is mrkdwn the caller escaped;
+    `audience`: who will see the result."""
     value = card_value(prop)
+    approve = ButtonElement(
+        text="Approve",
+        action_id=APPROVE_ACTION,
+        value=value,
+        style="primary",
+        confirm=approve_confirm(prop, audience),
+    )
     buttons = ActionsBlock(
         elements=[
-            ButtonElement(text="Approve", action_id=APPROVE_ACTION, value=value, style="primary"),
-            ButtonElement(text="Reject", action_id=REJECT_ACTION, value=value, style="danger"),
+            approve,
+            ButtonElement(text="Reject", action_id=REJECT_ACTION, value=value),
             ButtonElement(text="Edit SQL", action_id=EDIT_ACTION, value=value),
         ]
     )
@@ -168,10 +228,11 @@ def running_card(
     prop: Proposal, *, requested_by: str, verdict: str, audience: Audience = Audience()
 ) -> Message:
     """The approved proposal's message while its query runs: `verdict` (mrkdwn, "Running…")
-    and a Cancel button carrying only the proposal id."""
-    cancel = ActionsBlock(
-        elements=[ButtonElement(text="Cancel", action_id=CANCEL_ACTION, value=prop.proposal_id)]
+    and a Cancel button carrying only the proposal id, which asks before it stops the query."""
+    button = ButtonElement(
+        text="Cancel", action_id=CANCEL_ACTION, value=prop.proposal_id, confirm=cancel_confirm()
     )
+    cancel = ActionsBlock(elements=[button])
     blocks = [*_proposal_body(prop, requested_by, "", audience), context(verdict), cancel]
     return finish(f"Proposed query: {prop.explanation}", blocks)
 
