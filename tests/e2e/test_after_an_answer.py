@@ -95,7 +95,7 @@ def test_empty_result_then_a_loosened_proposal_that_runs_after_approval(
 
     expected = expected_rows(demo_file, ORDERS_ALL_TIME)
     assert full.table() == [
-        ["region", "orders"],
+        ["Region", "Orders"],
         *[[region, cell_text(orders)] for region, orders in expected],
     ]
     thread_id = f"{TEAM_ID}:{asked.channel}:{asked.ts}"

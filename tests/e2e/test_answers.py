@@ -60,7 +60,7 @@ def test_a_breakdown_is_a_table_headed_in_words_with_its_rows_counted(
     thread, _ = flow.ask_approved(bot, standin, "orders by status?")
     result = flow.result(standin, thread)
     expected = expected_rows(demo_file, BY_STATUS)
-    assert result.table() == [["status", "Count"], *[[s, cell_text(n)] for s, n in expected]]
+    assert result.table() == [["Status", "Count"], *[[s, cell_text(n)] for s, n in expected]]
     assert flow.values(result) == {}
     assert f"*{len(expected)} rows*" in result.all_text()
     assert result.text == f"{len(expected)} rows — Orders by status."

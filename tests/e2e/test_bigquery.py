@@ -75,7 +75,7 @@ def bots(
 
 def test_question_approval_and_result_on_bigquery(bot: BotProcess, standin: SlackStandin) -> None:
     table = f"`{PROJECT}.{DATASET}.sales`"
-    approved_by_region(bot, standin, table=table, header=["region", "total"], engine="bigquery")
+    approved_by_region(bot, standin, table=table, header=["Region", "Total"], engine="bigquery")
 
 
 def test_rejected_proposal_runs_no_job(bot: BotProcess, standin: SlackStandin) -> None:

@@ -53,6 +53,8 @@ def test_the_requester_cancels_a_running_query(bot: BotProcess, standin: SlackSt
         "the running card with its Cancel button",
     )
     assert "Running…" in card.all_text() and "Approved by" in card.all_text()
+    [cancel] = [e for b in card.blocks if b["type"] == "actions" for e in b["elements"]]
+    assert cancel["confirm"]["title"]["text"] == "Stop this query?"  # Slack asks before it stops
 
     refusal = cancel_for_a_note(bot, standin, card, STRANGER)
     assert "can cancel this query" in refusal["text"]

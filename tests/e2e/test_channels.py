@@ -145,7 +145,7 @@ def test_the_survey_channel_asks_the_sqlite_file(
     table = flow.result(standin, thread).table()
     with closing(sqlite3.connect(survey_db)) as con:
         expected = con.execute(SURVEY_SQL).fetchall()
-    assert table == [["answer", "answers"], *[[a, cell_text(n)] for a, n in expected]]
+    assert table == [["Answer", "Answers"], *[[a, cell_text(n)] for a, n in expected]]
     assert "Sources: `main.surveys`" in result and "sqlite" in result
     thread_id = f"{TEAM_ID}:{SURVEY}:{thread.ts}"
     assert [e["event"] for e in audit_events(bot, thread_id=thread_id)] == [
@@ -163,7 +163,7 @@ def test_the_shop_channel_asks_the_demo_warehouse(
     assert "Lists the regions." in proposal and "`demo.main.regions`" in proposal
     table = flow.result(standin, thread).table()
     expected = expected_rows(demo_file, SHOP_SQL)
-    assert table == [["region_name", "n"], *[[r, cell_text(n)] for r, n in expected]]
+    assert table == [["Region name", "N"], *[[r, cell_text(n)] for r, n in expected]]
     assert "Sources: `demo.main.regions`" in result and "duckdb" in result
 
 
@@ -183,7 +183,7 @@ def test_the_hr_channels_ask_the_real_servers(
     proposal, result = answer(bot, standin, thread)
     assert f"`{sample.schema}.employees`" in proposal
     table = flow.result(standin, thread).table()
-    assert table == [["dept_name", "staff"], *[[d, cell_text(n)] for d, n in HEADCOUNT]]
+    assert table == [["Dept name", "Staff"], *[[d, cell_text(n)] for d, n in HEADCOUNT]]
     sources = result[result.index("Sources:") :]
     assert f"`{sample.schema}.employees`" in sources and f"`{sample.schema}.departments`" in sources
     assert engine in sources

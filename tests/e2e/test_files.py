@@ -192,7 +192,7 @@ def test_a_csv_in_a_mention_is_loaded_and_answered(world: World, bot: BotProcess
         "SELECT Region, ROUND(SUM(Amount), 2) FROM s GROUP BY 1 ORDER BY 2 DESC", s="sales.csv"
     )
     assert result.table() == [
-        ["region", "revenue"],
+        ["Region", "Revenue"],
         *[[region, cell_text(float(revenue))] for region, revenue in expected],
     ]
     assert "Sources: `files.main.sales`" in result.all_text()
@@ -206,7 +206,7 @@ def test_a_csv_in_a_mention_is_loaded_and_answered(world: World, bot: BotProcess
     flow.reply(bot, thread, "and units by product?")
     result = approve(bot, slack, thread)
     units = csv_rows("SELECT Product, SUM(Quantity) FROM s GROUP BY 1 ORDER BY 1", s="sales.csv")
-    assert result.table() == [["product", "units"], *[[p, cell_text(n)] for p, n in units]]
+    assert result.table() == [["Product", "Units"], *[[p, cell_text(n)] for p, n in units]]
 
     # a proposal waiting when another file is loaded is retired: it cannot run any more
     flow.reply(bot, thread, "revenue by day?")
@@ -233,7 +233,7 @@ def test_a_csv_in_a_mention_is_loaded_and_answered(world: World, bot: BotProcess
     assert [e["event"] for e in audit_events(bot, proposal_id=retired_id)] == ["proposed"]
     result = approve(bot, slack, thread)
     assert result.table() == [
-        ["team", "budget", "sales_rows"],
+        ["Team", "Budget", "Sales rows"],
         ["Data", cell_text(120000.5), "8"],
         ["Sales", cell_text(300000.0), "8"],
     ]
@@ -342,7 +342,7 @@ def test_after_a_restart_the_threads_sandbox_still_answers(world: World, bot: Bo
     thread = loaded(slack, bot, "sales.csv")
     flow.reply(bot, thread, "units by product?")
     units = csv_rows("SELECT Product, SUM(Quantity) FROM s GROUP BY 1 ORDER BY 1", s="sales.csv")
-    table = [["product", "units"], *[[p, cell_text(n)] for p, n in units]]
+    table = [["Product", "Units"], *[[p, cell_text(n)] for p, n in units]]
     assert approve(bot, slack, thread).table() == table
     assert bot.stop() == 0
     again = world.bot(

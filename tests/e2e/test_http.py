@@ -107,7 +107,7 @@ def test_question_proposal_approval_and_result(
     assert decided.action_values() == {}
     expected = expected_rows(demo_file, REVENUE_OCTOBER)
     assert result.table() == [
-        ["region", "revenue"],
+        ["Region", "Revenue"],
         *[[region, cell_text(float(revenue))] for region, revenue in expected],
     ]
     text = result.all_text()
@@ -151,7 +151,7 @@ def test_follow_up_in_the_thread_without_a_mention(
     months = expected_rows(demo_file, REVENUE_BY_MONTH)
     table = results[1].table()
     assert table is not None
-    assert table[0] == ["month", "revenue"]
+    assert table[0] == ["Month", "Revenue"]
     assert table[1] == [months[0][0], cell_text(float(months[0][1]))]
     assert len(table) == 1 + min(20, len(months))
     assert f"*{len(months)} rows* (first 20 shown)" in results[1].all_text()

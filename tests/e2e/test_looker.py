@@ -78,7 +78,7 @@ def test_mention_proposal_approval_and_answer(bot: BotProcess, standin: SlackSta
     result = flow.result(standin, thread)
     # 10.50 + 4.50 + 20.00 complete, 3.00 cancelled: the stand-in's AGGREGATE sums the measure
     assert result.table() == [
-        ["orders.status", "revenue"],
+        ["orders.status", "Revenue"],
         ["complete", cell_text(35.0)],
         ["cancelled", cell_text(3.0)],
     ]
@@ -104,7 +104,7 @@ def test_a_broken_looker_rule_is_repaired_before_anyone_sees_it(
     flow.click(bot, proposal, approve=True)
     result = flow.result(standin, thread)
     assert result.table() == [
-        ["users.country", "orders"],
+        ["users.country", "Orders"],
         ["FR", cell_text(3.0)],
         ["DE", cell_text(1.0)],
     ]

@@ -128,7 +128,7 @@ def test_a_time_series_comes_with_a_native_chart(
     assert line["type"] == "line"
     assert line["axis_config"]["categories"] == [m for m, _ in months]
     assert line["series"] == [
-        {"name": "orders", "data": [{"label": m, "value": n} for m, n in months]}
+        {"name": "Orders", "data": [{"label": m, "value": n} for m, n in months]}
     ]
     assert uploads(standin, thread) == []  # nothing drawn, nothing uploaded
 

@@ -67,7 +67,7 @@ def bots(
 
 def test_question_approval_and_result_on_snowflake(bot: BotProcess, standin: SlackStandin) -> None:
     approved_by_region(
-        bot, standin, table="SHOPDB.SHOP.SALES", header=["REGION", "TOTAL"], engine="snowflake"
+        bot, standin, table="SHOPDB.SHOP.SALES", header=["Region", "Total"], engine="snowflake"
     )
 
 

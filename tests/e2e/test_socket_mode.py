@@ -53,7 +53,7 @@ def test_mention_and_approval_over_socket_mode(
         flow.wait_message(slack, thread, flow.has_text(f"Approved by <@{BOB}>"), "approval")
         result = flow.result(slack, thread)
         regions = [[cell_text(name)] for (name,) in expected_rows(demo_file, REGIONS)]
-        assert result.table() == [["region"], *regions]
+        assert result.table() == [["Region"], *regions]
         assert len(slack.thread(thread.channel, thread.ts)) == 2
         print(bot.log()[-5000:])  # shown when the test failed
         assert bot.stop() == 0

@@ -86,7 +86,7 @@ def test_mention_proposal_approval_and_answer(
     result = flow.result(standin, thread)
     expected = HEADCOUNT.expected()
     assert result.table() == [
-        ["dept_name", "headcount"],
+        ["Dept name", "Headcount"],
         *[[name, cell_text(count)] for name, count in expected],
     ]
     sources = result.all_text()
