@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from agent.model.providers import structured_method
 from agent.model.question_context import ContextBuilder, ContextLimits
 from agent.model.reply import MetricReply, SqlRepair, SqlReply
 from agent.model.text_reply import text_replies
+from agent.reference_day import today
 from agent.semantic.artifacts import ProjectArtifacts
 from agent.semantic.metrics import Metrics
 from agent.semantic.readable import readable_layer
@@ -121,6 +123,10 @@ class AgentDeps:
     #: Every query must run as the asker's identity (the deployment maps people to warehouse
     #: identities): a proposal naming none is never run.
     run_as_required: bool = False
+    #: The day questions are asked on when pinned (QUERYBOT_TODAY, a golden set's `today:`):
+    #: the model is told it and SQL reading the clock reads it (`agent.reference_day`); None:
+    #: the real date, read at each question.
+    pinned_today: dt.date | None = None
     catalog: Catalog = field(init=False)
     #: What a question asked as a warehouse identity may show its model.
     access: Access = field(init=False)
@@ -168,6 +174,11 @@ class AgentDeps:
             else:
                 self.metrics = metrics
                 self.metric_model = self.structured(MetricReply)
+
+    def today(self) -> dt.date:
+        """The day questions are asked on: the pinned one, else the real date. Every step that
+        tells the model today's date reads it here."""
+        return today(self.pinned_today)
 
     def visible(self, identity: str) -> CatalogSnapshot:
         """The catalog as a question asked as `identity` may see it: every step that shows the model

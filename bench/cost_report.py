@@ -19,6 +19,7 @@ needs the network. Output tokens are left out: the replies are the same SQL on b
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import statistics
 import tempfile
@@ -28,6 +29,7 @@ from pathlib import Path
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
+from agent import reference_day
 from agent.catalog.snapshot import CatalogSnapshot
 from agent.context import AgentLimits
 from agent.evaluation.golden import GoldenQuestion, GoldenSet, load_golden
@@ -60,11 +62,17 @@ def ddl_text(table: TableInfo) -> str:
 
 
 def baseline_prompt(
-    schema: str, connector: Connector, limits: AgentLimits, earlier: Sequence[str], question: str
+    schema: str,
+    connector: Connector,
+    limits: AgentLimits,
+    earlier: Sequence[str],
+    question: str,
+    today: dt.date,
 ) -> list[BaseMessage]:
     """The bot's instructions with `schema` pasted whole, the thread's earlier questions, and the
     question: one call, no retrieval, examples or repairs."""
-    system = system_prompt(connector, limits, prompts.TABLES.format(note="", tables=schema))
+    tables = prompts.TABLES.format(note="", tables=schema)
+    system = system_prompt(connector, limits, tables, today=today)
     messages: list[BaseMessage] = [SystemMessage(system)]
     if earlier:
         turns = "\n".join(f"Q: {q}" for q in earlier)
@@ -91,8 +99,10 @@ def run(golden_path: Path) -> dict[str, object]:
         script.write_text("".join(json.dumps(r) + "\n" for r in replies), encoding="utf-8")
         model = load_model(f"scripted:{script}")
         assert isinstance(model, ScriptedChatModel)
-        connector = open_connector(golden.warehouse or "demo", data_dir=Path(tmp))
-        agent = evaluation_agent(connector, model, limits=limits)
+        connector = open_connector(
+            golden.warehouse or "demo", data_dir=Path(tmp), today=golden.today
+        )
+        agent = evaluation_agent(connector, model, limits=limits, today=golden.today)
         try:
             agent.deps.catalog.wait_idle(timeout_s=60)  # values profiled, as in a running bot
             results = run_golden(golden, agent)
@@ -143,7 +153,8 @@ def _baselines(
         for chain in golden.chains():
             for i, q in enumerate(chain):
                 earlier = [c.question for c in chain[:i]]
-                messages = baseline_prompt(schema, connector, limits, earlier, q.question)
+                day = reference_day.today(golden.today)
+                messages = baseline_prompt(schema, connector, limits, earlier, q.question, day)
                 tokens.append(count_tokens_approximately(messages))
         out[name] = {"calls": spread([1] * len(tokens)), "prompt_tokens": spread(tokens)}
     return out

@@ -9,6 +9,7 @@ reads `settings.row_limit` whichever group defines it. A value shaped like a tem
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -85,6 +86,10 @@ class QuerySettings(LimitSettings):
     """Which warehouse is asked, and what one question's query may be and cost."""
 
     warehouse: str = variable("QUERYBOT_WAREHOUSE", "demo")
+    #: The day questions are asked on (YYYY-MM-DD), pinned for tests and repeatable runs: the
+    #: model is told it, SQL reading the clock reads it, and the demo's history ends the day
+    #: before. None: the real date.
+    today: dt.date | None = variable("QUERYBOT_TODAY", None)
     #: A TOML file naming several warehouses and the channel mapping (`DeploymentConfig`); None: one
     #: warehouse, `warehouse`.
     config_file: Path | None = variable("QUERYBOT_CONFIG", None)
@@ -107,6 +112,19 @@ class QuerySettings(LimitSettings):
     #: The team's own types the gate accepts in casts besides the engine's built-in ones
     #: (comma-separated `name` or `schema.name`, lower-cased): enums, domains, `geography`.
     allowed_types: Annotated[tuple[str, ...], NoDecode] = variable("QUERYBOT_ALLOWED_TYPES", ())
+
+    @field_validator("today", mode="before")
+    @classmethod
+    def _day(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return dt.date.fromisoformat(value.strip())
+        except ValueError:
+            raise ValueError(
+                f"QUERYBOT_TODAY must be a date written YYYY-MM-DD (such as 2026-11-01), got "
+                f"{value!r}; leave it unset to use the real date."
+            ) from None
 
     @field_validator("profile_values", mode="before")
     @classmethod

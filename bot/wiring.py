@@ -145,6 +145,7 @@ class Deployment:
             failures=failures or FailureStore(),
             project=project,
             run_as_required=run_as_required,
+            pinned_today=self.settings.today,
         )
         log.info("Agent %r over %s ready", name, connector.name)
         return Agent(deps, self.checkpointer)
@@ -243,7 +244,11 @@ def open_configured(
     )
     try:
         return open_connector(
-            warehouse.spec, data_dir=settings.data_dir, limits=settings.limits, settings=settings
+            warehouse.spec,
+            data_dir=settings.data_dir,
+            limits=settings.limits,
+            settings=settings,
+            today=settings.today,
         )
     except ConnectorError as exc:
         raise WarehouseError(

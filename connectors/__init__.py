@@ -7,6 +7,8 @@ importing this package stays cheap and needs no optional driver.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
+from functools import partial
 from pathlib import Path
 
 from connectors.base import Connector
@@ -24,14 +26,19 @@ Opener = Callable[[str, Path, RunLimits, ConnectorSettings | None], Connector]
 
 
 def _open_demo(
-    arg: str, data_dir: Path, limits: RunLimits, settings: ConnectorSettings | None
+    arg: str,
+    data_dir: Path,
+    limits: RunLimits,
+    settings: ConnectorSettings | None,
+    *,
+    today: date | None = None,
 ) -> Connector:
     from connectors.demo.build import ensure_demo
     from connectors.duckdb.connector import DuckDBConnector
 
     if arg:
         raise ValueError(f"The warehouse 'demo' takes no argument (got 'demo:{arg}').")
-    return DuckDBConnector(ensure_demo(data_dir), limits=limits)
+    return DuckDBConnector(ensure_demo(data_dir, today=today), limits=limits)
 
 
 def _open_duckdb(
@@ -98,7 +105,8 @@ def _open_snowflake(
 _OPENERS: dict[str, tuple[Opener, str]] = {
     "demo": (
         _open_demo,
-        "demo  (the built-in demo shop, built in the data directory on first use)",
+        "demo  (the built-in demo shop, its history ending yesterday; built in the data "
+        "directory on first use, and again when the day moves on)",
     ),
     "duckdb": (_open_duckdb, "duckdb:PATH  (a DuckDB file, opened read-only)"),
     "bigquery": (
@@ -139,10 +147,12 @@ def open_connector(
     data_dir: Path,
     limits: RunLimits | None = None,
     settings: ConnectorSettings | None = None,
+    today: date | None = None,
 ) -> Connector:
     """The connector a spec names: `demo` or `duckdb:PATH`; `limits` bound what one query may
     cost (the defaults when None); `settings` are what BigQuery and Looker read besides their
-    spec (from the environment when None; SettingsError names a bad one).
+    spec (from the environment when None; SettingsError names a bad one); `today` is the
+    reference day the demo's history ends the day before (None: the real date).
 
     Raises ValueError for an unknown or malformed spec, and the connector's own errors (such as
     WarehouseUnavailable) when the warehouse cannot be opened.
@@ -153,6 +163,8 @@ def open_connector(
         forms = "; ".join(form for _, form in _OPENERS.values())
         raise ValueError(f"Unknown warehouse {spec!r}. Supported forms: {forms}.")
     opener, _ = entry
+    if opener is _open_demo:
+        opener = partial(_open_demo, today=today)
     return opener(arg.strip(), data_dir, limits or RunLimits(), settings)
 
 

@@ -13,6 +13,7 @@ import pytest
 from agent.evaluation.golden import GoldenSet, load_golden
 from connectors.demo.build import ensure_demo
 from connectors.duckdb.connector import DuckDBConnector
+from tests.support.demo_day import TODAY
 from tests.support.once import once
 from tests.support.shop_build import BuiltProject, build_shop
 from tests.support.standin import SlackStandin
@@ -22,8 +23,9 @@ DEMO_GOLDEN = Path(__file__).resolve().parents[1] / "evals" / "demo.yaml"
 
 @pytest.fixture(scope="session")
 def demo_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo warehouse, built once; a test that needs a data directory copies it there."""
-    return once(tmp_path_factory, "demo", ensure_demo)
+    """The demo warehouse as seen on TODAY (its data ending 2026-10-31), built once; a test that
+    needs a data directory copies it there (`data_dir_with`, which keeps its last-day file)."""
+    return once(tmp_path_factory, "demo", lambda folder: ensure_demo(folder, today=TODAY))
 
 
 @pytest.fixture(scope="session")

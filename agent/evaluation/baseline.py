@@ -1,13 +1,14 @@
 """The naive baseline querybot is measured against: what seeds of this field do.
 
-The whole schema as CREATE TABLE text (with column comments), the dialect, today's date and the
-question in one prompt; one model call; the SQL taken from the reply as it is; run once. No
+The whole schema as CREATE TABLE text (with column comments), the dialect, today's date (the pinned
+one when the golden set pins it, and then SQL reading the clock reads that day, as the bot's does)
+and the question in one prompt; one model call; the SQL taken from the reply as it is; run once. No
 grounding, no retrieval, no examples, no gate, no repair, no failure memory, no clarifying
 questions. A follow-up sees its thread's earlier questions and SQL, as a chat would.
 
 It answers to the same calls `run_golden` makes of an `Agent` (`ask`, `decide`, `deps.connector`,
-`deps.limits`), so both are scored by the same code. It runs model-written SQL without the gate:
-use it only on a read-only evaluation connection (the DuckDB connector always is).
+`deps.limits`), so both are scored by the same code. It runs model-written SQL without the gate: use
+it only on a read-only evaluation connection (the DuckDB connector always is).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from agent.model import prompts
 from agent.model.question_context import create_table
 from agent.nodes.execute import plain
 from agent.outcome import Answer, Outcome
+from agent.reference_day import pin_sql, today
 from connectors.base import Connector, ConnectorError
 
 SYSTEM = """You write SQL for a {dialect} database. Today is {today}.
@@ -59,6 +61,8 @@ class NaiveBaseline:
     connector: Connector
     model: BaseChatModel
     limits: AgentLimits = field(default_factory=AgentLimits)
+    #: The day it is asked on when pinned; None: the real date.
+    pinned_today: dt.date | None = None
     _turns: dict[str, list[BaseMessage]] = field(default_factory=dict)
 
     @property
@@ -68,7 +72,9 @@ class NaiveBaseline:
     def system_prompt(self) -> str:
         schema = "\n\n".join(create_table(t) for t in self.connector.list_tables())
         dialect = prompts.DIALECT_NAMES.get(self.connector.dialect, self.connector.dialect)
-        return SYSTEM.format(dialect=dialect, today=dt.date.today().isoformat(), schema=schema)
+        return SYSTEM.format(
+            dialect=dialect, today=today(self.pinned_today).isoformat(), schema=schema
+        )
 
     def ask(self, thread_id: str, question: str, *, user: str) -> Outcome:
         turns = self._turns.setdefault(thread_id, [])
@@ -81,6 +87,8 @@ class NaiveBaseline:
         turns += [HumanMessage(question), AIMessage(f"```sql\n{sql}\n```")]
         if not sql:
             return Outcome(kind="failed", message=f"no SQL in the reply: {reply[:300]}")
+        if self.pinned_today is not None:  # the engine's clock says the real date
+            sql = pin_sql(sql, self.pinned_today, self.connector.dialect)
         started = time.perf_counter()
         try:
             result = self.connector.run(

@@ -1,13 +1,18 @@
 """The golden set: questions with the SQL that answers them, or the reply they call for.
 
-A file is YAML (`questions:` list, optional `warehouse` and `dialect`) or JSONL (one question per
-line). Each question has an `id`, a `category`, the `question`, `gold` (one SQL text or a list of
-acceptable ones), `expect` (answer, clarify or decline), and optionally `follow_up_of` (the id it
-continues in the same thread) and `ordered` (whether row order is part of the answer).
+A file is YAML (`questions:` list, optional `warehouse`, `dialect` and `today`) or JSONL (one
+question per line). Each question has an `id`, a `category`, the `question`, `gold` (one SQL text or
+a list of acceptable ones), `expect` (answer, clarify or decline), and optionally `follow_up_of`
+(the id it continues in the same thread) and `ordered` (whether row order is part of the answer).
+
+`today: YYYY-MM-DD` pins the day the set is asked on, so that its scores repeat: the model is told
+that day, the demo warehouse is built for it, and SQL that reads the clock (gold and generated
+alike) reads that day (`agent.reference_day`).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from dataclasses import dataclass, field
@@ -58,6 +63,8 @@ class GoldenSet:
     #: The sqlglot dialect of the gold SQL; None means the warehouse's own.
     dialect: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    #: The day the set is asked on (`today:`), or None: the real date, so scores may drift.
+    today: dt.date | None = None
 
     def chains(self) -> list[list[GoldenQuestion]]:
         """Questions grouped by thread: a question and its follow-ups, in file order."""
@@ -95,6 +102,18 @@ def parse_question(raw: Any, where: str) -> GoldenQuestion:
     )
 
 
+def parse_today(value: Any, where: Path) -> dt.date | None:
+    """A set's `today:` (YAML reads an unquoted date as one; a string is read as ISO)."""
+    if value is None or (isinstance(value, dt.date) and not isinstance(value, dt.datetime)):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value))
+    except ValueError:
+        raise GoldenError(
+            f"{where}: today must be a date written YYYY-MM-DD, not {value!r}"
+        ) from None
+
+
 def load_golden(path: Path) -> GoldenSet:
     """Read and check a golden file (ids unique, follow-ups after the question they follow)."""
     try:
@@ -124,6 +143,7 @@ def load_golden(path: Path) -> GoldenSet:
         tuple(questions),
         warehouse=header.pop("warehouse", None),
         dialect=header.pop("dialect", None),
+        today=parse_today(header.pop("today", None), path),
         meta=header,
     )
 
@@ -134,6 +154,7 @@ def dump_golden(golden: GoldenSet, path: Path) -> None:
     if path.suffix == ".jsonl":
         path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         return
-    head = {k: v for k, v in (("warehouse", golden.warehouse), ("dialect", golden.dialect)) if v}
+    pairs = (("warehouse", golden.warehouse), ("dialect", golden.dialect), ("today", golden.today))
+    head = {k: v for k, v in pairs if v}
     text = yaml.safe_dump({**head, **golden.meta, "questions": rows}, sort_keys=False, width=100)
     path.write_text(text, encoding="utf-8")

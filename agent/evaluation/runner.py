@@ -9,6 +9,8 @@ compared (`agent.evaluation.compare`).
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import decimal
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -29,6 +31,7 @@ from agent.memory.examples import ExampleStore
 from agent.memory.failures import FailureStore
 from agent.nodes.execute import plain
 from agent.outcome import Outcome
+from agent.reference_day import pin_sql
 from agent.semantic.artifacts import ProjectArtifacts
 from connectors.base import Connector, ConnectorError
 
@@ -78,6 +81,9 @@ class QuestionResult:
     #: The last SQL drafted when the question ended with none proposed (the gate refused it, or
     #: the repairs ran out): the statement behind a failure, which `sql` then lacks.
     refused_sql: str = ""
+    #: Every gold query of the question returned nothing (`is_empty`): an empty answer then
+    #: matches, so a pass says little (a period past the data's end, or a set left unpinned).
+    gold_empty: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,8 +105,10 @@ def evaluation_agent(
     strategies: Strategies | None = None,
     check_model: BaseChatModel | None = None,
     project: ProjectArtifacts | None = None,
+    today: dt.date | None = None,
 ) -> Agent:
-    """An agent like the bot's, with threads in memory and no learning from approvals.
+    """An agent like the bot's, with threads in memory and no learning from approvals, asked on
+    `today` when pinned (a golden set's `today:`).
     Failures are remembered, in memory, when `strategies` say so (that is the strategy), but
     only within a question's own thread: one question's mistake never reaches another, so the
     score does not depend on the order of the questions."""
@@ -116,6 +124,7 @@ def evaluation_agent(
         strategies=strategies or Strategies(),
         check_model=check_model,
         project=project,
+        pinned_today=today,
     )
     # every question sees the same catalog (with its value profiles), not a half-read one; if
     # the warehouse cannot be read, each question says so
@@ -167,7 +176,7 @@ def _one(
         except Exception as exc:  # one broken question must not end the run
             outcome = Outcome(kind="failed", message=f"{type(exc).__name__}: {exc}")
     latency = time.perf_counter() - started
-    status, match, reason = _score(golden, agent, q, outcome)
+    status, match, reason, gold_empty = _score(golden, agent, q, outcome)
     sql = (
         outcome.answer.sql if outcome.answer else (outcome.proposal.sql if outcome.proposal else "")
     )
@@ -195,6 +204,7 @@ def _one(
         database=database,
         nodes=dict(outcome.usage.get("nodes", {})) if outcome.usage else {},
         kind=kind,
+        gold_empty=gold_empty,
         **_trace(agent, thread_id, sql),
     )
 
@@ -227,36 +237,75 @@ def _repairs(outcome: Outcome, calls: int) -> int:
 
 def _score(
     golden: GoldenSet, agent: Answerer, q: GoldenQuestion, outcome: Outcome
-) -> tuple[Status, str | None, str]:
+) -> tuple[Status, str | None, str, bool]:
+    """Status, match, reason, and whether the gold answer is empty."""
     if q.expect != "answer":
         wanted = (
             "a clarifying question" if q.expect == "clarify" else "saying the data cannot answer"
         )
         if outcome.kind == "clarify":
-            return "pass", None, ""
+            return "pass", None, "", False
         if outcome.kind == "answer":
-            return "fail", None, f"ran SQL where the right reply was {wanted}"
-        return "fail", None, f"ended {outcome.kind} where the right reply was {wanted}"
+            return "fail", None, f"ran SQL where the right reply was {wanted}", False
+        return "fail", None, f"ended {outcome.kind} where the right reply was {wanted}", False
     try:  # first: a question whose gold SQL cannot run cannot be scored
         golds = gold_tables(golden, q, agent.deps.connector, agent.deps.limits)
     except ConnectorError as exc:
-        return "gold_error", None, f"the gold SQL failed: {exc.message}"
+        return "gold_error", None, f"the gold SQL failed: {exc.message}", False
+    empty = all(is_empty(g) for g in golds)
     if outcome.kind == "clarify":
-        return "fail", None, f"asked or declined instead of answering: {outcome.message[:300]}"
+        reason = f"asked or declined instead of answering: {outcome.message[:300]}"
+        return "fail", None, reason, empty
     if outcome.answer is None:
-        return "fail", None, f"no answer ({outcome.kind}): {outcome.message[:300]}"
+        return "fail", None, f"no answer ({outcome.kind}): {outcome.message[:300]}", empty
     gen = Table(tuple(outcome.answer.columns), tuple(tuple(r) for r in outcome.answer.rows))
     match = best_match(golds, gen, ordered=q.ordered)
     if match:
-        return "pass", match, ""
-    return "fail", None, difference(golds, gen)
+        return "pass", match, EMPTY_GOLD if empty else "", empty
+    return "fail", None, difference(golds, gen), empty
+
+
+#: The reason a pass on an empty gold answer carries.
+EMPTY_GOLD = "the gold answer is empty: an empty answer matches it, so this pass shows little"
+
+
+def empty_gold(golden: GoldenSet, connector: Connector, limits: AgentLimits) -> list[str]:
+    """The ids of the questions whose every gold query returns nothing on `connector` (gold SQL
+    that fails is reported when the question is scored). Checked when a set is loaded for a
+    run: an empty gold answer is matched by an empty guess, so such a question proves little."""
+    ids = []
+    for q in golden.questions:
+        if q.expect != "answer":
+            continue
+        try:
+            tables = gold_tables(golden, q, connector, limits)
+        except ConnectorError:
+            continue
+        if all(is_empty(t) for t in tables):
+            ids.append(q.id)
+    return ids
+
+
+def is_empty(table: Table) -> bool:
+    """No rows, or nothing but NULLs and zeros: what an aggregate over no rows gives
+    (`count(*)` 0, `sum(...)` NULL), which an empty answer would match as well."""
+    return all(
+        v is None or (isinstance(v, int | float | decimal.Decimal) and v == 0)
+        for row in table.rows
+        for v in row
+    )
 
 
 def gold_sql(golden: GoldenSet, q: GoldenQuestion, dialect: str) -> list[str]:
-    """The question's gold SQL in the engine's dialect (transpiled when the set says another)."""
+    """The question's gold SQL in the engine's dialect (transpiled when the set says another),
+    reading the set's pinned day where it reads the clock (`current_date`)."""
     if not golden.dialect or golden.dialect == dialect:
-        return list(q.gold)
-    return [sqlglot.transpile(sql, read=golden.dialect, write=dialect)[0] for sql in q.gold]
+        sqls = list(q.gold)
+    else:
+        sqls = [sqlglot.transpile(sql, read=golden.dialect, write=dialect)[0] for sql in q.gold]
+    if golden.today is None:
+        return sqls
+    return [pin_sql(sql, golden.today, dialect) for sql in sqls]
 
 
 def gold_tables(

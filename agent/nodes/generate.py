@@ -64,17 +64,22 @@ def model_context(state: ThreadState, deps: AgentDeps, snapshot: CatalogSnapshot
 
 
 def system_prompt(
-    connector: Connector, limits: AgentLimits, context: str, *, dates: bool = True
+    connector: Connector,
+    limits: AgentLimits,
+    context: str,
+    *,
+    today: dt.date,
+    dates: bool = True,
 ) -> str:
-    """The rules for `connector`'s engine and dialect, then `context`; the dialect's date
-    idioms when `dates` (the tables shown have date columns: a model shown them beside a year
-    kept as a number applied year() to it)."""
+    """The rules for `connector`'s engine and dialect on `today`, then `context`; the dialect's
+    date idioms when `dates` (the tables shown have date columns: a model shown them beside a
+    year kept as a number applied year() to it)."""
     dialect = connector.dialect
     idioms = prompts.DATE_IDIOMS.get(dialect) if dates else None
     return prompts.SYSTEM.format(
         engine=connector.name,
         dialect=prompts.DIALECT_NAMES.get(dialect, dialect),
-        today=dt.date.today().isoformat(),
+        today=today.isoformat(),
         dates=prompts.DATES.format(idioms=idioms) if idioms else "",
         row_limit=limits.row_limit,
         context=context,
@@ -86,7 +91,9 @@ def build_messages(
 ) -> list[BaseMessage]:
     """The SQL step's messages: rules and context, history, the question, then the plan and
     mistakes to avoid when those strategies are on, and the problems of a draft under repair."""
-    system = system_prompt(deps.connector, deps.limits, context.text, dates=context.temporal)
+    system = system_prompt(
+        deps.connector, deps.limits, context.text, today=deps.today(), dates=context.temporal
+    )
     messages: list[BaseMessage] = [SystemMessage(system)]
     turns = own_turns(state)[-deps.limits.history_turns :]
     if turns:

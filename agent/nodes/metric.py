@@ -18,7 +18,6 @@ the state records why, and the trace says so.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
 from typing import Any
@@ -90,7 +89,7 @@ def _history(turns: list[Turn]) -> str:
 def _messages(state: ThreadState, deps: AgentDeps, layer: SemanticLayer) -> list[BaseMessage]:
     assert deps.metrics is not None
     system = prompts.METRIC.format(
-        today=dt.date.today().isoformat(),
+        today=deps.today().isoformat(),
         metrics=metrics_text(layer),
         dimensions=dimensions_text(deps.metrics, layer),
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from langchain_core.runnables import RunnableConfig
 
@@ -21,6 +21,7 @@ from agent.context import AgentDeps, thread_of
 from agent.gate import Verdict, check_sql
 from agent.memory.audit import sql_sha256
 from agent.outcome import Proposal
+from agent.reference_day import pin_sql
 from agent.screen.periods import period_problems
 from agent.state import Draft, Final, Step, ThreadState, Update, failed
 from connectors.base import ActsAs, ConnectorError, CostEstimate, acts_as
@@ -57,6 +58,7 @@ def screen(sql: str, snapshot: CatalogSnapshot, deps: AgentDeps, *, identity: st
     if not verdict.ok:
         reasons = verdict.reasons
         return Screened(verdict, None, tuple(map(str, reasons)), tuple(r.code for r in reasons))
+    verdict = _on_pinned_day(verdict, deps)
     try:
         estimate = deps.connector.estimate(verdict.sql)
     except ConnectorError as exc:  # e.g. a dry run refused by the warehouse
@@ -65,6 +67,18 @@ def screen(sql: str, snapshot: CatalogSnapshot, deps: AgentDeps, *, identity: st
         return Screened(verdict, estimate, (estimate.refusal,), ("over_cost_limit",))
     misses = tuple(str(m) for m in check_values(verdict.sql, snapshot, deps.live(identity)))
     return Screened(verdict, estimate, misses, ("value_not_found",) * len(misses))
+
+
+def _on_pinned_day(verdict: Verdict, deps: AgentDeps) -> Verdict:
+    """`verdict` with the engine's clock read as the pinned day (QUERYBOT_TODAY), so the SQL
+    shown, approved and run answers for the day the model was told; unchanged when unpinned."""
+    if deps.pinned_today is None:
+        return verdict
+    pinned = pin_sql(verdict.sql, deps.pinned_today, deps.connector.dialect)
+    if pinned == verdict.sql:
+        return verdict
+    fix = f"current_date read as the pinned day {deps.pinned_today.isoformat()}"
+    return replace(verdict, sql=pinned, fixes=(*verdict.fixes, fix))
 
 
 def _held_to_access(

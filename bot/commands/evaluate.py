@@ -13,6 +13,7 @@ automatically and runs on a read-only connection to the warehouse.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import sys
@@ -34,7 +35,7 @@ from agent.evaluation.report import (
     render_comparison,
     render_diff,
 )
-from agent.evaluation.runner import QuestionResult, evaluation_agent, run_golden
+from agent.evaluation.runner import QuestionResult, empty_gold, evaluation_agent, run_golden
 from agent.memory.examples import ExampleStore
 from agent.model.providers import load_model
 from agent.semantic.artifacts import DbtProjectError, ProjectArtifacts
@@ -110,19 +111,31 @@ def _evaluate(
     there is no golden set, and where they ran (for the report's meta). With the warehouse's
     dbt project unless `--without-dbt` (raises DbtProjectError when it cannot be read)."""
     if golden is None:
-        return _defog(args, setup)
+        return _defog(args, replace(setup, today=settings.today))
     warehouse, spec, dbt_project = _warehouse(args.warehouse or golden.warehouse, settings)
     if args.without_dbt:
         dbt_project = None
     # raises DbtProjectError before anything opens
     project = ProjectArtifacts(dbt_project) if dbt_project else None
+    # the set's pinned day wins: the demo is built for it, the model is told it
+    today = golden.today or settings.today
+    setup = replace(setup, today=today)
     connector = open_connector(
-        spec, data_dir=settings.data_dir, limits=settings.limits, settings=settings
+        spec, data_dir=settings.data_dir, limits=settings.limits, settings=settings, today=today
     )
+    meta = {"golden": str(args.golden), "warehouse": warehouse}
+    if today:
+        meta["today"] = today.isoformat()
+    if empty := empty_gold(golden, connector, setup.limits):
+        meta["empty_gold"] = ", ".join(empty)
+        print(
+            f"querybot eval: warning: the gold answer is empty for {', '.join(empty)}; an empty "
+            "answer matches it (pin the set's `today:` to a day its data covers)",
+            file=sys.stderr,
+        )
     if connector.name in ("bigquery", "snowflake") and settings.profile_values == "auto":
         setup = replace(setup, limits=replace(setup.limits, profile_values=False))
     results = _run_on(connector, golden, replace(setup, project=project), "")
-    meta = {"golden": str(args.golden), "warehouse": warehouse}
     if dbt_project:
         meta["dbt_project"] = str(dbt_project)
     return results, meta
@@ -163,6 +176,8 @@ class Setup:
     baseline: bool = False
     #: The warehouse's dbt project (metric questions get governed answers), or None.
     project: ProjectArtifacts | None = None
+    #: The day the questions are asked on (the set's `today:`, else QUERYBOT_TODAY), or None.
+    today: dt.date | None = None
 
 
 def _run_on(
@@ -170,7 +185,9 @@ def _run_on(
 ) -> list[QuestionResult]:
     """Evaluate `golden` on `connector`, then close it."""
     if setup.baseline:
-        baseline = NaiveBaseline(connector, setup.model, limits=setup.limits)
+        baseline = NaiveBaseline(
+            connector, setup.model, limits=setup.limits, pinned_today=setup.today
+        )
         try:
             return run_golden(golden, baseline, database=database, progress=_progress)
         finally:
@@ -182,6 +199,7 @@ def _run_on(
         strategies=setup.strategies,
         check_model=setup.check_model,
         project=setup.project,
+        today=setup.today,
     )
     try:
         return run_golden(golden, agent, database=database, progress=_progress)

@@ -1,9 +1,9 @@
 """The demo warehouse's rows: a small online shop, generated from one seeded `random.Random`.
 
-The same seed gives the same rows on every build. The data ends on a fixed date (`END`), not today,
-so answers do not drift from one build to the next. Money is generated in integer cents and
-written as "12.34" strings, so no float rounding reaches the file. What the shop sells, where, and
-in which mixes is in `demo_shop`.
+The same seed gives the same rows on every build, on a fixed calendar (`START` .. `END`); the
+builder (`connectors.demo.build`) then moves every date so that the history ends yesterday. Money is
+generated in integer cents and written as "12.34" strings, so no float rounding reaches the
+file. What the shop sells, where, and in which mixes is in `connectors.demo.shop`.
 """
 
 from __future__ import annotations

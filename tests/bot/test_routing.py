@@ -22,6 +22,7 @@ from bot.wiring import Deployment
 from connectors.base import ConnectorError, TableInfo, WarehouseUnavailable
 from connectors.demo.build import ensure_demo
 from connectors.duckdb.connector import DuckDBConnector
+from tests.support.demo_day import TODAY
 
 DEMO_SQL = "SELECT COUNT(*) AS regions FROM demo.main.regions"
 SURVEY_SQL = "SELECT answer, COUNT(*) AS n FROM surveys GROUP BY answer ORDER BY answer"
@@ -108,7 +109,7 @@ def test_the_override_is_asked_first(tmp_path: Path, demo_file: Path) -> None:
     config = two_warehouses(tmp_path, demo_file, default=True)
     deployment = Deployment(settings_for(tmp_path, [DEMO_SQL], config))
     # a per-thread agent over another connector, as the files-in-thread sandbox builds one
-    connector = DuckDBConnector(ensure_demo(tmp_path / "sandbox"))
+    connector = DuckDBConnector(ensure_demo(tmp_path / "sandbox", today=TODAY))
     special = deployment.agent_for(connector, name="sandbox")
     assert special.deps.model is deployment.model and special.deps.audit is deployment.audit
     asked: list[str] = []

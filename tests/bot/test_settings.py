@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,12 @@ def test_time_limits_default_and_bad_values() -> None:
             assert str(caught.value) == (
                 f"{name} must be a number above 0, at most {most} (default 60), got '{bad}'."
             )
+
+
+def test_today_is_a_date_or_unset() -> None:
+    assert Settings.from_env({}, dotenv=False).today is None
+    assert Settings.from_env({"QUERYBOT_TODAY": " 2026-11-01 "}, dotenv=False).today == date(
+        2026, 11, 1
+    )
+    with pytest.raises(SettingsError, match="QUERYBOT_TODAY must be a date written YYYY-MM-DD"):
+        Settings.from_env({"QUERYBOT_TODAY": "tomorrow"}, dotenv=False)

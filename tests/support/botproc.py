@@ -26,7 +26,9 @@ from typing import Any
 
 import duckdb
 
+from connectors.demo.build import marker_path
 from tests.support import pgdb
+from tests.support.demo_day import TODAY
 from tests.support.slack_payloads import action_request, event_request, signed_headers
 from tests.support.socket_standin import SocketModeStandin
 from tests.support.standin import SlackStandin
@@ -53,9 +55,11 @@ def write_script(path: Path, replies: list[dict[str, str] | str]) -> Path:
 
 
 def data_dir_with(tmp: Path, demo: Path) -> Path:
-    """A fresh data directory holding a copy of the prebuilt demo warehouse."""
+    """A fresh data directory holding a copy of the prebuilt demo warehouse, with the file
+    saying which last day it holds (without it the bot would build the demo again)."""
     tmp.mkdir(parents=True, exist_ok=True)
     shutil.copy(demo, tmp / demo.name)
+    shutil.copy(marker_path(demo), marker_path(tmp / demo.name))
     return tmp
 
 
@@ -94,6 +98,8 @@ class BotProcess:
             "QUERYBOT_MODEL": f"scripted:{self.script}",
             "QUERYBOT_DATA_DIR": str(self.data_dir),
             "QUERYBOT_WAREHOUSE": "demo",
+            # the day the demo was built for (tests/conftest.py): its data ends 2026-10-31
+            "QUERYBOT_TODAY": TODAY.isoformat(),
             **self.extra_env,
         }
         if self.socket_mode:  # Socket Mode requests are not signed: no secret needed

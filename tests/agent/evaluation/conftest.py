@@ -18,6 +18,7 @@ from agent.evaluation.scripted import unmatched_ids
 from agent.model.providers import ScriptedChatModel
 from connectors.demo.build import ensure_demo
 from connectors.duckdb.connector import DuckDBConnector
+from tests.support.demo_day import TODAY
 
 DEMO_GOLDEN = Path(__file__).resolve().parents[3] / "evals" / "demo.yaml"
 
@@ -36,7 +37,7 @@ def demo_unmatched(questions: tuple[GoldenQuestion, ...]) -> frozenset[str]:
     """The `questions` (over the demo warehouse) the default's match step answers with no
     model call."""
     with tempfile.TemporaryDirectory() as folder:
-        connector = DuckDBConnector(ensure_demo(Path(folder)))
+        connector = DuckDBConnector(ensure_demo(Path(folder), today=TODAY))
         try:
             snapshot = Catalog(connector, profile=False).refresh()
             return unmatched_ids(GoldenSet(questions), snapshot)

@@ -20,7 +20,7 @@ def test_a_model_replaying_the_gold_sql_scores_100_percent(
     demo_golden: GoldenSet, demo: DuckDBConnector, tmp_path: Path
 ) -> None:
     model = load_model(f"scripted:{gold_script(demo_golden, tmp_path / 'gold.jsonl')}")
-    results = run_golden(demo_golden, evaluation_agent(demo, model))
+    results = run_golden(demo_golden, evaluation_agent(demo, model, today=demo_golden.today))
     report = build_report(results, {})
     assert report["failures"] == []
     summary = report["summary"]

@@ -19,7 +19,8 @@ from bot.files.sandboxes import SandboxAgents, duration
 from bot.routing import Router
 from bot.settings import Settings
 from bot.wiring import serving
-from connectors.demo.build import ensure_demo
+from connectors.demo.build import ensure_demo, marker_path
+from tests.support.demo_day import TODAY
 
 FILES = Path(__file__).resolve().parents[2] / "fixtures" / "files"
 THREAD = "T1:C0FILES01:1.0"
@@ -30,7 +31,7 @@ SALES_SQL = "SELECT region, SUM(quantity) AS units FROM sales GROUP BY region OR
 @pytest.fixture(scope="module")
 def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("demo")
-    ensure_demo(folder)
+    ensure_demo(folder, today=TODAY)
     return folder
 
 
@@ -43,7 +44,12 @@ def settings_for(tmp_path: Path, demo_dir: Path, replies: list[str], **env: str)
     demo = data / "demo.duckdb"
     if not demo.exists():
         demo.write_bytes((demo_dir / "demo.duckdb").read_bytes())
-    base = {"QUERYBOT_MODEL": f"scripted:{script}", "QUERYBOT_DATA_DIR": str(data)}
+        marker_path(demo).write_bytes(marker_path(demo_dir / "demo.duckdb").read_bytes())
+    base = {
+        "QUERYBOT_MODEL": f"scripted:{script}",
+        "QUERYBOT_DATA_DIR": str(data),
+        "QUERYBOT_TODAY": TODAY.isoformat(),
+    }
     return Settings.from_env(base | env, dotenv=False)
 
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import shutil
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from connectors.demo.build import build_demo, demo_path, ensure_demo
+from connectors.demo.build import build_demo, demo_path, ensure_demo, last_day_of, marker_path
 from connectors.duckdb.connector import DuckDBConnector
+from tests.support.demo_day import TODAY
 
 TABLES = ("regions", "customers", "products", "orders", "order_items", "returns", "sales")
 
@@ -49,7 +50,7 @@ def contents(path: Path) -> dict[str, object]:
 
 @pytest.mark.slow
 def test_two_builds_hold_the_same_data(demo_file: Path, tmp_path: Path) -> None:
-    again = build_demo(tmp_path / "demo.duckdb")
+    again = build_demo(tmp_path / "demo.duckdb", date(2026, 10, 31))
     # read from a copy: once the session's `demo` connector has the file open, this process
     # cannot open it with other settings
     first = Path(shutil.copy(demo_file, tmp_path / "first.duckdb"))
@@ -159,20 +160,60 @@ def test_ensure_demo_builds_once_and_leaves_no_temporary_files(demo_file: Path) 
     data_dir = demo_file.parent
     assert demo_path(data_dir) == demo_file
     before = demo_file.stat().st_mtime_ns
-    assert ensure_demo(data_dir) == demo_file
+    assert ensure_demo(data_dir, today=TODAY) == demo_file
     assert demo_file.stat().st_mtime_ns == before
-    assert [p.name for p in data_dir.iterdir()] == ["demo.duckdb"]
+    assert sorted(p.name for p in data_dir.iterdir()) == ["demo.duckdb", "demo.last-day"]
+    assert last_day_of(demo_file) == date(2026, 10, 31)
 
 
 @pytest.mark.slow
-def test_ensure_demo_creates_the_data_dir(tmp_path: Path) -> None:
+def test_the_unpinned_demo_ends_yesterday(tmp_path: Path) -> None:
+    """A newcomer's "last month" has data: with no pinned day the history ends yesterday."""
     path = ensure_demo(tmp_path / "new" / "data")
     assert path == tmp_path / "new" / "data" / "demo.duckdb"
-    assert query(path, "SELECT count(*) FROM regions") == [(5,)]
+    yesterday = date.today() - timedelta(days=1)
+    first, last, months = query(
+        path,
+        "SELECT min(order_date), max(order_date), count(DISTINCT date_trunc('month', order_date))"
+        " FROM orders",
+    )[0]
+    assert last == yesterday
+    assert (last - first).days == (date(2026, 10, 31) - date(2024, 11, 1)).days
+    assert 24 <= months <= 25
+    assert last_day_of(path) == yesterday
 
 
-def test_build_demo_keeps_an_existing_file(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_a_pinned_demo_ends_the_day_before_and_a_stale_one_is_rebuilt(
+    demo_file: Path, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    stale = Path(shutil.copy(demo_file, data_dir / "demo.duckdb"))
+    shutil.copy(marker_path(demo_file), marker_path(stale))
+    # read from a copy: the session's `demo` connector has the file open with other settings
+    before = Path(shutil.copy(demo_file, tmp_path / "before.duckdb"))
+    pinned = ensure_demo(data_dir, today=date(2027, 3, 15))
+    assert pinned == stale
+    last = date(2027, 3, 14)
+    shift = last - date(2026, 10, 31)
+    assert query(
+        pinned, "SELECT max(order_date), max(return_date) <= max(order_date) FROM orders, returns"
+    ) == [(last, True)]
+    assert last_day_of(pinned) == last
+    # the same rows, every date moved by the same days; comments naming dates move with them
+    old = query(before, "SELECT order_id, order_date, shipped_date FROM orders ORDER BY 1")
+    new = query(pinned, "SELECT order_id, order_date, shipped_date FROM orders ORDER BY 1")
+    assert new == [(i, d + shift, s and s + shift) for i, d, s in old]
+    comment = query(pinned, "SELECT comment FROM duckdb_tables() WHERE table_name = 'orders'")
+    assert f"to {last.isoformat()}." in comment[0][0]
+    assert sorted(p.name for p in data_dir.iterdir()) == ["demo.duckdb", "demo.last-day"]
+
+
+def test_a_file_without_its_last_day_is_built_again(tmp_path: Path) -> None:
+    """A copy without its marker, or a file an older build left, is not trusted."""
     path = tmp_path / "demo.duckdb"
     path.write_text("mine")
-    assert build_demo(path) == path
-    assert path.read_text() == "mine"
+    assert last_day_of(path) is None
+    assert build_demo(path, date(2026, 10, 31)) == path
+    assert query(path, "SELECT count(*) FROM regions") == [(5,)]
