@@ -12,8 +12,9 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel
 
 from agent.catalog.access import Access
+from agent.catalog.date_range import DateRange, DateRanges
 from agent.catalog.glossary import Glossary
-from agent.catalog.snapshot import Catalog, CatalogSnapshot
+from agent.catalog.snapshot import Catalog, CatalogSnapshot, table_key
 from agent.memory.audit import AuditLog
 from agent.memory.examples import ExampleStore
 from agent.memory.failures import FailureStore
@@ -27,7 +28,7 @@ from agent.semantic.artifacts import ProjectArtifacts
 from agent.semantic.metrics import Metrics
 from agent.semantic.readable import readable_layer
 from connectors.allowlist import TableAllowlist
-from connectors.base import Connector, TableInfo
+from connectors.base import Connector, ConnectorError, TableInfo
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +129,8 @@ class AgentDeps:
     #: the real date, read at each question.
     pinned_today: dt.date | None = None
     catalog: Catalog = field(init=False)
+    #: The dates the data's date columns cover, read once per catalog (`date_ranges`).
+    dates: DateRanges = field(init=False, default_factory=DateRanges)
     #: What a question asked as a warehouse identity may show its model.
     access: Access = field(init=False)
     context: ContextBuilder = field(init=False)
@@ -180,6 +183,20 @@ class AgentDeps:
         tells the model today's date reads it here."""
         return today(self.pinned_today)
 
+    def date_ranges(self, tables: Sequence[str], identity: str) -> tuple[DateRange, ...]:
+        """What the date columns of `tables` (qualified names) cover, read through the
+        connector where values may be checked live (`live`: profiling on, no identity), else
+        none. Never raises: a warehouse that cannot say gives none."""
+        connector = self.live(identity)
+        if connector is None:
+            return ()
+        try:
+            known = self.catalog.snapshot().by_key
+        except ConnectorError:
+            return ()
+        shown = [known[key] for key in map(table_key, tables) if key in known]
+        return self.dates.of(connector, shown)
+
     def visible(self, identity: str) -> CatalogSnapshot:
         """The catalog as a question asked as `identity` may see it: every step that shows the model
         tables, values or examples, or checks a draft, reads this. Raises ConnectorError when it
@@ -231,3 +248,4 @@ class AgentDeps:
         """A new snapshot: retire examples that no longer fit it, build its search index."""
         self.examples.retire_missing(snapshot)
         self.context.warm(snapshot)
+        self.dates.clear()

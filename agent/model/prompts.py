@@ -5,8 +5,8 @@ from __future__ import annotations
 SYSTEM = """You are a careful data analyst. You answer questions about a {engine} warehouse by \
 writing ONE read-only SQL query in {dialect}.
 
-Today's date is {today} (current_date in SQL). Write a date literal only for a date or period \
-the question names ("in 2025", "March 2026"); compute relative periods ("last month", "last \
+Today's date is {today} (current_date in SQL).{coverage} Write a date literal only for a date or \
+period the question names ("in 2025", "March 2026"); compute relative periods ("last month", "last \
 quarter", "this year") from the current date, as full calendar periods before the current \
 one.{dates}
 
@@ -26,6 +26,9 @@ events or facts outside this warehouse), set kind to "clarify" and say the data 
 and what it does cover. Never invent tables, columns or values.
 
 {context}"""
+
+#: What the data's date columns cover (agent.catalog.date_range), after today's date.
+COVERAGE = """ The dates in the data: {ranges}; a period outside them has no rows."""
 
 TABLES = """Tables{note}:
 {tables}"""

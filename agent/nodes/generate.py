@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 
+from agent.catalog.date_range import DateRange
 from agent.catalog.snapshot import CatalogSnapshot
 from agent.context import AgentDeps, AgentLimits, thread_of
 from agent.memory.failures import one_line, read_tables
@@ -70,16 +72,22 @@ def system_prompt(
     *,
     today: dt.date,
     dates: bool = True,
+    coverage: Sequence[DateRange] = (),
 ) -> str:
     """The rules for `connector`'s engine and dialect on `today`, then `context`; the dialect's
     date idioms when `dates` (the tables shown have date columns: a model shown them beside a
-    year kept as a number applied year() to it)."""
+    year kept as a number applied year() to it); the dates the data covers, when known."""
     dialect = connector.dialect
     idioms = prompts.DATE_IDIOMS.get(dialect) if dates else None
     return prompts.SYSTEM.format(
         engine=connector.name,
         dialect=prompts.DIALECT_NAMES.get(dialect, dialect),
         today=today.isoformat(),
+        coverage=(
+            prompts.COVERAGE.format(ranges="; ".join(r.text() for r in coverage))
+            if coverage
+            else ""
+        ),
         dates=prompts.DATES.format(idioms=idioms) if idioms else "",
         row_limit=limits.row_limit,
         context=context,
@@ -92,7 +100,12 @@ def build_messages(
     """The SQL step's messages: rules and context, history, the question, then the plan and
     mistakes to avoid when those strategies are on, and the problems of a draft under repair."""
     system = system_prompt(
-        deps.connector, deps.limits, context.text, today=deps.today(), dates=context.temporal
+        deps.connector,
+        deps.limits,
+        context.text,
+        today=deps.today(),
+        dates=context.temporal,
+        coverage=deps.date_ranges(context.tables, state.get("identity", "")),
     )
     messages: list[BaseMessage] = [SystemMessage(system)]
     turns = own_turns(state)[-deps.limits.history_turns :]
