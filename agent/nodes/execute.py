@@ -9,6 +9,7 @@ import decimal
 import logging
 import math
 import sqlite3
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -18,6 +19,8 @@ from agent.memory.audit import sql_sha256
 from agent.nodes.paste import NEXT_STEP
 from agent.outcome import Answer, Proposal
 from agent.state import Decision, Draft, Step, ThreadState, Update, failed
+from agent.strategies.coverage import coverage_note
+from agent.strategies.relax import is_empty
 from connectors.base import ConnectorError, QueryCancelled, QueryResult, RunContext
 from connectors.units import counted
 
@@ -65,6 +68,17 @@ def answer_of(
         label=proposal.label,
         definitions=proposal.definitions,
     )
+
+
+def _with_coverage(answer: Answer, deps: AgentDeps, identity: str) -> Answer:
+    """An empty answer filtered on a period says which dates the data covers there (its
+    explanation, under the result)."""
+    if not is_empty(answer.columns, answer.rows, answer.total_rows):
+        return answer
+    note = coverage_note(answer.sql, answer.tables, deps, identity)
+    if not note:
+        return answer
+    return replace(answer, explanation=f"{answer.explanation.strip()} {note}".strip())
 
 
 def learn(state: ThreadState, deps: AgentDeps) -> None:
@@ -167,7 +181,8 @@ def execute(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upda
     record("executed", detail={**figures, "elapsed_s": result.elapsed_s})
     if result.total_rows > 0:
         learn(state, deps)
-    answer = answer_of(proposal, decision, deps, result).to_state()
+    ran_answer = answer_of(proposal, decision, deps, result)
+    answer = _with_coverage(ran_answer, deps, proposal.run_as).to_state()
     rows = counted(result.total_rows, "row")
     ran = f"Ran in {result.elapsed_s:.2f} s on {deps.connector.name}: {rows}."
     step = {"kind": "executed", "text": ran, "proposal_id": proposal.proposal_id}

@@ -16,6 +16,8 @@ from agent.nodes.finish import QUESTION_KEPT
 from agent.nodes.validate import validate
 from agent.outcome import Answer, Proposal
 from agent.state import Draft, Step, ThreadState, Turn, Update
+from agent.strategies.coverage import covers, period_range
+from agent.strategies.relax import Relaxed
 from agent.strategies.relax import relax as loosen
 from connectors.base import ConnectorError
 
@@ -27,8 +29,9 @@ def relax(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update
     was = Proposal.from_dict(proposal).explanation.strip()
     why = "returned no rows" if answer.total_rows == 0 else "returned only empty (NULL) values"
     steps: list[Step] = [{"kind": "empty", "text": f"The query {why}."}]
+    identity = state.get("identity", "")
     try:
-        loosened = loosen(answer.sql, deps.visible(state.get("identity", "")), answer.tables)
+        loosened = loosen(answer.sql, deps.visible(identity), answer.tables)
     except ConnectorError:
         loosened = None
     if loosened is None:
@@ -36,9 +39,10 @@ def relax(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update
         steps.append({"kind": "not_relaxed", "text": text})
         return {"relaxed": True, "trace": steps}
     changes = loosened.describe()
+    other_period = " It answers for another period than the one asked." if loosened.period else ""
     draft: Draft = {
         "kind": "sql",
-        "explanation": f"Loosened: {changes}. (Was: {was})",
+        "explanation": f"Loosened: {changes}.{other_period} (Was: {was})",
         "sql": loosened.sql,
     }
     checked = validate({**state, "draft": draft, "attempts": 0}, config, deps)
@@ -50,10 +54,7 @@ def relax(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update
         steps += [*checked.get("trace", []), {"kind": "not_relaxed", "text": text}]
         return {"relaxed": True, "trace": steps}
     steps.append({"kind": "relaxed", "text": f"Loosened it: {changes}; it needs its own approval."})
-    message = (
-        f"The query {why}, so I loosened it: {changes}. "
-        "The loosened version below needs its own approval."
-    )
+    message = _message(why, loosened, deps, identity)
     empty_turn: Turn = {
         "question": state["question"][:QUESTION_KEPT],
         "outcome": "answer",
@@ -76,3 +77,22 @@ def relax(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update
         "turns": [empty_turn],
         "trace": [*steps, *checked["trace"]],
     }
+
+
+def _message(why: str, loosened: Relaxed, deps: AgentDeps, identity: str) -> str:
+    """What the person reads above the loosened proposal. A dropped period is said plainly, with
+    the dates the data covers: the loosened query answers another question."""
+    period = loosened.period
+    if period is None:  # the period, if any, is kept (the empty answer says what it covers)
+        return (
+            f"The query {why}, so I loosened it: {loosened.describe()}. "
+            "The loosened version below needs its own approval."
+        )
+    found = period_range(period, deps, identity)
+    known = covers(found) if found else "I could not tell which dates the data covers."
+    return (
+        f"The query {why}. {known} The only filter I could loosen is the period asked for "
+        f"({period.terms}), so I loosened it: {loosened.describe()}. The loosened version below "
+        "answers for a different period (every date), not the one asked; it needs its own "
+        "approval."
+    )

@@ -17,7 +17,9 @@ One step at a time, least change of meaning first:
 2. otherwise, the most selective date filter is dropped: of the columns of a date or time type
    that the WHERE clauses' top-level AND terms constrain, the one with the narrowest window (an
    equality first, then the shortest literal range, then the first unknown one) loses all its
-   terms.
+   terms. That filter is the question's period, so the loosened query answers another question:
+   `Relaxed.period` names what was dropped, and the bot says so, with the dates the data covers
+   (agent.nodes.relax), never silently.
 
 Only WHERE clauses are touched: the outer query's, CTEs', derived tables' and UNION branches'
 (not a subquery under IN, EXISTS, EXCEPT or a comparison, where more rows can mean fewer). A
@@ -44,11 +46,23 @@ _COMPARISONS = (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)
 
 
 @dataclass(frozen=True)
+class Period:
+    """A date filter of a query: the column (and the table it belongs to, when known) and its
+    terms as written."""
+
+    column: str
+    table: str | None
+    terms: str
+
+
+@dataclass(frozen=True)
 class Relaxed:
-    """The loosened statement and what was changed, in words."""
+    """The loosened statement and what was changed, in words; `period` when the change dropped
+    the filter that defines the question's period."""
 
     sql: str
     changes: tuple[str, ...]
+    period: Period | None = None
 
     def describe(self) -> str:
         return "; ".join(self.changes)
@@ -70,12 +84,29 @@ def relax(sql: str, snapshot: CatalogSnapshot, tables: list[str]) -> Relaxed | N
     except SqlglotError:
         return None
     columns = _Columns(snapshot, tables)
-    for step in (_case_insensitive, _drop_date_filter):
-        candidate = tree.copy()
-        changes = step(candidate, columns)
-        if changes:
-            return Relaxed(candidate.sql(dialect=snapshot.dialect), tuple(changes))
-    return None
+    candidate = tree.copy()
+    changes = _case_insensitive(candidate, columns)
+    if changes:  # the period, if any, is kept
+        return Relaxed(candidate.sql(dialect=snapshot.dialect), tuple(changes))
+    candidate = tree.copy()
+    period = _drop_date_filter(candidate, columns)
+    if period is None:
+        return None
+    change = f"dropped the date filter on {period.column} ({period.terms})"
+    return Relaxed(candidate.sql(dialect=snapshot.dialect), (change,), period)
+
+
+def periods(sql: str, snapshot: CatalogSnapshot, tables: list[str]) -> list[Period]:
+    """The date filters of `sql`'s WHERE clauses (those loosening can only widen), one per
+    date column, narrowest window first; none when it cannot be parsed."""
+    try:
+        tree = sqlglot.parse_one(sql, read=snapshot.dialect)
+    except SqlglotError:
+        return []
+    columns = _Columns(snapshot, tables)
+    found = _date_filters(tree, columns)
+    keys = sorted(found, key=lambda k: _window([term for _, term in found[k]]))
+    return [_period(found[key], tree, columns) for key in keys]
 
 
 class _Columns:
@@ -84,6 +115,8 @@ class _Columns:
     def __init__(self, snapshot: CatalogSnapshot, tables: list[str]) -> None:
         self.dialect = snapshot.dialect
         self.found: dict[str, list[ColumnInfo]] = {}
+        #: The tables (qualified names) that have a column of this name.
+        self.owners: dict[str, list[str]] = {}
         self.exact: dict[str, set[str]] = {}
         for name in tables:
             table = snapshot.by_key.get(table_key(name))
@@ -92,6 +125,7 @@ class _Columns:
             for column in table.columns:
                 key = column.name.lower()
                 self.found.setdefault(key, []).append(column)
+                self.owners.setdefault(key, []).append(table.name)
                 profile = snapshot.column_profile(table.name, column.name)
                 if is_text(column) and profile is not None and profile.complete:
                     self.exact.setdefault(key, set()).update(profile.values)
@@ -250,10 +284,13 @@ def _window(terms: list[exp.Expr]) -> tuple[int, float]:
     return (2, 0.0)
 
 
-def _drop_date_filter(tree: exp.Expr, columns: _Columns) -> list[str]:
-    """Drop every top-level AND term on the date column with the narrowest window."""
-    found: dict[str, list[tuple[exp.Where, exp.Expr]]] = {}
-    names: dict[str, str] = {}
+_Filters = dict[str, list[tuple[exp.Where, exp.Expr]]]
+
+
+def _date_filters(tree: exp.Expr, columns: _Columns) -> _Filters:
+    """The top-level AND terms of the widening WHEREs that compare date columns only, by the
+    first column each reads."""
+    found: _Filters = {}
     for where in _wheres(tree):
         for term in _conjuncts(where.this):
             if not isinstance(term, _COMPARISONS):
@@ -261,13 +298,38 @@ def _drop_date_filter(tree: exp.Expr, columns: _Columns) -> list[str]:
             read = list(term.find_all(exp.Column))
             if not read or not all(columns.is_date(c) for c in read):
                 continue
-            key = read[0].sql().lower()
-            found.setdefault(key, []).append((where, term))
-            names[key] = read[0].name
+            found.setdefault(read[0].sql().lower(), []).append((where, term))
+    return found
+
+
+def _period(terms: list[tuple[exp.Where, exp.Expr]], tree: exp.Expr, columns: _Columns) -> Period:
+    column = next(iter(terms[0][1].find_all(exp.Column)))
+    shown = " AND ".join(term.sql(dialect=columns.dialect) for _, term in terms)
+    return Period(column.name, _owner(column, tree, columns), shown)
+
+
+def _owner(column: exp.Column, tree: exp.Expr, columns: _Columns) -> str | None:
+    """The table (qualified name) `column` belongs to: the one its qualifier names (a table or
+    its alias), else the only table read that has a column of that name; None when unsure."""
+    owners = columns.owners.get(column.name.lower(), [])
+    if column.table:
+        qualifier = column.table.lower()
+        for table in tree.find_all(exp.Table):
+            if qualifier in (table.alias_or_name.lower(), table.name.lower()):
+                wanted = table.name.lower()
+                return next((o for o in owners if o.rsplit(".", 1)[-1].lower() == wanted), None)
+        return None
+    return owners[0] if len(owners) == 1 else None
+
+
+def _drop_date_filter(tree: exp.Expr, columns: _Columns) -> Period | None:
+    """Drop every top-level AND term on the date column with the narrowest window; the period
+    dropped, or None when there is none."""
+    found = _date_filters(tree, columns)
     if not found:
-        return []
+        return None
     key = min(found, key=lambda k: _window([term for _, term in found[k]]))
-    shown = " AND ".join(term.sql(dialect=columns.dialect) for _, term in found[key])
+    period = _period(found[key], tree, columns)
     dropped = [term for _, term in found[key]]
     for where in {id(where): where for where, _ in found[key]}.values():
         rest = [t for t in _conjuncts(where.this) if not any(t is d for d in dropped)]
@@ -275,4 +337,4 @@ def _drop_date_filter(tree: exp.Expr, columns: _Columns) -> list[str]:
             where.set("this", exp.and_(*[t.copy() for t in rest]))
         else:
             where.pop()
-    return [f"dropped the date filter on {names[key]} ({shown})"]
+    return period

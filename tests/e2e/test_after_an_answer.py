@@ -89,6 +89,10 @@ def test_empty_result_then_a_loosened_proposal_that_runs_after_approval(
     waiting = json.dumps([blocks for _, blocks in loosened.history])
     assert "I loosened it: dropped the date filter on order_date" in waiting
     assert "needs its own approval" in waiting
+    # the period is the only thing loosened: said plainly, with the dates the data covers
+    assert "The data covers 2024-11-01 to 2026-10-31 (orders.order_date)." in waiting
+    assert "answers for a different period (every date), not the one asked" in waiting
+    assert "The data covers 2024-11-01 to 2026-10-31" in empty.all_text()
     assert "2020-10-01" not in text.split("```")[1], "the shown SQL has no date window"
     assert f"Approved by <@{CAROL}>" in text
     assert messages.index(empty) < messages.index(loosened) < messages.index(full)
