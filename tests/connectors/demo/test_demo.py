@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from connectors import open_connector
 from connectors.demo.build import build_demo, demo_path, ensure_demo, last_day_of, marker_path
 from connectors.duckdb.connector import DuckDBConnector
 from tests.support.demo_day import TODAY
@@ -217,3 +218,21 @@ def test_a_file_without_its_last_day_is_built_again(tmp_path: Path) -> None:
     assert last_day_of(path) is None
     assert build_demo(path, date(2026, 10, 31)) == path
     assert query(path, "SELECT count(*) FROM regions") == [(5,)]
+
+
+def test_the_demo_spec_opens_the_demo_of_the_day_it_is_given(
+    demo_file: Path, tmp_path: Path
+) -> None:
+    """`open_connector("demo", today=...)` (the bot passes QUERYBOT_TODAY) keeps a demo that
+    ends the day before, and builds none."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    copied = Path(shutil.copy(demo_file, data_dir / "demo.duckdb"))
+    shutil.copy(marker_path(demo_file), marker_path(copied))
+    before = copied.stat().st_mtime_ns
+    connector = open_connector("demo", data_dir=data_dir, today=TODAY)
+    try:
+        assert isinstance(connector, DuckDBConnector) and connector.path == copied
+        assert copied.stat().st_mtime_ns == before, "not rebuilt"
+    finally:
+        connector.close()
