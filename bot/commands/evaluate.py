@@ -1,6 +1,7 @@
 """`querybot eval`: measure answer quality on a golden set, or export approvals as one.
 
     querybot eval evals/demo.yaml [--warehouse demo] [--out report.json] [--compare old.json]
+    querybot eval evals/demo.yaml --min-accuracy 80%   (exit 1 below it: a team's CI gate)
     querybot eval evals/demo.yaml --baseline [--strategies default]   (side by side)
     querybot eval --defog [--corpora DIR] [--cache DIR] [--databases academic,restaurants]
     querybot eval --defog --sample 15 --categories unanswerable,ratio   (only those categories)
@@ -18,6 +19,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -57,11 +59,20 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         args.corpora is None
     ):  # resolved here: the parser (bot.commands.evaluate_arguments) imports no defog
         args.corpora = defog.CORPORA
+    if args.cache is None:  # what querybot builds goes to its data directory, not the cwd
+        args.cache = settings.data_dir / "defog"
     if args.export_examples:
         return export_examples(settings, args.export_examples, args.warehouse)
     if not args.defog and not args.golden:
         print(
             "querybot eval: name a golden set, or use --defog or --export-examples", file=sys.stderr
+        )
+        return 2
+    if args.out is not None and args.out.is_dir():  # said now, not after the whole run
+        print(
+            f"querybot eval: --out {args.out} is a folder: name the report's file, "
+            f"for example --out {args.out / 'report.json'}",
+            file=sys.stderr,
         )
         return 2
     golden = None if args.defog else _selected(load_golden(args.golden), args)
@@ -100,8 +111,32 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         reports[name] = build_report(
             results, {**meta, "model": settings.model, "strategies": described}
         )
-    _report(args, settings, reports)
-    return 0
+    if not _report(args, settings, reports):
+        return 2
+    if args.min_accuracy is None:
+        return 0
+    gated = {name: r for name, r in reports.items() if name != BASELINE}
+    named = len(gated) > 1
+    verdicts = [_meets(name if named else "", r, args.min_accuracy) for name, r in gated.items()]
+    return 0 if all(verdicts) else 1
+
+
+def _meets(name: str, report: dict[str, Any], threshold: Fraction) -> bool:
+    """Whether one configuration's accuracy reaches `--min-accuracy`, said on stderr with the
+    configuration's `name` when there are several (a set where no question was scored measured
+    nothing, and does not)."""
+    s = report["summary"]
+    of = f" of --strategies {name}" if name else ""
+    wanted = f"--min-accuracy {float(threshold):.1%}"
+    if not s["questions"]:
+        said = f"no question was scored, so the accuracy{of} cannot meet {wanted}: FAILED"
+        print(f"querybot eval: {said}", file=sys.stderr)
+        return False
+    passed = Fraction(s["correct"], s["questions"]) >= threshold
+    accuracy = f"{s['correct'] / s['questions']:.1%} ({s['correct']}/{s['questions']})"
+    verdict = f"meets {wanted}: passed" if passed else f"is below {wanted}: FAILED"
+    print(f"querybot eval: accuracy{of} {accuracy} {verdict}", file=sys.stderr)
+    return passed
 
 
 def _evaluate(
@@ -143,9 +178,10 @@ def _evaluate(
 
 def _report(
     args: argparse.Namespace, settings: Settings, reports: dict[str, dict[str, Any]]
-) -> None:
-    """Print the report (a comparison when several configurations ran), write it to `--out`,
-    and print how it differs from `--compare`'s."""
+) -> bool:
+    """Print the report (a comparison when several configurations ran), write it to `--out`
+    (and nothing beside it), and print how it differs from `--compare`'s. False when the report
+    could not be written."""
     if len(reports) == 1:
         (report,) = reports.values()
         print(render(report))
@@ -156,12 +192,21 @@ def _report(
         print("Configurations compared:\n" + render_comparison(rows))
         report = {"meta": {"model": settings.model}, "configurations": reports, "comparison": rows}
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
+        try:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
+        except OSError as exc:
+            print(
+                f"querybot eval: the report could not be written to {args.out} "
+                f"({exc.strerror or exc}): name a file in a folder you can write",
+                file=sys.stderr,
+            )
+            return False
         print(f"\nReport written to {args.out}", file=sys.stderr)
     if args.compare and "configurations" not in report:
         old = json.loads(args.compare.read_text(encoding="utf-8"))
         print("\nCompared with " + str(args.compare) + ":\n" + render_diff(diff(old, report)))
+    return True
 
 
 @dataclass(frozen=True)

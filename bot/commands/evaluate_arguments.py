@@ -4,7 +4,25 @@
 from __future__ import annotations
 
 import argparse
+from fractions import Fraction
 from pathlib import Path
+
+
+def min_accuracy(text: str) -> Fraction:
+    """`--min-accuracy`'s value: a fraction from 0 to 1 (`0.8`) or a percentage (`80%`); a
+    bare number above 1 is refused, since `80` could mean either."""
+    spoken = text.strip()
+    percent = spoken.endswith("%")
+    try:
+        value = Fraction(spoken.removesuffix("%").strip()) / (100 if percent else 1)
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number: write a fraction from 0 to 1 (0.8) or a percentage (80%)"
+        ) from None
+    if not 0 <= value <= 1:
+        hint = f" (for a percentage write {spoken}%)" if not percent and 1 < value <= 100 else ""
+        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1 (0% and 100%){hint}")
+    return value
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -21,7 +39,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="defog-data + sql-eval (default: $QUERYBOT_CORPORA, else shared/corpora next to the "
         "checkout)",
     )
-    p.add_argument("--cache", type=Path, default=Path(".cache/defog"), help="DuckDB files")
+    p.add_argument(
+        "--cache",
+        type=Path,
+        help="where --defog builds its DuckDB files (default: QUERYBOT_DATA_DIR/defog)",
+    )
     p.add_argument("--databases", help="comma-separated defog databases (default: all)")
     p.add_argument(
         "--sample",
@@ -35,7 +57,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="evaluate only questions of these categories (with the questions they follow up)",
     )
     p.add_argument("--limit", type=int, help="evaluate only the first N threads of each set")
-    p.add_argument("--out", type=Path, help="write the JSON report here")
+    p.add_argument(
+        "--out", type=Path, metavar="FILE", help="write the JSON report to this file (only there)"
+    )
+    p.add_argument(
+        "--min-accuracy",
+        type=min_accuracy,
+        metavar="X",
+        help="exit 1 when the accuracy is below X: a fraction (0.8) or a percentage (80%%); "
+        "with --baseline or several --strategies, every configuration but the baseline must "
+        "reach it",
+    )
     p.add_argument("--compare", type=Path, help="an earlier JSON report to compare with")
     p.add_argument("--export-examples", type=Path, metavar="PATH", help="write approvals as a set")
     p.add_argument(

@@ -1,0 +1,108 @@
+"""`querybot eval --min-accuracy X` as a team's CI runs it: exit 1 below X with a line that says
+so, 0 at X; and `--out` writes the report where it is told and nothing anywhere else."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent.evaluation.golden import load_golden
+from bot.cli import main
+from tests.agent.evaluation.conftest import reply_for
+
+#: Two questions: the script answers the first with its gold SQL, the second wrongly (50%).
+HALF_RIGHT = """warehouse: demo
+questions:
+  - id: price
+    category: lookup
+    question: What is the list price of the Wireless Earbuds Pro?
+    gold: SELECT list_price FROM products WHERE product_name = 'Wireless Earbuds Pro'
+  - id: sku
+    category: lookup
+    question: Which product has the SKU EL-003?
+    gold: SELECT product_name FROM products WHERE sku = 'EL-003'
+"""
+
+
+def half_right(folder: Path) -> tuple[Path, Path]:
+    """The two-question set and a script that gets one of them right, in `folder`."""
+    golden_file = folder / "half.yaml"
+    golden_file.write_text(HALF_RIGHT)
+    right, wrong = load_golden(golden_file).questions
+    script = folder / "script.jsonl"
+    script.write_text(reply_for(right) + "\n" + reply_for(wrong, "SELECT 'Desk Lamp'") + "\n")
+    return golden_file, script
+
+
+@pytest.mark.slow
+def test_below_the_threshold_the_process_fails_and_writes_only_the_report(
+    tmp_path: Path,
+) -> None:
+    given, cwd, out = tmp_path / "given", tmp_path / "cwd", tmp_path / "reports" / "ci.json"
+    given.mkdir()
+    cwd.mkdir()
+    golden_file, script = half_right(given)
+    env = {
+        **os.environ,
+        "QUERYBOT_MODEL": f"scripted:{script}",
+        "QUERYBOT_WAREHOUSE": "demo",
+        "QUERYBOT_DATA_DIR": str(tmp_path / "data"),
+        "QUERYBOT_PROFILE_VALUES": "off",
+    }
+    env.pop("QUERYBOT_CONFIG", None)
+    code = "import sys; from bot.cli import main; sys.exit(main(sys.argv[1:]))"
+    argv = ["eval", str(golden_file), "--out", str(out), "--min-accuracy", "60%"]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Accuracy: 50.0% (1/2" in done.stdout
+    said = done.stderr.strip().splitlines()[-1]
+    assert said == "querybot eval: accuracy 50.0% (1/2) is below --min-accuracy 60.0%: FAILED"
+    assert "Traceback" not in done.stderr
+    assert list(cwd.iterdir()) == [], "nothing is written in the working directory"
+    assert list(out.parent.iterdir()) == [out], "the report, and nothing beside it"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cwd", "data", "given", "reports"]
+
+
+@pytest.mark.slow
+def test_at_the_threshold_eval_passes_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    golden_file, script = half_right(tmp_path)
+    monkeypatch.setenv("QUERYBOT_MODEL", f"scripted:{script}")
+    monkeypatch.setenv("QUERYBOT_WAREHOUSE", "demo")
+    monkeypatch.setenv("QUERYBOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("QUERYBOT_PROFILE_VALUES", "off")
+    monkeypatch.delenv("QUERYBOT_CONFIG", raising=False)
+    assert main(["eval", str(golden_file), "--min-accuracy", "0.5"]) == 0
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said == "querybot eval: accuracy 50.0% (1/2) meets --min-accuracy 50.0%: passed"
+
+
+def test_a_folder_as_out_is_refused_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reports").mkdir()
+    # no model is set: the refusal comes before the model (and the warehouse) would be needed
+    monkeypatch.delenv("QUERYBOT_MODEL", raising=False)
+    monkeypatch.setenv("QUERYBOT_DATA_DIR", str(tmp_path / "data"))
+    assert main(["eval", "missing.yaml", "--out", "reports"]) == 2
+    (said,) = capsys.readouterr().err.strip().splitlines()
+    assert said == (
+        "querybot eval: --out reports is a folder: name the report's file, "
+        "for example --out reports/report.json"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["reports"]
