@@ -11,6 +11,7 @@ relationships tests and entities) are join neighbours too.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -21,6 +22,11 @@ import numpy as np
 
 from agent.catalog.snapshot import CatalogSnapshot, is_text, table_key
 from connectors.base import TableInfo
+
+# bm25s sets its own logger to DEBUG, so every index it builds would log "Building index from
+# tokens" through the application's handlers whatever their level: keep only its warnings (this
+# module is imported wherever the agent builds an index, agent.memory.examples included)
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _STOP = frozenset(

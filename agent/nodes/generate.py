@@ -15,6 +15,7 @@ from agent.context import AgentDeps, AgentLimits, thread_of
 from agent.memory.failures import one_line, read_tables
 from agent.model import prompts
 from agent.model.errors import is_retryable, user_message
+from agent.model.providers import ScriptExhausted
 from agent.model.question_context import ModelContext
 from agent.model.reply import SqlRepair, SqlReply
 from agent.state import (
@@ -189,7 +190,9 @@ def generate(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Upd
     except Exception as exc:  # any provider failure: the user must hear of it in the thread
         # the model's runnable already retried what was worth retrying (`is_retryable`)
         calls = deps.limits.model_attempts if is_retryable(exc) else 1
-        log.warning("The model failed after %s: %r", counted(calls, "call"), exc)
+        # a script that ran out is a set-up problem the user's message explains in full: no warning
+        level = logging.INFO if isinstance(exc, ScriptExhausted) else logging.WARNING
+        log.log(level, "The model failed after %s: %r", counted(calls, "call"), exc)
         problems = state.get("feedback") or [] if repair else []
         return {**written, **failed(user_message(exc, attempts=calls, problems=problems))}
     reply: SqlReply | SqlRepair | None = out.get("parsed")

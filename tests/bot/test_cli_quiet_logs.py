@@ -1,0 +1,55 @@
+"""`querybot ask` without -v shows the person what they need and no library or set-up noise:
+no DEBUG line from bm25s when an index of examples is built, and a scripted model that runs out
+of replies gives its one friendly message with no WARNING before it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent.memory.examples import ExampleStore
+
+SQL = (
+    "SELECT r.region_name, SUM(s.net_revenue) AS revenue FROM sales AS s "
+    "JOIN regions AS r USING (region_id) GROUP BY 1"
+)
+
+
+@pytest.mark.slow
+def test_an_exhausted_script_and_an_example_index_log_nothing_by_default(tmp_path: Path) -> None:
+    # an approved example, so answering the question builds a BM25 index over the examples
+    store = ExampleStore(tmp_path / "data" / "examples.sqlite")
+    tables = ["demo.main.sales", "demo.main.regions"]
+    store.add("revenue by region?", SQL, tables=tables, columns=[], approved_by="U1")
+    store.close()
+    script = tmp_path / "empty.jsonl"
+    script.write_text("")  # no reply at all: the first model call finds the script exhausted
+    env = {
+        **os.environ,
+        "QUERYBOT_MODEL": f"scripted:{script}",
+        "QUERYBOT_WAREHOUSE": "demo",
+        "QUERYBOT_DATA_DIR": str(tmp_path / "data"),
+    }
+    env.pop("QUERYBOT_CONFIG", None)
+    code = "import sys; from bot.cli import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "ask", "--yes", "revenue by region, please?"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "ran out of replies: its script has 0 replies" in done.stdout
+    assert "bm25s" not in done.stderr
+    assert " DEBUG " not in done.stderr and " WARNING " not in done.stderr
+    assert "ScriptExhausted" not in done.stderr
+    # what is left is the thread's id to continue with
+    (said,) = [line for line in done.stderr.splitlines() if line.strip()]
+    assert said.startswith("(thread cli:")
