@@ -138,6 +138,9 @@ def parser() -> argparse.ArgumentParser:
         "doctor", parents=[common], help="check every configured warehouse, the model, Slack"
     )
     doctor.add_argument("--warehouse", metavar="NAME", help="check only this warehouse")
+    doctor.add_argument(
+        "--no-slack", action="store_true", help="leave Slack out (for `ask` and `eval` only)"
+    )
     add_eval_arguments(
         sub.add_parser("eval", parents=[common], help="measure answer quality on a golden set")
     )
@@ -174,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
 
             from bot.doctor.deployment import run as run_doctor
 
-            return run_doctor(settings, os.environ, only=args.warehouse)
+            return run_doctor(settings, os.environ, only=args.warehouse, slack=not args.no_slack)
         if args.command == "eval":
             from bot.commands.evaluate import run as run_eval
 

@@ -7,7 +7,8 @@ and runs. Then the state store (PostgreSQL reachable, or the data directory writ
 setting (it builds, its key is set: the doctor calls no model provider, and says so) and the
 Slack tokens: set (a placeholder such as .env.example's `xoxb-...` is not), of the right kind,
 and accepted by Slack when Slack can be reached; when it cannot, the tokens are marked as not
-checked (`?`), which is not "fine".
+checked (`?`), which is not "fine". `--no-slack` leaves Slack out, for a deployment used only
+from the terminal (`querybot ask`, `querybot eval`), which needs no Slack app.
 """
 
 from __future__ import annotations
@@ -306,16 +307,17 @@ def diagnose(
     *,
     only: str | None = None,
     opener: Opener | None = None,
+    slack: bool = True,
 ) -> list[Section]:
     """Every check, in order. `only` limits the warehouses to one; `opener` opens a warehouse
-    (default: as the bot does)."""
+    (default: as the bot does); `slack=False` leaves the Slack tokens unchecked, saying so."""
     try:
         config = deployment_config(settings, env)
         warehouses = [config.pick(only)] if only else list(config.warehouses.values())
     except SettingsError as exc:
         broken = Section("deployment")
         broken.fail(str(exc))
-        return [broken, check_state(settings), check_model(settings), check_slack(settings)]
+        return [broken, *_after_warehouses(settings, slack=slack)]
 
     def default_opener(warehouse: Warehouse) -> Connector:
         return open_configured(warehouse, config, settings)
@@ -325,12 +327,33 @@ def diagnose(
     sections += [
         check_warehouse(w, opener or default_opener, timeout_s=timeout) for w in warehouses
     ]
-    return [*sections, check_state(settings), check_model(settings), check_slack(settings)]
+    return [*sections, *_after_warehouses(settings, slack=slack)]
 
 
-def run(settings: Settings, env: Mapping[str, str], *, only: str | None = None) -> int:
+def _after_warehouses(settings: Settings, *, slack: bool) -> list[Section]:
+    """The state store, the model and Slack (a note that it was left out with `--no-slack`)."""
+    return [
+        check_state(settings),
+        check_model(settings),
+        check_slack(settings) if slack else _skipped(),
+    ]
+
+
+def _skipped() -> Section:
+    section = Section("slack")
+    section.note(
+        "not checked (--no-slack): `querybot ask` and `querybot eval` need no Slack; "
+        "`querybot run` does, so check it without --no-slack before running the bot"
+    )
+    return section
+
+
+def run(
+    settings: Settings, env: Mapping[str, str], *, only: str | None = None, slack: bool = True
+) -> int:
     """Print the report; 0 when everything checked is fine, 1 when something failed or could not
-    be checked (a deploy script should not go on when Slack could not be asked)."""
-    sections = diagnose(settings, env, only=only)
+    be checked (a deploy script should not go on when Slack could not be asked). `slack=False`
+    (`--no-slack`) checks the warehouses, the state and the model only."""
+    sections = diagnose(settings, env, only=only, slack=slack)
     print(render(sections))
     return 1 if count(sections, "fail") or count(sections, "unchecked") else 0

@@ -44,6 +44,11 @@ def check_slack(settings: Settings, *, timeout_s: int = SLACK_TIMEOUT_S) -> Sect
         )
     if token.startswith("xoxb-"):
         _ask_slack(settings, section, timeout_s)
+    if not token:  # unset or a placeholder: perhaps querybot is used from the terminal only
+        section.note(
+            "for querybot in the terminal only (`querybot ask`, `querybot eval`), which needs no "
+            "Slack, check the rest with `querybot doctor --no-slack`"
+        )
     return section
 
 

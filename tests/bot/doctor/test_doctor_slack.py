@@ -215,6 +215,8 @@ def test_placeholders_are_not_tokens_and_slack_is_not_asked(
         "✗ neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (--http) is set "
         "(SLACK_APP_TOKEN still holds a placeholder, not a value): set the one for how you run "
         "the bot.",
+        "· for querybot in the terminal only (`querybot ask`, `querybot eval`), which needs no "
+        "Slack, check the rest with `querybot doctor --no-slack`",
     ]
     assert code == 1 and verdict.startswith("2 problems found")
     assert slack.calls == []
