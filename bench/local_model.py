@@ -6,8 +6,9 @@ virtualenv of its own.
     uv run python -m bench.local_model [--model 1.5b|0.5b] [--cache DIR] [--serve]
 
 Everything built and downloaded is cached under `--cache` (default `~/.cache/querybot-local`),
-so a second run starts in seconds. `--serve` starts the server and prints the two variables that
-point querybot at it (`QUERYBOT_MODEL=openai:...`, `OPENAI_BASE_URL`), until Ctrl-C.
+so a second run starts in seconds. `--serve` starts the server and prints the three variables
+that point querybot at it (`QUERYBOT_MODEL=openai:...`, `OPENAI_BASE_URL`, and `OPENAI_API_KEY`,
+which the OpenAI client requires and a local server ignores), until Ctrl-C.
 Facts behind the choices (versions, hashes, thread counts): ../shared/notes/local-model.md.
 """
 
@@ -207,6 +208,15 @@ def serve(model: Weights, cache: Path, *, threads: int = 2, ctx: int = 8192) -> 
         signal.signal(signal.SIGTERM, stopped)
 
 
+def querybot_settings(model: Weights, url: str) -> dict[str, str]:
+    """The variables that point querybot at the server at `url` (`--serve` prints them)."""
+    return {
+        "QUERYBOT_MODEL": f"openai:{model.alias}",
+        "OPENAI_BASE_URL": url,
+        "OPENAI_API_KEY": "local",  # the OpenAI client refuses to start without one
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--model", choices=sorted(MODELS), default="1.5b")
@@ -219,9 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{path} sha256 {model.sha256} (checked)")
     if args.serve:
         with serve(model, args.cache, threads=args.threads) as url:
-            print(
-                f"QUERYBOT_MODEL=openai:{model.alias}\nOPENAI_BASE_URL={url}\nOPENAI_API_KEY=local"
-            )
+            print("\n".join(f"{k}={v}" for k, v in querybot_settings(model, url).items()))
             with contextlib.suppress(KeyboardInterrupt):
                 while True:
                     time.sleep(3600)
