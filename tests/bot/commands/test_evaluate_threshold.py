@@ -106,3 +106,29 @@ def test_a_folder_as_out_is_refused_before_anything_runs(
         "for example --out reports/report.json"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["reports"]
+
+
+@pytest.mark.slow
+def test_with_several_configurations_each_is_held_to_it_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    golden_file, script = half_right(tmp_path)
+    right, wrong = load_golden(golden_file).questions
+    # the second configuration gets both right: the replies are shared, in order
+    with script.open("a") as more:
+        more.write(reply_for(right) + "\n" + reply_for(wrong) + "\n")
+    monkeypatch.setenv("QUERYBOT_MODEL", f"scripted:{script}")
+    monkeypatch.setenv("QUERYBOT_WAREHOUSE", "demo")
+    monkeypatch.setenv("QUERYBOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("QUERYBOT_PROFILE_VALUES", "off")
+    monkeypatch.delenv("QUERYBOT_CONFIG", raising=False)
+    configurations = ["--strategies", "none", "--strategies", "remember_failures"]
+    assert main(["eval", str(golden_file), *configurations, "--min-accuracy", "75%"]) == 1
+    said = capsys.readouterr().err.strip().splitlines()[-2:]
+    assert said == [
+        "querybot eval: accuracy of --strategies none 50.0% (1/2) is below --min-accuracy "
+        "75.0%: FAILED",
+        "querybot eval: accuracy of --strategies remember_failures 100.0% (2/2) meets "
+        "--min-accuracy 75.0%: passed",
+    ]
