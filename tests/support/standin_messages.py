@@ -1,0 +1,77 @@
+"""The stand-in's message and view methods: `chat.postMessage`, `chat.update`,
+`chat.postEphemeral`, `views.open`, `views.publish`. Each checks what it is sent as Slack would
+(text length, blocks, views) and notes unescaped mrkdwn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.support.slack_block_rules import check_blocks, check_view
+from tests.support.slack_mrkdwn import mrkdwn_problems
+from tests.support.standin_records import BOT_ID, Posted, Refused
+
+MAX_TEXT = 40_000
+
+
+class MessageMethods:
+    """Mixed into `SlackStandin`, whose `__init__` sets up the state these methods use; each runs
+    under the stand-in's lock."""
+
+    def _new_ts(self) -> str:
+        return f"{1_800_000_000 + next(self._ts)}.000100"
+
+    def _content(self, params: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+        text = str(params.get("text") or "")
+        blocks = params.get("blocks") or []
+        if not text and not blocks:
+            raise Refused("no_text", "neither text nor blocks")
+        if len(text) > MAX_TEXT:
+            raise Refused("msg_too_long", f"text of {len(text)} characters")
+        check_blocks(blocks, self._refused_types)
+        self.mrkdwn_problems += mrkdwn_problems(text, blocks)
+        return text, blocks
+
+    def _post_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = str(params.get("channel") or "")
+        if not channel:
+            raise Refused("channel_not_found", "no channel")
+        text, blocks = self._content(params)
+        ts = self._new_ts()
+        thread_ts = params.get("thread_ts") or None
+        self.messages[(channel, ts)] = Posted(channel, ts, thread_ts, text, blocks)
+        message = {"type": "message", "text": text, "ts": ts, "bot_id": BOT_ID, "blocks": blocks}
+        return {"ok": True, "channel": channel, "ts": ts, "message": message}
+
+    def _update(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel, ts = str(params.get("channel") or ""), str(params.get("ts") or "")
+        message = self.messages.get((channel, ts))
+        if message is None:
+            raise Refused("message_not_found", f"no message {channel}/{ts}")
+        text, blocks = self._content(params)
+        message.history.append((message.text, message.blocks))
+        message.text, message.blocks = text, blocks
+        return {"ok": True, "channel": channel, "ts": ts, "text": text}
+
+    def _post_ephemeral(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel, user = str(params.get("channel") or ""), str(params.get("user") or "")
+        if not channel or not user:
+            raise Refused("invalid_arguments", "chat.postEphemeral needs channel and user")
+        self._content(params)
+        self.ephemerals.append(dict(params))
+        return {"ok": True, "message_ts": self._new_ts()}
+
+    def _views_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        if not params.get("trigger_id"):
+            raise Refused("invalid_arguments", "views.open needs a trigger_id")
+        view = check_view(params.get("view"), "modal")
+        self.mrkdwn_problems += mrkdwn_problems("", view["blocks"])
+        self.opened_views.append({"trigger_id": params["trigger_id"], "view": view})
+        return {"ok": True, "view": {"id": f"V{next(self._ids):08d}", **view}}
+
+    def _views_publish(self, params: dict[str, Any]) -> dict[str, Any]:
+        if not params.get("user_id"):
+            raise Refused("invalid_arguments", "views.publish needs a user_id")
+        view = check_view(params.get("view"), "home")
+        self.mrkdwn_problems += mrkdwn_problems("", view["blocks"])
+        self.published_views.append({"user_id": params["user_id"], "view": view})
+        return {"ok": True, "view": {"id": f"V{next(self._ids):08d}", **view}}
