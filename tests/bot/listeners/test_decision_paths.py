@@ -19,7 +19,7 @@ from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
 from bot.listeners.actions.clicks import OUT_OF_DATE
 from bot.listeners.views.edit_submission import NOT_ALLOWED, STALE
 from bot.store.base import Status
-from tests.bot.listeners.test_listeners import Bot, assembled, buttons, pid_of
+from tests.bot.listeners.listener_app import Bot, assembled, buttons, pid_of
 from tests.support import slack_payloads as payloads
 from tests.support.fake_agent import proposal_outcome
 from tests.support.slack_payloads import ALICE, BOB
