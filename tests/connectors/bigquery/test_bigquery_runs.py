@@ -1,21 +1,16 @@
-"""BigQueryConnector over a scripted REST API: what the emulator cannot show.
-
-Dry-run bytes and costs, refusals over the cap, partition warnings from INFORMATION_SCHEMA,
-job options and labels on the wire, job-id idempotency (a repeated, doubled or retried
-approval runs once), paging up to the row cap, and failures by reason.
-"""
+"""BigQueryConnector over a scripted REST API, what the emulator cannot show: job
+options and labels on the wire, job-id idempotency (a repeated, doubled or retried approval
+runs once), paging up to the row cap, failures by reason, timeouts and cancels."""
 
 from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
 from connectors.base import (
     ConnectorError,
-    CostEstimate,
     PermissionDenied,
     QueryCancelled,
     QueryFailed,
@@ -25,195 +20,8 @@ from connectors.base import (
 )
 from connectors.bigquery.connector import BigQueryConnector
 from connectors.bigquery.errors import BytesLimitExceeded, QuotaExceeded
-from connectors.bigquery.metadata import metadata_sql
+from tests.connectors.bigquery.scripted_queries import TOTALS, TOTALS_ANSWER, queries
 from tests.support.bigquery_fake_api import Answer, FakeBigQuery
-
-TOTALS = (
-    "SELECT region, SUM(id) AS total FROM sales.orders "
-    "WHERE placed_on >= '2026-01-01' GROUP BY region"
-)
-TOTALS_ANSWER = Answer(
-    schema=[("region", "STRING"), ("total", "INTEGER")],
-    rows=[("EU", 10), ("US", 32)],
-    bytes_processed=3 * 1024**2,
-)
-
-
-def queries(api: FakeBigQuery) -> list[str]:
-    """SQL of every job inserted (dry runs included), metadata excluded."""
-    return [
-        body["configuration"]["query"]["query"]
-        for body in api.inserts()
-        if "INFORMATION_SCHEMA" not in body["configuration"]["query"]["query"]
-    ]
-
-
-# -- metadata ------------------------------------------------------------------------------------
-
-
-def test_tables_columns_descriptions_and_layout(connector: BigQueryConnector) -> None:
-    assert (connector.name, connector.dialect) == ("bigquery", "bigquery")
-    tables = {t.name: t for t in connector.list_tables()}
-    assert list(tables) == [
-        "proj.sales.events",
-        "proj.sales.orders",
-        "proj.sales.recent_orders",
-        "proj.archive.orders",
-    ]
-    orders = tables["proj.sales.orders"]
-    assert orders.description == (
-        "One row per order. Partitioned by placed_on: filter on it to read less. "
-        "Clustered by region."
-    )
-    columns = {c.name: c for c in orders.columns}
-    assert list(columns) == ["id", "placed_on", "region", "customer"]
-    assert columns["id"].description == "Order id"
-    assert columns["customer"].type == "STRUCT<name STRING, address STRUCT<city STRING>>"
-    assert columns["customer"].description == (
-        "Who ordered Fields: customer.address STRUCT<city STRING>; "
-        "customer.address.city STRING (Shipping city); customer.name STRING."
-    )
-    events = tables["proj.sales.events"]
-    assert [c.name for c in events.columns] == ["name"]  # _PARTITIONTIME is a pseudo-column
-    assert "Partitioned by _PARTITIONTIME" in events.description
-    assert tables["proj.sales.recent_orders"].description == ""
-
-
-def test_one_metadata_query_per_dataset_then_cached(
-    api: FakeBigQuery, connector: BigQueryConnector
-) -> None:
-    api.answer(TOTALS, TOTALS_ANSWER)
-    connector.list_tables()
-    connector.describe("events")
-    connector.estimate(TOTALS)
-    metadata = [
-        b for b in api.inserts() if "INFORMATION_SCHEMA" in b["configuration"]["query"]["query"]
-    ]
-    assert len(metadata) == 2
-    config = metadata[0]["configuration"]
-    assert config["query"]["maximumBytesBilled"] == str(1024**3)
-    assert config["labels"] == {"app": "querybot", "purpose": "metadata"}
-
-
-def test_metadata_is_read_again_after_the_ttl(api: FakeBigQuery) -> None:
-    connector = BigQueryConnector("proj", datasets=["sales"], metadata_ttl_s=0, client=api.client())
-    connector.list_tables()
-    connector.list_tables()
-    assert len(api.inserts()) == 2
-
-
-def test_describe_by_qualified_or_short_name(connector: BigQueryConnector) -> None:
-    assert connector.describe("`proj.sales.events`").name == "proj.sales.events"
-    assert connector.describe("ARCHIVE.orders").name == "proj.archive.orders"
-    assert connector.describe("recent_orders").name == "proj.sales.recent_orders"
-    with pytest.raises(QueryFailed, match="ambiguous"):
-        connector.describe("orders")
-    with pytest.raises(QueryFailed, match="Did you mean events"):
-        connector.describe("event")
-
-
-def test_metadata_permission_error_is_clear(api: FakeBigQuery) -> None:
-    api.answer(
-        metadata_sql("proj", "sales"),
-        Answer(insert_error=(403, "accessDenied", "Access Denied: Dataset proj:sales")),
-    )
-    connector = BigQueryConnector("proj", datasets=["sales"], client=api.client())
-    with pytest.raises(PermissionDenied) as caught:
-        connector.list_tables()
-    assert "roles/bigquery.dataViewer" in caught.value.hint
-
-
-# -- estimate (dry run) --------------------------------------------------------------------------
-
-
-def test_estimate_reports_bytes_and_cost(api: FakeBigQuery, connector: BigQueryConnector) -> None:
-    sql = "SELECT region FROM sales.orders WHERE placed_on = '2026-01-01'"
-    api.answer(sql, Answer(bytes_processed=512 * 1024**2))
-    estimate = connector.estimate(sql)
-    assert estimate == CostEstimate(
-        bytes_processed=512 * 1024**2, cost_usd=512 / 1024**2 * 5.0, warnings=(), refusal=""
-    )
-    (body,) = [b for b in api.inserts() if b["configuration"]["query"]["query"] == sql]
-    assert body["configuration"]["dryRun"] is True
-    assert body["configuration"]["query"]["useQueryCache"] is False
-    assert api.runs() == []
-
-
-def test_estimate_warns_about_an_unfiltered_partitioned_table(
-    api: FakeBigQuery, connector: BigQueryConnector
-) -> None:
-    sql = "SELECT region, COUNT(*) FROM orders GROUP BY region"
-    api.answer(sql, Answer(bytes_processed=5 * 1024**2))
-    estimate = connector.estimate(sql)
-    assert estimate.warnings == (
-        "proj.sales.orders is partitioned by placed_on, and this query does not filter on it, "
-        "so it reads every partition.",
-    )
-    assert estimate.refusal == ""
-
-
-def test_over_the_cap_is_refused_with_cheaper_advice(
-    api: FakeBigQuery, connector: BigQueryConnector
-) -> None:
-    sql = "SELECT * FROM sales.orders"
-    api.answer(sql, Answer(bytes_processed=3 * 2**40))
-    estimate = connector.estimate(sql)
-    assert estimate.bytes_processed == 3 * 2**40
-    assert estimate.cost_usd == 15.0
-    assert estimate.refusal.startswith(
-        "This query would process 3 TiB (about $15.00), more than the 1 GiB this bot may "
-        "bill per query, so it was not offered for approval."
-    )
-    assert "filter proj.sales.orders on placed_on" in estimate.refusal
-    assert "select only the columns needed" in estimate.refusal
-    assert api.runs() == []
-
-
-def test_just_under_the_cap_is_offered(api: FakeBigQuery, connector: BigQueryConnector) -> None:
-    sql = "SELECT id FROM sales.orders WHERE placed_on > '2026-01-01'"
-    api.answer(sql, Answer(bytes_processed=1024**3))
-    assert connector.estimate(sql).refusal == ""
-
-
-def test_dry_run_error_reaches_repair_with_its_reason(
-    api: FakeBigQuery, connector: BigQueryConnector
-) -> None:
-    sql = "SELECT nme FROM sales.orders"
-    api.answer(sql, Answer(insert_error=(400, "invalidQuery", "Unrecognized name: nme at [1:8]")))
-    with pytest.raises(QueryFailed) as caught:
-        connector.estimate(sql)
-    assert caught.value.retryable_by_repair
-    assert caught.value.engine_message == "invalidQuery: Unrecognized name: nme at [1:8]"
-
-
-def test_statement_bigquery_does_not_call_select_is_refused(
-    api: FakeBigQuery, connector: BigQueryConnector
-) -> None:
-    sql = "SELECT 1"
-    api.answer(sql, Answer(statement_type="SCRIPT"))
-    with pytest.raises(PermissionDenied, match="SCRIPT"):
-        connector.estimate(sql)
-
-
-@pytest.mark.parametrize(
-    "sql",
-    [
-        "SELECT * FROM hr.salaries",
-        "SELECT * FROM `region-eu`.INFORMATION_SCHEMA.JOBS",
-        "SELECT 1; SELECT 2",
-    ],
-)
-def test_refused_before_anything_is_sent(
-    sql: str, api: FakeBigQuery, connector: BigQueryConnector
-) -> None:
-    with pytest.raises(ConnectorError):
-        connector.estimate(sql)
-    with pytest.raises(ConnectorError):
-        connector.run(sql, max_rows=10, timeout_s=5, context=RunContext(job_key="k"))
-    assert queries(api) == []
-
-
-# -- run -----------------------------------------------------------------------------------------
 
 
 def test_run_sends_caps_timeout_labels_and_a_derived_job_id(
@@ -445,51 +253,3 @@ def test_unreachable_api_is_unavailable() -> None:
     )
     with pytest.raises(WarehouseUnavailable):
         connector.list_tables()
-
-
-# -- configuration -------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "kwargs",
-    [
-        {"project": "Bad Project", "datasets": ["sales"]},
-        {"project": "proj", "datasets": []},
-        {"project": "proj", "datasets": ["sales`; DROP"]},
-        {"project": "proj", "datasets": ["sales"], "maximum_bytes_billed": 0},
-        {"project": "proj", "datasets": ["sales"], "job_timeout_s": 0},
-    ],
-)
-def test_bad_configuration_is_refused(kwargs: dict, api: FakeBigQuery) -> None:
-    with pytest.raises(ValueError):
-        BigQueryConnector(**kwargs, client=api.client())
-
-
-def test_datasets_in_other_projects(api: FakeBigQuery) -> None:
-    connector = BigQueryConnector(
-        "proj", datasets=["sales", "shared-data.ref"], client=api.client()
-    )
-    assert connector.datasets == [("proj", "sales"), ("shared-data", "ref")]
-
-
-def test_missing_key_file_is_unavailable(tmp_path: Path) -> None:
-    with pytest.raises(WarehouseUnavailable) as caught:
-        BigQueryConnector(
-            "proj", datasets=["sales"], credentials_path=str(tmp_path / "missing.json")
-        )
-    assert "GOOGLE_APPLICATION_CREDENTIALS" in caught.value.hint
-
-
-def test_malformed_key_file_is_unavailable(tmp_path: Path) -> None:
-    key = tmp_path / "key.json"
-    key.write_text('{"type": "service_account"}')
-    with pytest.raises(WarehouseUnavailable, match="credentials"):
-        BigQueryConnector("proj", datasets=["sales"], credentials_path=str(key))
-
-
-def test_no_default_credentials_is_unavailable(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
-    with pytest.raises(WarehouseUnavailable, match="credentials"):
-        BigQueryConnector("proj", datasets=["sales"])
