@@ -11,7 +11,7 @@ benchmark with every decision's chart counted, not only its result message.
 - approvals: the load benchmark reads the bot's CPU time when the last result message is
   posted; a chart follows its result (a native chart message, or a PNG drawn and uploaded), so
   some charts are still being made then. Here the same phase (THREADS questions at once, then
-  every proposal approved at once; bench.load_report's `concurrency`) is followed by a wait
+  every proposal approved at once; bench.load_measures' `concurrency`) is followed by a wait
   until the bot's log says every decision is done, and the CPU time is read again. With
   --refuse-native the stand-in refuses the native chart block, as an older workspace does: one
   refused call, then every chart a PNG.
@@ -34,7 +34,9 @@ import duckdb
 from agent.evaluation.golden import load_golden
 from agent.nodes.execute import plain
 from agent.outcome import Answer
-from bench.load_report import GOLDEN, Run, asked, concurrency, ms
+from bench.load_measures import concurrency, ms
+from bench.load_run import Run
+from bench.load_script import GOLDEN, asked
 from bench.load_slack import cpu_seconds
 from bot.blocks import chart
 from bot.blocks.attachments import chart_file, chart_kind
