@@ -3,7 +3,6 @@ the same question."""
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,14 +32,3 @@ def pairs(dialect: str, corpora: Path = CORPORA) -> list[Pair]:
         if other is not None and gold.queries:
             found.append(Pair(gold, other))
     return found
-
-
-def sample(found: list[Pair], per_database: int) -> list[Pair]:
-    """The first `per_database` questions of each database (a spread over every schema)."""
-    kept: Counter[str] = Counter()
-    out = []
-    for pair in found:
-        if kept[pair.dialect.database] < per_database:
-            kept[pair.dialect.database] += 1
-            out.append(pair)
-    return out
