@@ -33,11 +33,16 @@ def _open_demo(
     *,
     today: date | None = None,
 ) -> Connector:
+    """The demo on a pinned `today` stays as built; on the real date it follows the day
+    (`CurrentDemo`), however long the process runs."""
     from connectors.demo.build import ensure_demo
+    from connectors.demo.current import CurrentDemo
     from connectors.duckdb.connector import DuckDBConnector
 
     if arg:
         raise ValueError(f"The warehouse 'demo' takes no argument (got 'demo:{arg}').")
+    if today is None:
+        return CurrentDemo(data_dir, limits=limits)
     return DuckDBConnector(ensure_demo(data_dir, today=today), limits=limits)
 
 

@@ -8,15 +8,15 @@ import pytest
 
 from connectors import open_connector
 from connectors.base import WarehouseUnavailable
-from connectors.duckdb.connector import DuckDBConnector
+from connectors.demo.current import CurrentDemo
 
 
 @pytest.mark.slow
 def test_demo_builds_on_first_use(tmp_path: Path) -> None:
     connector = open_connector("demo", data_dir=tmp_path / "data")
     try:
-        assert isinstance(connector, DuckDBConnector)
-        assert connector.path == tmp_path / "data" / "demo.duckdb"
+        assert isinstance(connector, CurrentDemo)  # no pinned day: it follows the real date
+        assert (tmp_path / "data" / "demo.duckdb").is_file()
         assert connector.describe("orders").name == "demo.main.orders"
     finally:
         connector.close()
