@@ -18,10 +18,10 @@ from tests.support.demo_day import TODAY
 
 LAST_ORDER = "SELECT max(order_date) FROM orders"
 
-#: A run long enough that the swap (a build of about a second) mostly happens while it runs.
+#: A run of a few seconds, so the swap (a build of about a second) happens while it runs.
 SLOW_LAST_ORDER = (
     "SELECT (SELECT max(order_date) FROM orders),"
-    " (SELECT count(*) FROM range(40000000) AS a WHERE a.range % 7 = 3)"
+    " (SELECT count(*) FROM range(1500000000) AS a WHERE a.range % 7 = 3)"
 )
 
 pytestmark = pytest.mark.slow  # every test builds a demo for a day other than the suite's
