@@ -100,6 +100,9 @@ class Answer(_Plain):
     #: The approved proposal's `label` and `definitions` (governed or ad hoc SQL).
     label: str = ""
     definitions: list[str] = field(default_factory=list)
+    #: For an empty result filtered on a period: which dates the data covers there
+    #: (agent.strategies.coverage); "" otherwise.
+    coverage: str = ""
 
 
 @dataclass(frozen=True)

@@ -71,14 +71,13 @@ def answer_of(
 
 
 def _with_coverage(answer: Answer, deps: AgentDeps, identity: str) -> Answer:
-    """An empty answer filtered on a period says which dates the data covers there (its
-    explanation, under the result)."""
+    """An empty answer filtered on a period says which dates the data covers there."""
     if not is_empty(answer.columns, answer.rows, answer.total_rows):
         return answer
     note = coverage_note(answer.sql, answer.tables, deps, identity)
     if not note:
         return answer
-    return replace(answer, explanation=f"{answer.explanation.strip()} {note}".strip())
+    return replace(answer, coverage=note)
 
 
 def learn(state: ThreadState, deps: AgentDeps) -> None:

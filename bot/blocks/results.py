@@ -179,6 +179,8 @@ def result(
         summary += f"\n:lock: {NOT_ATTACHED}"
     if is_empty(answer.columns, answer.rows, answer.total_rows):
         summary += f"\n:mag: {EMPTY if answer.total_rows == 0 else ALL_NULL}"
+        if answer.coverage:
+            summary += f" {escaped(answer.coverage, SECTION_TEXT // 2)}"
     explanation = answer.explanation.strip()
     if explanation:
         summary += f"\n{escaped(explanation, SECTION_TEXT - len(summary) - 1)}"

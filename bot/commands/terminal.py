@@ -48,12 +48,13 @@ def answer_text(answer: Answer, shown: int, *, approved_above: bool = False) -> 
     rows = answer.rows[:shown]
     counted_rows = counted(answer.total_rows, "row", more=answer.capped)
     only = only_row(answer, len(rows))
+    covers = [answer.coverage] if answer.coverage else []  # an empty period: the data's dates
     if only is not None:
         pairs = zip(answer.columns, result_cells(answer.columns, [only])[0], strict=True)
-        lines = [*(f"{label(column)}: {value}" for column, value in pairs), ""]
+        lines = [*(f"{label(column)}: {value}" for column, value in pairs), *covers, ""]
     else:
         first = f" (first {len(rows):,} shown)" if answer.total_rows > len(rows) else ""
-        lines = [table_text(answer.columns, rows), "", counted_rows + first]
+        lines = [table_text(answer.columns, rows), "", counted_rows + first, *covers]
     sources = (
         f"Sources: {_tables(answer.tables)} · {answer.connector} · "
         f"{counted_rows} · {answer.elapsed_s:.2f} s · approved by {answer.approved_by}"

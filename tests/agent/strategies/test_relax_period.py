@@ -69,7 +69,7 @@ def test_dropping_the_period_says_what_the_data_covers_and_that_it_answers_anoth
     assert "answers for a different period (every date), not the one asked" in second.message
     assert "another period than the one asked" in second.proposal.explanation
     # the empty answer shown above it says so too
-    assert covered(agent) in second.answer.explanation
+    assert second.answer.coverage == covered(agent)
 
 
 def test_unknown_dates_are_said_to_be_unknown(make_agent: MakeAgent) -> None:
@@ -95,7 +95,8 @@ def test_an_empty_period_says_which_dates_the_data_covers(
     assert first
     outcome = agent.decide("t1", first.proposal_id, approved=True, user="U2")
     assert outcome.answer and outcome.answer.rows == [[None]]
-    assert outcome.answer.explanation == f"Sales before 2000. {covered(agent)}"
+    assert outcome.answer.explanation == "Sales before 2000."
+    assert outcome.answer.coverage == covered(agent)
 
 
 def test_an_empty_result_without_a_period_says_nothing_of_dates(make_agent: MakeAgent) -> None:
@@ -105,3 +106,4 @@ def test_an_empty_result_without_a_period_says_nothing_of_dates(make_agent: Make
     assert first
     outcome = agent.decide("t1", first.proposal_id, approved=True, user="U2")
     assert outcome.answer and outcome.answer.explanation == "Big sales."
+    assert outcome.answer.coverage == ""

@@ -56,3 +56,11 @@ def test_a_result_that_reads_no_tables_says_so() -> None:
     footer = valid(blocks.result(answer, display_rows=20)).blocks[-1]["elements"][0]["text"]
     assert footer.startswith("Sources: no tables · 2 rows")
     assert "Sources:  ·" not in texts(valid(blocks.result(answer, display_rows=20)))
+
+
+def test_an_empty_period_says_which_dates_the_data_covers() -> None:
+    covers = "The data covers 2024-11-01 to 2026-10-31 (orders.order_date)."
+    answer = make(["total"], [], coverage=covers)
+    summary = sections(valid(blocks.result(answer, display_rows=20)))[0]
+    assert summary.splitlines()[1].startswith(":mag: ") and summary.splitlines()[1].endswith(covers)
+    assert covers not in texts(valid(blocks.result(make(["total"], []), display_rows=20)))

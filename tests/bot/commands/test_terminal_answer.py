@@ -184,3 +184,16 @@ def test_a_query_that_reads_no_tables_says_so_instead_of_an_empty_list() -> None
     ran = Answer(**{**answer("SELECT 1", [[1], [2]]).__dict__, "tables": []})
     text = outcome_text(Outcome(kind="answer", answer=ran))
     assert "Sources: no tables · duckdb · 2 rows · " in text and "Sources:  ·" not in text
+
+
+def test_an_empty_period_says_which_dates_the_data_covers() -> None:
+    covers = "The data covers 2024-11-01 to 2026-10-31 (orders.order_date)."
+    empty = Answer(**{**answer("SELECT 1", []).__dict__, "coverage": covers})
+    lines = outcome_text(Outcome(kind="answer", answer=empty)).splitlines()
+    assert lines[3:5] == ["0 rows", covers] and lines[5].startswith("Sources: ")
+    one_null = Answer(**{**answer("SELECT 1", [[None]]).__dict__, "coverage": covers})
+    assert outcome_text(Outcome(kind="answer", answer=one_null)).splitlines()[:3] == [
+        "C0: NULL",
+        covers,
+        "",
+    ]
