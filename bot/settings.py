@@ -43,6 +43,14 @@ _WHERE = {
     "GOOGLE_API_KEY": "Google AI Studio > Get API key (or set QUERYBOT_MODEL to another provider)",
 }
 
+#: Where to go with no model key: said with every message about a missing one.
+NO_KEY_ROUTES = (
+    "No model key? `uv run querybot chat --demo` answers the demo warehouse's sample questions "
+    "from recorded replies (no model is called); QUERYBOT_MODEL=openai:NAME with OPENAI_BASE_URL "
+    "(and any OPENAI_API_KEY) uses a local OpenAI-compatible server such as llama.cpp's; "
+    "docs/terminal.md has both."
+)
+
 #: What a template's "fill this in" looks like: `xoxb-...` and `xapp-...` (.env.example), `...` or
 #: `…` anywhere, `<your token>`, `your-key-here`, `paste-it-here`, `changeme`, `TODO`, `xxxx`.
 #: No real token, key, secret, URL or path looks like this.
@@ -300,6 +308,20 @@ class Settings(
         models = [self.model, self.check_model or ""]
         return ["GOOGLE_API_KEY"] if any(m.startswith("google_genai:") for m in models) else []
 
+    def missing_model_secrets(self) -> list[str]:
+        """The model's secrets that are not set."""
+        return [n for n in self.model_secrets() if not self.secret(n)]
+
+    def no_model_key(self) -> str:
+        """Why a question in words cannot be asked in the terminal, and where to go instead."""
+        missing = self.missing_model_secrets()
+        unset = " and ".join(self.unset(n) for n in missing)
+        where = "; ".join(_WHERE[n] for n in missing)
+        return (
+            f"A question in words needs the model, and {unset} (from {where}), so nothing was "
+            f"asked; pasted SQL runs without it. {NO_KEY_ROUTES}"
+        )
+
     def secret(self, name: str) -> str:
         """The value of the secret variable `name` (one of `_WHERE`), "" when unset."""
         return {
@@ -312,10 +334,11 @@ class Settings(
     def require(self, *names: str) -> None:
         """Raise SettingsError naming every missing secret and where to find it."""
         missing = [n for n in names if not self.secret(n)]
+        routes = any(n in self.model_secrets() for n in missing)
         if len(missing) == 1:
             raise SettingsError(
                 f"querybot cannot start: {self.unset(missing[0])}; set it in .env or the "
-                f"environment, from {_WHERE[missing[0]]}."
+                f"environment, from {_WHERE[missing[0]]}." + f" {NO_KEY_ROUTES}" * routes
             )
         if missing:
             lines = [
@@ -324,7 +347,7 @@ class Settings(
             ]
             raise SettingsError(
                 "querybot cannot start; set these in .env or the environment "
-                "(see .env.example):\n" + "\n".join(lines)
+                "(see .env.example):\n" + "\n".join(lines) + f"\n{NO_KEY_ROUTES}" * routes
             )
 
     def unset(self, name: str) -> str:

@@ -75,8 +75,10 @@ class Deployment:
         *,
         config: DeploymentConfig | None = None,
         env: Mapping[str, str] | None = None,
+        model: BaseChatModel | None = None,
     ) -> None:
-        settings.require(*settings.model_secrets())
+        if model is None:  # `model`: one the caller built (the terminal's demo or keyless one)
+            settings.require(*settings.model_secrets())
         self.settings = settings
         self.config = config or deployment_config(settings, os.environ if env is None else env)
         try:
@@ -84,7 +86,7 @@ class Deployment:
         except GlossaryError as exc:
             raise SettingsError(f"QUERYBOT_GLOSSARY: {exc}") from exc
         timeout_s = settings.model_timeout_s
-        self.model: BaseChatModel = load_model(settings.model, timeout_s=timeout_s)
+        self.model: BaseChatModel = model or load_model(settings.model, timeout_s=timeout_s)
         self.strategies = settings.parsed_strategies()
         self.check_model = (
             load_model(settings.check_model, timeout_s=timeout_s) if settings.check_model else None

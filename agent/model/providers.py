@@ -192,6 +192,35 @@ class ScriptedChatModel(BaseChatModel):
         return self
 
 
+class UnavailableChatModel(BaseChatModel):
+    """The model of a terminal session started without the model's key: SQL a person pasted
+    never reaches a model, so it still runs; a call fails with `reason` (what is missing and
+    what to do), which the terminal says before asking anything of the graph."""
+
+    reason: str
+
+    @property
+    def _llm_type(self) -> str:
+        return "unavailable"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        raise ModelConfigError(self.reason)
+
+    def with_structured_output(
+        self, schema: Any, *, include_raw: bool = False, **kwargs: Any
+    ) -> Runnable[LanguageModelInput, Any]:
+        return self
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[LanguageModelInput, Any]:
+        return self
+
+
 #: Per provider: options that bound one request and turn the SDK's own retries off, since the
 #: agent retries what is worth retrying in one place (`AgentDeps.structured`); without them the
 #: OpenAI client's two retries stack on the agent's three (nine requests for one failing call).
