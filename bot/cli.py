@@ -1,4 +1,4 @@
-"""`querybot`: run the Slack bot, ask a question in the terminal, or check SQL with the gate."""
+"""`querybot`: run the Slack bot, ask questions in the terminal, or check SQL with the gate."""
 
 from __future__ import annotations
 
@@ -44,9 +44,12 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _ask(args: argparse.Namespace, settings: Settings) -> int:
-    from bot.wiring import Deployment
+    from bot.commands.demo import DEMO_LABEL
+    from bot.commands.terminal_deployment import terminal_deployment
 
-    deployment = Deployment(settings)
+    deployment = terminal_deployment(settings, demo=args.demo)
+    if args.demo:
+        print(DEMO_LABEL, file=sys.stderr)
     try:
         agent = deployment.open_warehouse(deployment.config.pick(args.warehouse))
         return _converse(agent, args, settings)
@@ -56,9 +59,14 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
 
 def _converse(agent: Agent, args: argparse.Namespace, settings: Settings) -> int:
     from bot.commands.terminal import outcome_text
+    from bot.commands.terminal_deployment import refusal
 
     if args.thread and not agent.has_thread(args.thread):
         print(_unknown_thread(args.thread, settings), file=sys.stderr)
+        return 2
+    refused = refusal(agent, args.question)
+    if refused:
+        print(refused, file=sys.stderr)
         return 2
     thread_id = args.thread or f"cli:{uuid.uuid4().hex}"
     user = getpass.getuser()
@@ -126,9 +134,23 @@ def parser() -> argparse.ArgumentParser:
         "--thread", metavar="ID", help="continue an earlier conversation (its id was printed)"
     )
     ask.add_argument("--yes", action="store_true", help="approve every proposal without asking")
-    ask.add_argument(
-        "--warehouse", metavar="NAME", help="a warehouse of QUERYBOT_CONFIG (default: its default)"
+    chat = sub.add_parser(
+        "chat",
+        parents=[common],
+        help="a terminal session: questions, follow-ups and approvals at the prompt",
     )
+    chat.add_argument("--yes", action="store_true", help="approve every proposal without asking")
+    for terminal in (ask, chat):
+        terminal.add_argument(
+            "--warehouse",
+            metavar="NAME",
+            help="a warehouse of QUERYBOT_CONFIG (default: its default)",
+        )
+        terminal.add_argument(
+            "--demo",
+            action="store_true",
+            help="the demo warehouse answered from recorded model replies: no key, no model",
+        )
     sub.add_parser(
         "gate",
         help="check one SQL statement against the warehouse's tables (see querybot gate --help)",
@@ -172,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings.from_env()
         if args.command == "ask":
             return _ask(args, settings)
+        if args.command == "chat":
+            from bot.commands.chat import run as run_chat
+
+            return run_chat(args, settings)
         if args.command == "doctor":
             import os
 
