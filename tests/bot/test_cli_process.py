@@ -59,7 +59,7 @@ def querybot(
 
 
 def test_help_imports_no_model_graph_or_warehouse_library(tmp_path: Path) -> None:
-    helps = [["--help"], *([c, "--help"] for c in ("run", "ask", "doctor", "eval", "gate"))]
+    helps = [["--help"], *([c, "--help"] for c in ("run", "ask", "chat", "doctor", "eval", "gate"))]
     done = subprocess.run(
         [sys.executable, "-c", HELP_RUNNER, json.dumps(helps), json.dumps(HEAVY)],
         cwd=tmp_path,
