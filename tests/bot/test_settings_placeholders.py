@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.settings import Settings, SettingsError, is_placeholder
+from bot.settings import NO_KEY_ROUTES, Settings, SettingsError, is_placeholder
 
 ROOT = Path(__file__).resolve().parents[2]
 QUERYBOT = Path(sys.executable).with_name("querybot")
@@ -74,6 +74,7 @@ def test_a_copied_env_example_names_every_missing_secret(tmp_path: Path) -> None
         "Tokens, scope connections:write (xapp-...)",
         "  GOOGLE_API_KEY: Google AI Studio > Get API key (or set QUERYBOT_MODEL to another "
         "provider)",
+        NO_KEY_ROUTES,
     ]
 
     doctor = querybot("doctor", cwd=tmp_path)
@@ -103,7 +104,8 @@ def test_a_placeholder_is_unset(value: str) -> None:
     settings = Settings.from_env(dict.fromkeys(SECRETS, value), dotenv=False)
     with pytest.raises(SettingsError) as caught:
         settings.require(*SECRETS)
-    lines = str(caught.value).splitlines()[1:]
+    *lines, routes = str(caught.value).splitlines()[1:]
+    assert routes == NO_KEY_ROUTES, "GOOGLE_API_KEY is missing: the way without a key is said"
     assert [line.split(":")[0].strip() for line in lines] == [
         f"{name}{' (still a placeholder)' * bool(value.strip())}" for name in SECRETS
     ]

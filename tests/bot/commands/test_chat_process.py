@@ -196,7 +196,7 @@ def test_with_no_key_pasted_sql_runs_and_a_question_names_demo_mode(
     refused = chat.expect("querybot> ")
     assert "GOOGLE_API_KEY is not set" in refused and "querybot chat --demo" in refused
     assert "openai:" in refused and "docs/terminal.md" in refused
-    os.write(chat.fd, b"\x03")  # Ctrl-C
+    chat.type("/quit")
     code, rest = chat.close()
     assert code == 0, rest
     assert "Traceback" not in chat.output + rest
