@@ -20,6 +20,7 @@ import pytest
 
 from bot.cli import main
 from bot.settings import NO_KEY_ROUTES
+from tests.support.demo_day import TODAY
 
 pytestmark = pytest.mark.slow
 
@@ -119,7 +120,9 @@ def test_a_session_edits_approves_follows_up_saves_csv_and_quits(
     )
     seen = tmp_path / "script.seen.jsonl"
     seen.touch()  # the scripted model appends the messages of every call here
-    env = environment(data_dir, QUERYBOT_MODEL=f"scripted:{script}")
+    # the suite's pinned day: two years of months (24 of them, five regions: 120 rows) whatever
+    # the real date
+    env = environment(data_dir, QUERYBOT_MODEL=f"scripted:{script}", QUERYBOT_TODAY=str(TODAY))
     chat = Terminal(["chat"], env, tmp_path)
     chat.expect("querybot> ")
     chat.type("revenue by region?")
