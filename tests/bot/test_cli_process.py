@@ -4,7 +4,6 @@ standard input at the y/N prompt, an unknown `--thread`, and quiet logs unless `
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from tests.support.cli_process import demo_env, run_querybot
 
 SQL = (
     "SELECT r.region_name, SUM(s.net_revenue) AS revenue FROM sales AS s "
@@ -39,23 +39,8 @@ def querybot(
     """`querybot ARGV` in a new process on the demo warehouse, with `replies` scripted replies."""
     script = cwd / "script.jsonl"
     script.write_text("\n".join([REPLY] * replies) + "\n")
-    env = {
-        **os.environ,
-        "QUERYBOT_MODEL": f"scripted:{script}",
-        "QUERYBOT_WAREHOUSE": "demo",
-        "QUERYBOT_DATA_DIR": str(cwd / "data"),
-    }
-    env.pop("QUERYBOT_CONFIG", None)
-    code = "import sys; from bot.cli import main; sys.exit(main(sys.argv[1:]))"
-    return subprocess.run(
-        [sys.executable, "-c", code, *argv],
-        cwd=cwd,
-        env=env,
-        stdin=stdin,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    env = demo_env(cwd / "data", QUERYBOT_MODEL=f"scripted:{script}")
+    return run_querybot(list(argv), cwd=cwd, env=env, stdin=stdin)
 
 
 def test_help_imports_no_model_graph_or_warehouse_library(tmp_path: Path) -> None:

@@ -4,14 +4,12 @@ of replies gives its one friendly message with no WARNING before it."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from agent.memory.examples import ExampleStore
+from tests.support.cli_process import demo_env, run_querybot
 
 SQL = (
     "SELECT r.region_name, SUM(s.net_revenue) AS revenue FROM sales AS s "
@@ -28,23 +26,8 @@ def test_an_exhausted_script_and_an_example_index_log_nothing_by_default(tmp_pat
     store.close()
     script = tmp_path / "empty.jsonl"
     script.write_text("")  # no reply at all: the first model call finds the script exhausted
-    env = {
-        **os.environ,
-        "QUERYBOT_MODEL": f"scripted:{script}",
-        "QUERYBOT_WAREHOUSE": "demo",
-        "QUERYBOT_DATA_DIR": str(tmp_path / "data"),
-    }
-    env.pop("QUERYBOT_CONFIG", None)
-    code = "import sys; from bot.cli import main; sys.exit(main(sys.argv[1:]))"
-    done = subprocess.run(
-        [sys.executable, "-c", code, "ask", "--yes", "revenue by region, please?"],
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    env = demo_env(tmp_path / "data", QUERYBOT_MODEL=f"scripted:{script}")
+    done = run_querybot(["ask", "--yes", "revenue by region, please?"], cwd=tmp_path, env=env)
     assert done.returncode == 1, done.stderr
     assert "ran out of replies: its script has 0 replies" in done.stdout
     assert "bm25s" not in done.stderr

@@ -20,6 +20,7 @@ import pytest
 
 from bot.cli import main
 from bot.settings import NO_KEY_ROUTES
+from tests.support.cli_process import CODE, demo_env
 from tests.support.demo_day import TODAY
 
 pytestmark = pytest.mark.slow
@@ -59,9 +60,8 @@ class Terminal:
 
     def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
         self.fd, child = pty.openpty()
-        code = "import sys; from bot.cli import main; sys.exit(main(sys.argv[1:]))"
         self.process = subprocess.Popen(
-            [sys.executable, "-c", code, *argv],
+            [sys.executable, "-c", CODE, *argv],
             stdin=child,
             stdout=child,
             stderr=child,
@@ -106,8 +106,7 @@ class Terminal:
 
 
 def environment(data_dir: Path, **settings: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in MODEL_VARIABLES}
-    return {**env, "QUERYBOT_WAREHOUSE": "demo", "QUERYBOT_DATA_DIR": str(data_dir), **settings}
+    return demo_env(data_dir, leave_out=MODEL_VARIABLES, **settings)
 
 
 def test_a_session_edits_approves_follows_up_saves_csv_and_quits(

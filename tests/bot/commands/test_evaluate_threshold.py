@@ -3,9 +3,6 @@ so, 0 at X; and `--out` writes the report where it is told and nothing anywhere 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +10,7 @@ import pytest
 from agent.evaluation.golden import load_golden
 from bot.cli import main
 from tests.agent.evaluation.conftest import reply_for
+from tests.support.cli_process import demo_env, run_querybot
 
 #: Two questions: the script answers the first with its gold SQL, the second wrongly (50%).
 HALF_RIGHT = """warehouse: demo
@@ -46,25 +44,11 @@ def test_below_the_threshold_the_process_fails_and_writes_only_the_report(
     given.mkdir()
     cwd.mkdir()
     golden_file, script = half_right(given)
-    env = {
-        **os.environ,
-        "QUERYBOT_MODEL": f"scripted:{script}",
-        "QUERYBOT_WAREHOUSE": "demo",
-        "QUERYBOT_DATA_DIR": str(tmp_path / "data"),
-        "QUERYBOT_PROFILE_VALUES": "off",
-    }
-    env.pop("QUERYBOT_CONFIG", None)
-    code = "import sys; from bot.cli import main; sys.exit(main(sys.argv[1:]))"
-    argv = ["eval", str(golden_file), "--out", str(out), "--min-accuracy", "60%"]
-    done = subprocess.run(
-        [sys.executable, "-c", code, *argv],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    env = demo_env(
+        tmp_path / "data", QUERYBOT_MODEL=f"scripted:{script}", QUERYBOT_PROFILE_VALUES="off"
     )
+    argv = ["eval", str(golden_file), "--out", str(out), "--min-accuracy", "60%"]
+    done = run_querybot(argv, cwd=cwd, env=env)
     assert done.returncode == 1, done.stderr
     assert "Accuracy: 50.0% (1/2" in done.stdout
     said = done.stderr.strip().splitlines()[-1]

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +15,7 @@ from agent.outcome import Answer, Outcome, Proposal
 from bot.cli import main
 from bot.commands.terminal import APPROVED_ABOVE, outcome_text, proposal_text, table_text
 from connectors.duckdb.connector import DuckDBConnector
+from tests.support.cli_process import demo_env, run_querybot
 
 COUNT = "SELECT COUNT(*) FROM orders"
 #: COUNT as the gate writes it (and the card, the audit log and the answer hold it).
@@ -49,23 +47,8 @@ def demo_rows(data: Path, sql: str) -> list[tuple]:
 def ask_process(tmp_path: Path, sql: str, question: str) -> str:
     """What a `querybot ask` process prints for `question` when its scripted model writes
     `sql` and the person approves it."""
-    env = {
-        **os.environ,
-        "QUERYBOT_MODEL": f"scripted:{script(tmp_path, sql)}",
-        "QUERYBOT_WAREHOUSE": "demo",
-        "QUERYBOT_DATA_DIR": str(tmp_path / "data"),
-    }
-    env.pop("QUERYBOT_CONFIG", None)
-    code = "import sys; from bot.cli import main; sys.exit(main(sys.argv[1:]))"
-    done = subprocess.run(
-        [sys.executable, "-c", code, "ask", question],
-        cwd=tmp_path,
-        env=env,
-        input="y\n",
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    env = demo_env(tmp_path / "data", QUERYBOT_MODEL=f"scripted:{script(tmp_path, sql)}")
+    done = run_querybot(["ask", question], cwd=tmp_path, env=env, input="y\n")
     assert done.returncode == 0, done.stderr
     return done.stdout
 

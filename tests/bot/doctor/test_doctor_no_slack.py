@@ -5,14 +5,12 @@ no Slack bot token fails and is told about the flag."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bot.cli import main
+from tests.support.cli_process import demo_env, run_querybot
 
 SLACK = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_API_URL")
 
@@ -21,27 +19,13 @@ def terminal_only(folder: Path) -> dict[str, str]:
     """The environment of a terminal-only deployment: the demo, a scripted model, no Slack."""
     script = folder / "script.jsonl"
     script.write_text(json.dumps({"kind": "clarify", "message": "?"}) + "\n")
-    env = {k: v for k, v in os.environ.items() if k not in SLACK and k != "QUERYBOT_CONFIG"}
-    env.update(
-        QUERYBOT_MODEL=f"scripted:{script}",
-        QUERYBOT_WAREHOUSE="demo",
-        QUERYBOT_DATA_DIR=str(folder / "data"),
-    )
-    return env
+    return demo_env(folder / "data", leave_out=SLACK, QUERYBOT_MODEL=f"scripted:{script}")
 
 
 @pytest.mark.slow
 def test_without_slack_the_rest_is_checked_and_passes(tmp_path: Path) -> None:
-    code = "import sys; from bot.cli import main; sys.exit(main(sys.argv[1:]))"
-    done = subprocess.run(
-        [sys.executable, "-c", code, "doctor", "--no-slack"],
-        cwd=tmp_path,  # no .env from the project
-        env=terminal_only(tmp_path),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    # in tmp_path: no .env from the project
+    done = run_querybot(["doctor", "--no-slack"], cwd=tmp_path, env=terminal_only(tmp_path))
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "✓ sample query passed the gate and ran" in out
