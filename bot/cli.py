@@ -45,6 +45,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 def _ask(args: argparse.Namespace, settings: Settings) -> int:
     from bot.commands.demo import DEMO_LABEL
+    from bot.commands.interrupts import interruptible
     from bot.commands.terminal_deployment import terminal_deployment
 
     deployment = terminal_deployment(settings, demo=args.demo)
@@ -52,7 +53,8 @@ def _ask(args: argparse.Namespace, settings: Settings) -> int:
         print(DEMO_LABEL, file=sys.stderr)
     try:
         agent = deployment.open_warehouse(deployment.config.pick(args.warehouse))
-        return _converse(agent, args, settings)
+        with interruptible():  # Ctrl-C at the y/N prompt, whichever thread takes it
+            return _converse(agent, args, settings)
     finally:
         deployment.close()
 

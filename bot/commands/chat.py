@@ -25,6 +25,7 @@ from agent.conversation import Agent
 from agent.model.recorded import RecordedChatModel
 from agent.outcome import Answer, Outcome
 from bot.commands.demo import DEMO_LABEL
+from bot.commands.interrupts import interruptible
 from bot.commands.terminal import outcome_text
 from bot.commands.terminal_deployment import refusal, terminal_deployment
 from bot.settings import Settings
@@ -225,8 +226,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"querybot chat on {agent.deps.connector.name}: /help for commands, /quit to end.")
         chat.offer("Demo questions")
         try:
-            while chat.handle(read("\nquerybot> ")):
-                pass
+            with interruptible():
+                while chat.handle(read("\nquerybot> ")):
+                    pass
         except Ended:  # Ctrl-D or Ctrl-C at a prompt
             pass
         finally:
