@@ -145,7 +145,7 @@ def test_a_model_outage_mid_thread_then_a_follow_up_works(
     result = flow.wait_message(
         standin,
         thread,
-        lambda m: "Sources:" in m.all_text() and "region_name" in m.all_text(),
+        lambda m: "Sources:" in m.all_text() and "Region name" in m.all_text(),
         "the regions",
     )
     assert (result.table() or [])[1:3] == [["North America"], ["Europe"]]

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from connectors.base import QueryCancelled, QueryTimeout, RunContext
+from connectors.limits import MIB, RunLimits
 from connectors.sql.connector import SqlConnector
 from connectors.workers import proc as worker_proc
 from tests.support.sql_fixtures import sqlite_sample
@@ -37,15 +38,18 @@ ATTACKS = {
     "twelve-instr-in-one-expression": "SELECT "
     + " + ".join(_INSTR.format(n=500000 + i) for i in range(1, 13)),
     "instr-over-a-12-row-cte": _TWELVE_ROWS + f"SELECT sum({_INSTR.format(n='500000 + i')}) FROM r",
-    "replace-on-megabyte-strings": "SELECT length(replace(printf('%.*c', 1000000, 'a'), "
-    "printf('%.*c', 500000, 'a') || 'b', 'c'))",
+    # two megabytes searched for one: about 20 s in one step on a fast core (one searched for
+    # half of one took under 4 s there, within the grace, so a cancel found no worker to kill)
+    "replace-on-megabyte-strings": "SELECT length(replace(printf('%.*c', 2000000, 'a'), "
+    "printf('%.*c', 1000000, 'a') || 'b', 'c'))",
 }
 
 
 @pytest.fixture(scope="module")
 def connector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlConnector]:
     with sqlite_sample(tmp_path_factory.mktemp("sqlite-workers")) as sample:
-        connector = SqlConnector(sample.url, pool_size=2)
+        # cells of up to 4 MiB (the default is 1), for the two-megabyte attack above
+        connector = SqlConnector(sample.url, pool_size=2, limits=RunLimits(max_cell_bytes=4 * MIB))
         yield connector
         connector.close()
 
