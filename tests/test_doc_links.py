@@ -113,4 +113,4 @@ def test_readme_starts_with_the_run_and_test_commands():
     assert "uv run querybot" in commands
     assert test_command in commands
     test_line = next(line for line in first_blocks[1].splitlines() if test_command in line)
-    assert re.search(r"about \d+ minutes on 2 cores", test_line), test_line
+    assert re.search(r"about \d+( to \d+)? minutes on 2 cores", test_line), test_line
