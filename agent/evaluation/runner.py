@@ -81,7 +81,7 @@ class QuestionResult:
     #: The last SQL drafted when the question ended with none proposed (the gate refused it, or
     #: the repairs ran out): the statement behind a failure, which `sql` then lacks.
     refused_sql: str = ""
-    #: Every gold query of the question returned nothing (`is_empty`): an empty answer then
+    #: Every gold query of the question returned nothing (`holds_nothing`): an empty answer then
     #: matches, so a pass says little (a period past the data's end, or a set left unpinned).
     gold_empty: bool = False
 
@@ -252,7 +252,7 @@ def _score(
         golds = gold_tables(golden, q, agent.deps.connector, agent.deps.limits)
     except ConnectorError as exc:
         return "gold_error", None, f"the gold SQL failed: {exc.message}", False
-    empty = all(is_empty(g) for g in golds)
+    empty = all(holds_nothing(g) for g in golds)
     if outcome.kind == "clarify":
         reason = f"asked or declined instead of answering: {outcome.message[:300]}"
         return "fail", None, reason, empty
@@ -281,12 +281,12 @@ def empty_gold(golden: GoldenSet, connector: Connector, limits: AgentLimits) -> 
             tables = gold_tables(golden, q, connector, limits)
         except ConnectorError:
             continue
-        if all(is_empty(t) for t in tables):
+        if all(holds_nothing(t) for t in tables):
             ids.append(q.id)
     return ids
 
 
-def is_empty(table: Table) -> bool:
+def holds_nothing(table: Table) -> bool:
     """No rows, or nothing but NULLs and zeros: what an aggregate over no rows gives
     (`count(*)` 0, `sum(...)` NULL), which an empty answer would match as well."""
     return all(
