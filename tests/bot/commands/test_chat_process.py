@@ -124,6 +124,8 @@ def test_a_session_edits_approves_follows_up_saves_csv_and_quits(
     env = environment(data_dir, QUERYBOT_MODEL=f"scripted:{script}", QUERYBOT_TODAY=str(TODAY))
     chat = Terminal(["chat"], env, tmp_path)
     chat.expect("querybot> ")
+    chat.type("/csv early.csv")
+    assert "There is no result to save yet: ask a question first." in chat.expect("querybot> ")
     chat.type("revenue by region?")
     assert "Revenue by region" in chat.expect("[y]es / [n]o / [e]dit: ")
     chat.type("e")
@@ -143,6 +145,8 @@ def test_a_session_edits_approves_follows_up_saves_csv_and_quits(
     chat.type("y")
     answer = chat.expect("querybot> ")
     assert "120 rows (first 20 shown)" in answer
+    chat.type(f"/csv {tmp_path / 'no-such-folder' / 'months.csv'}")
+    assert "Nothing was saved." in chat.expect("querybot> ")
     out = tmp_path / "months.csv"
     chat.type(f"/csv {out}")
     assert "Wrote 120 rows to" in chat.expect("querybot> ")
