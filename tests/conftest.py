@@ -13,12 +13,31 @@ import pytest
 from agent.evaluation.golden import GoldenSet, load_golden
 from connectors.demo.build import ensure_demo
 from connectors.duckdb.connector import DuckDBConnector
+from tests.support import file_seconds
 from tests.support.demo_day import TODAY
 from tests.support.once import once
 from tests.support.shop_build import BuiltProject, build_shop
 from tests.support.standin import SlackStandin
 
 DEMO_GOLDEN = Path(__file__).resolve().parents[1] / "evals" / "demo.yaml"
+
+
+@pytest.hookimpl(trylast=True)  # after the marks are added and `-m` has deselected
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Test files in order of their estimated cost, dearest first, each file's tests in their
+    own order: `-n N --dist loadfile` hands whole files to workers in this order
+    (`--no-loadscope-reorder`), so the long end-to-end files start early instead of running
+    alone at the end while the other workers idle (tests/support/file_seconds.py)."""
+    seconds = file_seconds.recorded()
+    cost: dict[Path, float] = {}
+    for item in items:
+        name = item.path.relative_to(file_seconds.ROOT).as_posix()
+        if name in seconds:
+            cost[item.path] = seconds[name]
+            continue
+        each = file_seconds.SLOW_S if item.get_closest_marker("slow") else file_seconds.FAST_S
+        cost[item.path] = cost.get(item.path, 0.0) + each
+    items.sort(key=lambda item: -cost[item.path])
 
 
 @pytest.fixture(scope="session")
