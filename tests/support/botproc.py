@@ -190,7 +190,9 @@ class BotProcess:
             return exc.code, exc.read().decode()
 
     def send_event(self, body: dict[str, Any], *, retry: int = 0) -> None:
-        """Deliver an Events API body (as retry number `retry` when > 0) and check the ack."""
+        """Deliver an Events API body (as retry number `retry` when > 0) and check the ack.
+        The stand-in learns the event's message: the app has seen it (a status may name it)."""
+        self.slack.saw_event(body.get("event") or {})
         if self.socket_mode:
             envelope = self.socket_mode.send("events_api", body, retry_attempt=retry)
             self.socket_mode.wait_ack(envelope)

@@ -4,11 +4,12 @@ It serves `http://127.0.0.1:PORT/api/<method>` from a background thread, records
 keeps the messages the bot posts (so a test can read a thread as a person would see it), and
 answers like Slack: `ok`, `ts`, `channel`, and Slack's error codes. What each method does lives
 beside this module: messages and views in `standin_messages` (checked by `slack_block_rules`,
-`slack_chart_rules` and `slack_mrkdwn`), files in `standin_files` (`uploads` keeps each shared
-file's bytes, `downloads` every download), the workspace directory in `standin_directory`
-(`usergroups`, `emails` and `channels`, which a test fills), and what is kept in
-`standin_records`. This module is the server, the test controls and the reading of what happened,
-and the one the tests import (the records and checks are importable from here too).
+`slack_chart_rules` and `slack_mrkdwn`), AI app statuses, titles and prompts, with the scopes
+they need, in `standin_assistant` (`statuses` keeps each status set), files in `standin_files`
+(`uploads` keeps each shared file's bytes, `downloads` every download), the workspace directory
+in `standin_directory` (`usergroups`, `emails` and `channels`, which a test fills), and what is
+kept in `standin_records`. This module is the server, the test controls and the reading of what
+happened, and the one the tests import (the records and checks are importable from here too).
 A refused call answers `invalid_blocks` (or `msg_too_long`, `no_text`...) and is listed in
 `refused`, so a test can assert that the bot never sent anything Slack would refuse; mrkdwn Slack
 would garble is listed in `mrkdwn_problems`.
@@ -29,6 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from tests.support.slack_block_rules import check_blocks, check_view
 from tests.support.slack_mrkdwn import mrkdwn_problems
+from tests.support.standin_assistant import AssistantMethods, StatusSet, manifest_scopes
 from tests.support.standin_directory import DirectoryMethods
 from tests.support.standin_files import FileMethods
 from tests.support.standin_messages import MessageMethods
@@ -52,6 +54,7 @@ __all__ = [
     "Posted",
     "Refused",
     "SlackStandin",
+    "StatusSet",
     "Upload",
     "check_blocks",
     "check_view",
@@ -61,7 +64,7 @@ __all__ = [
 T = TypeVar("T")
 
 
-class SlackStandin(MessageMethods, FileMethods, DirectoryMethods):
+class SlackStandin(MessageMethods, AssistantMethods, FileMethods, DirectoryMethods):
     """The Web API stand-in. Use as a context manager, or `start()` / `stop()`."""
 
     def __init__(self) -> None:
@@ -80,6 +83,16 @@ class SlackStandin(MessageMethods, FileMethods, DirectoryMethods):
         #: Channel id -> the `channel` object `conversations.info` returns (else a plain channel).
         self.channels: dict[str, dict[str, Any]] = {}
         self._pending_uploads: dict[str, dict[str, Any]] = {}
+        #: Every status set (`assistant.threads.setStatus`), and what each thread shows now.
+        self.statuses: list[StatusSet] = []
+        self._shown: dict[tuple[str, str], str] = {}
+        #: `assistant.threads.setSuggestedPrompts` calls' arguments.
+        self.suggested_prompts: list[dict[str, Any]] = []
+        #: People's messages delivered to the app: (channel, ts) -> its thread_ts, if a reply.
+        self._seen: dict[tuple[str, str], str | None] = {}
+        #: The bot scopes granted (the manifest's); checked for the methods `METHOD_SCOPES` names.
+        self.scopes = manifest_scopes()
+        self._revoked: set[str] = set()
         #: Files people shared (`add_file`): id -> the file object, and what a download serves.
         self.shared_files: dict[str, dict[str, Any]] = {}
         self._file_bodies: dict[str, SharedBody] = {}
@@ -327,9 +340,13 @@ class SlackStandin(MessageMethods, FileMethods, DirectoryMethods):
             "users.info": self._users_info,
             "conversations.info": self._conversation_info,
             "files.info": self._files_info,
+            "assistant.threads.setStatus": self._set_status,
+            "assistant.threads.setTitle": self._set_title,
+            "assistant.threads.setSuggestedPrompts": self._set_suggested_prompts,
         }.get(method)
         if handler is None:
             raise Refused("unknown_method", f"the stand-in does not serve {method}")
+        self._check_scope(method)
         return handler(params)
 
 

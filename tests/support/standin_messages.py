@@ -39,6 +39,7 @@ class MessageMethods:
         ts = self._new_ts()
         thread_ts = params.get("thread_ts") or None
         self.messages[(channel, ts)] = Posted(channel, ts, thread_ts, text, blocks)
+        self._posted_in(channel, thread_ts)
         message = {"type": "message", "text": text, "ts": ts, "bot_id": BOT_ID, "blocks": blocks}
         return {"ok": True, "channel": channel, "ts": ts, "message": message}
 
