@@ -3,14 +3,16 @@
 Both the Slack bot and the terminal drive the graph only through `Agent`, so neither knows how
 the graph is wired. Calls block (model and warehouse work): callers run them off their event loop,
 and must not run two calls for the same thread at once, except `cancel`, which is meant to be
-called from another thread while `decide` runs the query.
+called from another thread while `decide` runs the query. A caller that shows what the agent is
+doing passes `on_step`, called with each graph node's name (agent/graph.py) as it starts.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -30,6 +32,9 @@ NOT_WAITING = (
     "That proposal is no longer waiting for approval (it was decided or replaced by a newer "
     "question). Ask again to get a fresh one."
 )
+#: Called with a graph node's name ("generate", "validate", "execute"...) as the node starts.
+OnStep = Callable[[str], None]
+
 OTHER_SQL = (
     "That decision names other SQL than the proposal waiting here, so nothing was run. Look at "
     "the proposal again and decide on it."
@@ -71,7 +76,26 @@ class Agent:
     def _config(thread_id: str) -> RunnableConfig:
         return {"configurable": {"thread_id": thread_id}}
 
-    def ask(self, thread_id: str, question: str, *, user: str, identity: str = "") -> Outcome:
+    def _run(self, value: Any, config: RunnableConfig, on_step: OnStep | None) -> None:
+        """Run the graph from `value` (an input, or a resume) until it ends or waits; with
+        `on_step`, streaming its tasks to name each step as it starts (a task's start has its
+        input, its end its result)."""
+        if on_step is None:
+            self.graph.invoke(value, config)
+            return
+        for task in self.graph.stream(value, config, stream_mode="tasks"):
+            if isinstance(task, dict) and "input" in task:
+                on_step(str(task["name"]))
+
+    def ask(
+        self,
+        thread_id: str,
+        question: str,
+        *,
+        user: str,
+        identity: str = "",
+        on_step: OnStep | None = None,
+    ) -> Outcome:
         """A new question (or follow-up) in `thread_id`; returns a proposal, clarify or failed.
 
         A proposal still waiting in the thread is superseded: the new question starts afresh.
@@ -79,7 +103,7 @@ class Agent:
         login); the proposal names it, and its approval runs it as that identity.
         """
         config = self._config(thread_id)
-        self.graph.invoke({"question": question, "user": user, "identity": identity}, config)
+        self._run({"question": question, "user": user, "identity": identity}, config, on_step)
         return self._outcome(config)
 
     def decide(
@@ -91,6 +115,7 @@ class Agent:
         user: str,
         labels: Mapping[str, str] | None = None,
         sql_sha256: str | None = None,
+        on_step: OnStep | None = None,
     ) -> Outcome:
         """Approve or reject the pending proposal; returns answer, rejected, proposal or failed.
 
@@ -113,7 +138,7 @@ class Agent:
             "labels": dict(labels or {}),
             "sql_sha256": pending.sql_sha256 if sql_sha256 is None else sql_sha256,
         }
-        self.graph.invoke(Command(resume=decision), config)
+        self._run(Command(resume=decision), config, on_step)
         return self._outcome(config)
 
     def edit(self, thread_id: str, proposal_id: str, sql: str, *, user: str) -> Outcome:
