@@ -186,6 +186,9 @@ class SlackSettings(EnvSettings):
     #: its one-input modal are far smaller.
     http_max_body_kb: int = variable("QUERYBOT_HTTP_MAX_BODY_KB", 1024, ge=1, le=102_400)
     http_max_connections: int = variable("QUERYBOT_HTTP_MAX_CONNECTIONS", 64, ge=1, le=10_000)
+    #: Slack's status under a thread while its question or approved query is worked on
+    #: ("querybot is drafting SQL…"); off, a question shows its progress in its message only.
+    slack_status: bool = variable("QUERYBOT_SLACK_STATUS", True)
 
     @field_validator("approvers")
     @classmethod

@@ -337,7 +337,7 @@ def wire(
     from bot.routing import RoutedChannelRules
 
     work = Work(settings.workers)
-    conversations = _conversations(client, router, store, work, settings.display_rows)
+    conversations = _conversations(client, router, store, work, settings)
     approvers = Approvers(settings.approver_rule(), client)
     channels = RoutedChannelRules(client, router.config, settings.channels)
     uploads = None
@@ -356,7 +356,7 @@ def wire(
 
 
 def _conversations(
-    client: WebClient, router: Router, store: Store, work: Work, display_rows: int
+    client: WebClient, router: Router, store: Store, work: Work, settings: Settings
 ) -> Conversations:
     """`Conversations` with its collaborators, sharing its Slack client, Router and store."""
     from bot.access.clearance import Clearance
@@ -365,9 +365,10 @@ def _conversations(
     from bot.conversations.conversations import Collaborators, Conversations
     from bot.conversations.outcomes import Outcomes
     from bot.conversations.recovery import Recovery
+    from bot.conversations.status import Statuses
 
     private = router.config.answers_private
-    outcomes = Outcomes(client, store, display_rows=display_rows, private=private)
+    outcomes = Outcomes(client, store, display_rows=settings.display_rows, private=private)
     identities = Directory(client)
     parts = Collaborators(
         outcomes=outcomes,
@@ -375,5 +376,6 @@ def _conversations(
         identities=identities,
         clearance=Clearance(router, identities),
         recovery=Recovery(client, router, store, work, outcomes),
+        statuses=Statuses(client, enabled=settings.slack_status),
     )
     return Conversations(client, router, store, work, parts)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -34,6 +35,7 @@ from bot.conversations.cancels import Cancels
 from bot.conversations.outcomes import ASK_FAILED, Outcomes
 from bot.conversations.progress import Progress
 from bot.conversations.recovery import Recovery
+from bot.conversations.status import Statuses
 from bot.conversations.work import Work
 from bot.routing import Router
 from bot.slack_thread import SlackThread, post, tell, update
@@ -61,6 +63,8 @@ class Collaborators:
     clearance: Clearance
     #: Tells threads what became of work a process that is gone left mid-way.
     recovery: Recovery
+    #: Slack's status under a thread while its question or approved query is worked on.
+    statuses: Statuses
 
 
 class Conversations:
@@ -87,6 +91,7 @@ class Conversations:
         self.identities = parts.identities
         self.clearance = parts.clearance
         self.recovery = parts.recovery
+        self.statuses = parts.statuses
 
     # -- called by listeners (Bolt's threads): quick Slack calls only --------------------------
 
@@ -97,11 +102,13 @@ class Conversations:
         """Say politely that the bot does not answer here (see `ChannelRules`)."""
         self._post(thread, blocks.refused(mrkdwn))
 
-    def question(self, thread: SlackThread, text: str, *, user: str) -> None:
-        """A mention: show "Working on it…" at once, then answer in the worker pool."""
+    def question(self, thread: SlackThread, text: str, *, user: str, asked_ts: str = "") -> None:
+        """A mention: show "Working on it…" at once, then answer in the worker pool. `asked_ts`
+        is the question's own message, where a direct message outside a thread shows its
+        status (Slack shows one under a thread root)."""
         placeholder = self._post(thread, blocks.working())
         self.store.start_question(thread.id, thread.channel, placeholder, user)
-        self.work.submit(thread.id, lambda: self._ask(thread, text, user, placeholder))
+        self.work.submit(thread.id, lambda: self._ask(thread, text, user, placeholder, asked_ts))
 
     def follow_up(self, thread: SlackThread, text: str, *, user: str) -> None:
         """A reply without a mention: answered only in threads the agent already knows."""
@@ -175,8 +182,22 @@ class Conversations:
         self.store.start_question(thread.id, thread.channel, placeholder, user)
         self._ask(thread, text, user, placeholder)
 
-    def _ask(self, thread: SlackThread, text: str, user: str, placeholder: str) -> None:
+    def _ask(
+        self, thread: SlackThread, text: str, user: str, placeholder: str, asked_ts: str = ""
+    ) -> None:
         log.info("Question in %s from %s (%d characters)", thread.id, user, len(text))
+        status = self.statuses.thread(thread.team, thread.channel, thread.ts or asked_ts)
+        with status:  # cleared once the outcome is in the thread, whatever it is
+            self._answer(thread, text, user, placeholder, status.step)
+
+    def _answer(
+        self,
+        thread: SlackThread,
+        text: str,
+        user: str,
+        placeholder: str,
+        on_step: Callable[[str], None],
+    ) -> None:
         try:
             for old in self.store.supersede_pending(thread.id):
                 self.outcomes.redraw(old, blocks.SUPERSEDED)
@@ -193,7 +214,9 @@ class Conversations:
                     log.info("Refused a question in %s: %s is not mapped", thread.id, user)
                     outcome = Outcome(kind="failed", message=run_as.refusal)
                 else:
-                    outcome = agent.ask(thread.id, text, user=user, identity=run_as.role)
+                    outcome = agent.ask(
+                        thread.id, text, user=user, identity=run_as.role, on_step=on_step
+                    )
             self.outcomes.show(outcome, thread, placeholder, requested_by=user)
             log.info("Question in %s answered: %s", thread.id, outcome.kind)
         except Exception:
@@ -220,8 +243,29 @@ class Conversations:
             ),
             first_s=self.progress_s,
         )
-        outcome: Outcome | None = None
         self.cancels.begin(record.proposal_id)
+        # a direct message outside a thread: the status goes under the card
+        status = self.statuses.thread(thread.team, thread.channel, thread.ts or record.message_ts)
+        with status if approved else nullcontext():
+            outcome = self._carry_out(record, thread, approved, user, running, status.step)
+            canceller = self.cancels.end(record.proposal_id)
+            self.outcomes.conclude(
+                record, approved, verdict, outcome, canceller=canceller, running_shown=running.shown
+            )
+        # Finished only once the outcome is in the thread: a process killed before (the result's
+        # post held up by Slack) leaves its claim to `recover()`, which tells the thread.
+        self.store.finish(record.proposal_id)
+
+    def _carry_out(
+        self,
+        record: ProposalRecord,
+        thread: SlackThread,
+        approved: bool,
+        user: str,
+        running: Progress,
+        on_step: Callable[[str], None],
+    ) -> Outcome | None:
+        """The agent's decision on `record`; None when it failed (logged)."""
         try:
             with running if approved else nullcontext():
                 route = self.router.route(record.thread_id)
@@ -237,16 +281,12 @@ class Conversations:
                         labels={"slack_team": thread.team, "slack_channel": thread.channel},
                         # the SQL the clicked card showed (the claim held only for it)
                         sql_sha256=record.sql_sha256,
+                        on_step=on_step,
                     )
         except Exception:
             log.exception("Deciding proposal %s failed", record.proposal_id)
-        canceller = self.cancels.end(record.proposal_id)
-        self.outcomes.conclude(
-            record, approved, verdict, outcome, canceller=canceller, running_shown=running.shown
-        )
-        # Finished only once the outcome is in the thread: a process killed before (the result's
-        # post held up by Slack) leaves its claim to `recover()`, which tells the thread.
-        self.store.finish(record.proposal_id)
+            return None
+        return outcome
 
     def _explain(self, record: ProposalRecord, user: str) -> None:
         thread = SlackThread.from_id(record.thread_id)

@@ -81,7 +81,15 @@ class FakeAgent:
             raise reply
         return reply
 
-    def ask(self, thread_id: str, question: str, *, user: str, identity: str = "") -> Outcome:
+    def ask(
+        self,
+        thread_id: str,
+        question: str,
+        *,
+        user: str,
+        identity: str = "",
+        on_step: Callable[[str], None] | None = None,
+    ) -> Outcome:
         with self._lock:
             self.asks.append((thread_id, question, user))
         outcome = self._next(self.ask_replies, proposal_outcome(question=question))
@@ -101,6 +109,7 @@ class FakeAgent:
         user: str,
         labels: Mapping[str, str] | None = None,
         sql_sha256: str | None = None,
+        on_step: Callable[[str], None] | None = None,
     ) -> Outcome:
         with self._lock:
             self.decisions.append((thread_id, proposal_id, approved, user))
