@@ -4,10 +4,12 @@ what it does there.
 Listeners stay quick (parse, de-duplicate, claim) and hand over to `Conversations`, which runs
 every agent call in the worker pool, one job at a time per thread, and makes sure each question
 ends with something in its thread: a proposal, a clarifying question, an answer or a failure
-(`Outcomes` shows it). A Cancel click is the exception: it runs on its own thread, since the
-conversation's worker is busy running the very query it stops (`Cancels`). Work that a process
-which is gone left mid-way is reported by `Recovery`. The wiring (`wire`) builds those
-collaborators and hands them to `Conversations` (`Collaborators`), which builds nothing itself.
+(`Outcomes` shows it); while a question or an approved query is worked on, Slack's status
+under the thread names the graph's step (`Statuses`). A Cancel click is the exception: it runs
+on its own thread, since the conversation's worker is busy running the very query it stops
+(`Cancels`). Work that a process which is gone left mid-way is reported by `Recovery`. The
+wiring (`wire`) builds those collaborators and hands them to `Conversations` (`Collaborators`),
+which builds nothing itself.
 
 Each job resolves its thread to the Agent that answers it once (`Router`); in a thread no Agent
 answers, a question or decision comes to the route's refusal. Where the route's warehouse has

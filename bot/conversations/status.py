@@ -159,6 +159,8 @@ class ThreadStatus:
             with self._changed:
                 news = self._changed.wait_for(self._news, self._statuses.refresh_s)
                 wanted, closing = self._wanted, self._closing
+            if wanted == CLEAR and self._sent is None:
+                return  # ended before its first status went out: nothing to clear
             if wanted is not None and (wanted != self._sent or (not news and wanted != CLEAR)):
                 # a new status, or the same one standing `refresh_s`: sent again before it lapses
                 if not self._send(wanted):

@@ -64,6 +64,10 @@ class FakeAgent:
         self.hashes: list[str | None] = []
         self.has_thread_calls: list[str] = []
         self.ask_replies: list[Reply] = []
+        #: The graph steps `ask` names to its `on_step` before it answers (none by default).
+        self.ask_steps: list[str] = []
+        #: Called in `ask` after those steps (a test waits there for what they showed).
+        self.after_steps: Callable[[], object] | None = None
         self.decide_replies: list[Reply] = []
         self.edits: list[tuple[str, str, str, str]] = []
         self.edit_replies: list[Reply] = []
@@ -92,6 +96,10 @@ class FakeAgent:
     ) -> Outcome:
         with self._lock:
             self.asks.append((thread_id, question, user))
+        for step in self.ask_steps if on_step is not None else []:
+            on_step(step)
+        if self.after_steps is not None:
+            self.after_steps()
         outcome = self._next(self.ask_replies, proposal_outcome(question=question))
         with self._lock:
             if outcome.proposal:

@@ -44,8 +44,8 @@ def test_a_standing_status_is_sent_again_before_it_lapses(
 
 
 def test_a_job_with_no_step_sends_nothing(client: WebClient, slack: SlackStandin) -> None:
-    with Statuses(client).thread("T1", "C1", ROOT):
-        pass
+    with Statuses(client).thread("T1", "C1", ROOT) as status:
+        status.step("approve")  # a step with no status of its own
     assert slack.calls_to("assistant.threads.setStatus") == []
 
 
@@ -63,12 +63,14 @@ def test_a_refusing_workspace_is_logged_once_and_left_alone(
     slack.revoke_scope("chat:write")  # the one scope setStatus takes here
     statuses = Statuses(client)
     caplog.set_level(logging.INFO, logger="bot.conversations.status")
+    calls = lambda: slack.calls_to("assistant.threads.setStatus")  # noqa: E731
     with statuses.thread("T1", "C1", ROOT) as status:
         status.step("generate")
+        slack.wait_for(calls, what="the refused call")
         status.step("validate")
     with statuses.thread("T1", "C1", ROOT) as status:  # the next question there
         status.step("generate")
-    assert len(slack.calls_to("assistant.threads.setStatus")) == 1
+    assert len(calls()) == 1
     said = [r for r in caplog.records if "refused thread statuses" in r.getMessage()]
     assert [r.levelno for r in said] == [logging.INFO]
     assert "missing_scope" in said[0].getMessage()
