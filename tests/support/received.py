@@ -7,8 +7,8 @@ stand-in: every string and number anywhere in its arguments (blocks, attachments
 data, file titles; the token left out), and the bytes of every file it uploaded (its CSV). Each
 piece says who it was addressed to:
 
-- a message (`chat.postMessage`, every `chat.update` of it) and a file: the thread it is in
-  (for a top-level message, its own ts);
+- a message (`chat.postMessage`, every `chat.update` of it), a file and a thread's status: the
+  thread it is in (for a top-level message, its own ts);
 - an ephemeral message: the user it was for;
 - a Home tab (`views.publish`): the user it was published for;
 - anything else (`views.open`, `users.info`, `auth.test`, …): nobody in particular, so it may
@@ -112,7 +112,7 @@ def _piece(standin: SlackStandin, call: Call) -> Piece:
     if method == "chat.postMessage":
         thread = params.get("thread_ts") or call.answer.get("ts") or ""
         return Piece(method, channel, str(thread), text=text)
-    if method == "files.completeUploadExternal":
+    if method in ("files.completeUploadExternal", "assistant.threads.setStatus"):
         return Piece(method, channel, str(params.get("thread_ts") or ""), text=text)
     return Piece(method, text=text)
 
