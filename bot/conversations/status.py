@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 #: status at most 50 characters; Slack puts the app's name before the status).
 Shown = tuple[str, tuple[str, ...]]
 
+QUESTION: Shown = ("is reading the question…", ("Reading the question…",))
 READING: Shown = ("is reading the catalog…", ("Reading the catalog…",))
 METRICS: Shown = ("is looking up the metrics…", ("Looking up the dbt metrics…",))
 PLANNING: Shown = ("is planning the query…", ("Planning the query…",))
@@ -42,7 +43,7 @@ CLEAR: Shown = ("", ())
 #: here (approve, the wait for a decision, whose card is its own status) leaves the status as
 #: it is.
 STEPS: dict[str, Shown] = {
-    "start": READING,
+    "start": QUESTION,
     "match": READING,
     "metric": METRICS,
     "vary": PLANNING,
@@ -59,11 +60,21 @@ STEPS: dict[str, Shown] = {
     "finish": FORMATTING,
 }
 
-#: Refusals that concern one thread, not the workspace's support for statuses.
-_THREAD_ERRORS = {"invalid_thread_ts", "channel_not_found", "not_in_channel", "is_archived"}
+#: Refusals that say the workspace (or the app's install there) takes no statuses; any other
+#: (a thread Slack does not know, a rate limit, Slack having a bad moment) concerns one thread.
+_WORKSPACE_ERRORS = {
+    "missing_scope",
+    "unknown_method",
+    "method_deprecated",
+    "not_allowed_token_type",
+    "access_denied",
+    "feature_not_enabled",
+}
 
 #: Seconds between sends of a status that stands: inside Slack's two minutes.
 REFRESH_S = 90.0
+#: Seconds a status call may take.
+STATUS_TIMEOUT_S = 5
 
 
 class Statuses:
@@ -72,7 +83,11 @@ class Statuses:
     def __init__(
         self, client: WebClient, *, enabled: bool = True, refresh_s: float = REFRESH_S
     ) -> None:
-        self.client = client
+        # its own client, without the bot's retries: a status never waits out a rate limit, and
+        # a job's end waits on its last status at most `STATUS_TIMEOUT_S`
+        self.client = WebClient(
+            token=client.token, base_url=client.base_url, timeout=STATUS_TIMEOUT_S
+        )
         self.enabled = enabled
         self.refresh_s = refresh_s
         self._refused = Refusals()
@@ -86,7 +101,7 @@ class Statuses:
     def refused(self, team: str, channel: str, error: str) -> None:
         """Slack refused a status: said once (at info) and, when the workspace itself refuses
         statuses, not asked again there for an hour."""
-        if error in _THREAD_ERRORS:
+        if error not in _WORKSPACE_ERRORS:
             log.info("Slack refused a thread status in %s (%s); showing none", channel, error)
         elif self._refused.note(team):
             log.info(

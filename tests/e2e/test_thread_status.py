@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.conversations.status import CHECKING, DRAFTING, FORMATTING, READING, RUNNING
+from bot.conversations.status import CHECKING, DRAFTING, FORMATTING, QUESTION, READING, RUNNING
 from tests.support import slack_flow as flow
 from tests.support import slack_payloads as payloads
 from tests.support.botproc import BotProcess, sql_reply
@@ -30,7 +30,7 @@ REPLIES = {
     "test_a_workspace_that_refuses_statuses_gets_the_ordinary_answer": [SLOW],
 }
 #: What a question shows, in the order the graph goes; then an approved query.
-ASKING = [READING[0], DRAFTING[0], CHECKING[0], ""]
+ASKING = [QUESTION[0], READING[0], DRAFTING[0], CHECKING[0], ""]
 ANSWERING = [RUNNING[0], FORMATTING[0], ""]
 
 

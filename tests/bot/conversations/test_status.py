@@ -75,3 +75,19 @@ def test_a_refusing_workspace_is_logged_once_and_left_alone(
     assert [r.levelno for r in said] == [logging.INFO]
     assert "missing_scope" in said[0].getMessage()
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_rate_limited_status_costs_that_thread_only(
+    client: WebClient, slack: SlackStandin
+) -> None:
+    slack.rate_limit("assistant.threads.setStatus", retry_after=30)
+    statuses = Statuses(client)
+    calls = lambda: slack.calls_to("assistant.threads.setStatus")  # noqa: E731
+    with statuses.thread("T1", "C1", ROOT) as status:
+        status.step("generate")
+        slack.wait_for(calls, what="the rate-limited call")
+    assert [c.status for c in calls()] == [429], "not retried: a status never waits"
+    with statuses.thread("T1", "C1", ROOT) as status:  # the next question there
+        status.step("validate")
+        slack.wait_for(lambda: slack.statuses_in("C1", ROOT), what="the next status")
+    assert slack.statuses_in("C1", ROOT) == [CHECKING[0], ""]
