@@ -1,7 +1,8 @@
 """Warehouse connectors, chosen by a short spec string (`QUERYBOT_WAREHOUSE`).
 
-Each spec kind maps to an opener; engine modules are imported only when their kind is used, so
-importing this package stays cheap and needs no optional driver.
+Each spec kind maps to an opener; engine modules and the settings (pydantic-settings) are imported
+only when their kind is used, so importing this package, as every `connectors.*` module does
+(the upload loader's child process among them), stays cheap and needs no optional driver.
 """
 
 from __future__ import annotations
@@ -10,19 +11,17 @@ from collections.abc import Callable
 from datetime import date
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from connectors.base import Connector
 from connectors.limits import RunLimits
-from connectors.settings import (
-    BigQuerySettings,
-    ConnectorSettings,
-    LookerSettings,
-    SnowflakeSettings,
-)
+
+if TYPE_CHECKING:
+    from connectors.base import Connector
+    from connectors.settings import ConnectorSettings
 
 #: An opener: the text after "kind:", the data directory, what one query may cost, and the
 #: connectors' settings (None: a connector that needs some reads them from the environment).
-Opener = Callable[[str, Path, RunLimits, ConnectorSettings | None], Connector]
+Opener = Callable[[str, Path, RunLimits, "ConnectorSettings | None"], "Connector"]
 
 
 def _open_demo(
@@ -76,6 +75,7 @@ def _open_bigquery(
     arg: str, data_dir: Path, limits: RunLimits, settings: ConnectorSettings | None
 ) -> Connector:
     from connectors.bigquery.connector import from_spec
+    from connectors.settings import BigQuerySettings
 
     return from_spec(arg, settings or BigQuerySettings.from_env(), limits=limits)
 
@@ -83,6 +83,8 @@ def _open_bigquery(
 def _open_looker(
     arg: str, data_dir: Path, limits: RunLimits, settings: ConnectorSettings | None
 ) -> Connector:
+    from connectors.settings import LookerSettings
+
     try:
         from connectors.looker.connector import from_spec
     except ImportError as exc:
@@ -96,6 +98,8 @@ def _open_looker(
 def _open_snowflake(
     arg: str, data_dir: Path, limits: RunLimits, settings: ConnectorSettings | None
 ) -> Connector:
+    from connectors.settings import SnowflakeSettings
+
     try:
         from connectors.snowflake.spec import from_spec
     except ImportError as exc:

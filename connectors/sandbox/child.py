@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from connectors.sandbox import csv_checks as sandbox_csv
+from connectors.sandbox import sqlite as sandbox_sqlite
 from connectors.sandbox.bounds import (
     SandboxLimits,
     out_of_disk,
@@ -167,6 +168,8 @@ def main() -> None:
     limits = SandboxLimits(**spec["limits"])
     name = spec["name"]
     Path(spec["temp"]).mkdir(exist_ok=True)
+    if spec["kind"] == "sqlite":
+        sandbox_sqlite.import_libraries()
     _set_limits(limits)
     sandbox_csv.hold_fields_to(limits)
     try:

@@ -28,12 +28,14 @@ from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import duckdb
-import numpy as np
 
 from connectors.sql.sqlite_guard import open_readonly
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Rows handed to DuckDB at a time, at most; fewer when they hold more values or bytes.
 BATCH_ROWS = 50_000
@@ -218,7 +220,16 @@ def copy_table(
                 target.unregister("querybot_batch")
 
 
+def import_libraries() -> None:
+    """Import numpy, which only a SQLite file's rows go to DuckDB through: the loader's child
+    process, started for every upload, calls this before its memory limit when the file is a
+    SQLite one, so the limit bounds what the file costs, not the library."""
+    import numpy  # noqa: F401
+
+
 def _column_values(values: list[Any], duck_type: str) -> np.ndarray:
+    import numpy as np  # see import_libraries
+
     if duck_type == "VARCHAR":
         values = [_text(v) for v in values]
     return np.array(values, dtype=object)
