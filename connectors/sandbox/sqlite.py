@@ -156,12 +156,16 @@ def _read_table(
     start = budget.spent
     columns = []
     for _cid, column, declared, _notnull, default, _pk, hidden in info:
-        size = f"length(CAST({quote_sqlite(column)} AS BLOB))"
+        size, limit = "length(CAST(v AS BLOB))", ""
         if hidden != 0 or default is not None:  # values SQLite makes up: counted one by one
             size = f"{_SPEND}({size})"
-        kinds = ", ".join(f"max(typeof({quote_sqlite(column)}) = '{kind}')" for kind in _KINDS)
+            # made once a row: the LIMIT keeps SQLite from flattening the subquery into the five
+            # reads of `v` below, each of which would compute a generated column again
+            limit = " LIMIT -1"
+        source = f"(SELECT {quote_sqlite(column)} AS v FROM {table}{limit})"
+        kinds = ", ".join(f"max(typeof(v) = '{kind}')" for kind in _KINDS)
         try:
-            *found, spent = con.execute(f"SELECT {kinds}, total({size}) FROM {table}").fetchone()
+            *found, spent = con.execute(f"SELECT {kinds}, total({size}) FROM {source}").fetchone()
         except sqlite3.Error:
             if budget.over:
                 checks.expanded(None, f" (column {name}.{column})")

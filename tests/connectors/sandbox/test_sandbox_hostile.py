@@ -93,7 +93,9 @@ def test_a_sqlite_default_repeated_on_every_row(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_sqlite_generated_column_with_printf(tmp_path: Path) -> None:
-    bomb = hostile_files.sqlite_generated(tmp_path / "gen.sqlite", rows=2000, value_bytes=MIB)
+    # 600 MiB once read: the bound stops it at 50 MiB; unbounded, it is three times the
+    # loader's memory and six times its disk
+    bomb = hostile_files.sqlite_generated(tmp_path / "gen.sqlite", rows=600, value_bytes=MIB)
     sandboxes = Sandboxes(tmp_path / "sb", SMALL)
     rejection = refused(sandboxes, bomb)
     assert rejection.bound == "expanded"
