@@ -19,7 +19,7 @@ from bot.files.sandboxes import SandboxAgents, duration
 from bot.routing import Router
 from bot.settings import Settings
 from bot.wiring import serving
-from connectors.demo.build import ensure_demo, marker_path
+from connectors.demo.build import marker_path
 from tests.support.demo_day import TODAY
 
 FILES = Path(__file__).resolve().parents[2] / "fixtures" / "files"
@@ -28,14 +28,9 @@ OTHER = "T1:C0FILES01:2.0"
 SALES_SQL = "SELECT region, SUM(quantity) AS units FROM sales GROUP BY region ORDER BY region"
 
 
-@pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("demo")
-    ensure_demo(folder, today=TODAY)
-    return folder
-
-
-def settings_for(tmp_path: Path, demo_dir: Path, replies: list[str], **env: str) -> Settings:
+def settings_for(tmp_path: Path, demo_file: Path, replies: list[str], **env: str) -> Settings:
+    """The bot's settings on a copy of the demo warehouse built once for the run (`demo_file`)
+    and a model scripted with `replies`."""
     script = tmp_path / "script.jsonl"
     lines = [json.dumps({"kind": "sql", "explanation": "Units.", "sql": s}) for s in replies]
     script.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -43,8 +38,8 @@ def settings_for(tmp_path: Path, demo_dir: Path, replies: list[str], **env: str)
     data.mkdir(exist_ok=True)
     demo = data / "demo.duckdb"
     if not demo.exists():
-        demo.write_bytes((demo_dir / "demo.duckdb").read_bytes())
-        marker_path(demo).write_bytes(marker_path(demo_dir / "demo.duckdb").read_bytes())
+        demo.write_bytes(demo_file.read_bytes())
+        marker_path(demo).write_bytes(marker_path(demo_file).read_bytes())
     base = {
         "QUERYBOT_MODEL": f"scripted:{script}",
         "QUERYBOT_DATA_DIR": str(data),
@@ -54,13 +49,15 @@ def settings_for(tmp_path: Path, demo_dir: Path, replies: list[str], **env: str)
 
 
 @pytest.fixture
-def opened(tmp_path: Path, demo_dir: Path) -> Iterator[Callable[..., tuple[Router, SandboxAgents]]]:
+def opened(
+    tmp_path: Path, demo_file: Path
+) -> Iterator[Callable[..., tuple[Router, SandboxAgents]]]:
     """Opens what a process serves from as the bot does (bot/wiring.py's `serving`): its
     Deployment, sandbox agents, Router and store; closes them at the end."""
     with ExitStack() as stack:
 
         def build(replies: list[str], **env: str) -> tuple[Router, SandboxAgents]:
-            settings = settings_for(tmp_path, demo_dir, replies, **env)
+            settings = settings_for(tmp_path, demo_file, replies, **env)
             served = stack.enter_context(serving(settings))
             stack.callback(served.store.close)
             return served.router, served.sandboxes
