@@ -15,7 +15,6 @@ import datetime as dt
 import decimal
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from connectors.base import ConnectorError
 from connectors.sandbox.bounds import SandboxLimits
 from connectors.sandbox.sandboxes import Sandboxes
 from tests.support import defog_sql
+from tests.support.once import once
 from tests.support.sql_fixtures import require
 
 pytestmark = pytest.mark.slow
@@ -52,12 +52,18 @@ KNOWN = {
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def references(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each database's DuckDB reference, built once for the run: the two forms may run in two
+    workers, and only read them."""
     require(
         (CORPORA / "defog-data").is_dir() and (CORPORA / "sql-eval").is_dir(),
         f"the shared corpora are missing ({CORPORA})",
     )
-    yield tmp_path_factory.mktemp("sandbox-defog")
+    return once(
+        tmp_path_factory,
+        "sandbox-defog-references",
+        lambda folder: {d: defog_sql.reference(d, folder) for d in databases()},
+    )
 
 
 def export_csv(reference: Path, folder: Path) -> list[Path]:
@@ -128,21 +134,23 @@ def known(form: str, database: str, sql: str) -> str:
     )
 
 
-# Each upload is loaded by a fresh child process (about 0.8 s to start), and the CSV form loads
-# one file per table of the 11 databases: two minutes alone, four beside other test workers.
+# Each upload is loaded by a fresh child process, and the CSV form loads one file per table of
+# the 11 databases (about a hundred): over a minute alone, more beside other test workers.
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("form", ["csv", "sqlite"])
-def test_gold_sql_over_uploaded_files_matches_the_original(form: str, cache: Path) -> None:
+def test_gold_sql_over_uploaded_files_matches_the_original(
+    form: str, references: dict[str, Path], tmp_path: Path
+) -> None:
     outcomes: Counter[str] = Counter()
     unexplained: list[str] = []
     golds_by_db: dict[str, list[Gold]] = {}
     for gold in gold_questions(CORPORA, "postgres"):
         golds_by_db.setdefault(gold.database, []).append(gold)
     for database in databases():
-        reference = defog_sql.reference(database, cache)
+        reference = references[database]
         export = export_csv if form == "csv" else export_sqlite
-        sandboxes = Sandboxes(cache / f"sandboxes-{form}", LIMITS)
-        for path in export(reference, cache / f"{form}-{database}"):
+        sandboxes = Sandboxes(tmp_path / "sandboxes", LIMITS)
+        for path in export(reference, tmp_path / database):
             sandboxes.load(database, path, path.name)
         connector = sandboxes.open(database)
         try:
