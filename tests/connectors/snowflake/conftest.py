@@ -72,11 +72,10 @@ class Seeded:
             return [tuple(row) for row in cursor.fetchall()]
 
 
-@pytest.fixture
-def seeded(fakesnow_server: FakesnowServer) -> Seeded:
+def seed(server: FakesnowServer) -> Seeded:
     """A fresh database (fakesnow's sessions share one in-memory instance) with SEED in it."""
     database = f"QB_{uuid.uuid4().hex[:10].upper()}"
-    with snowflake.connector.connect(**fakesnow_server.connect_kwargs()) as conn:
+    with snowflake.connector.connect(**server.connect_kwargs()) as conn:
         cursor = conn.cursor()
         cursor.execute(f"CREATE DATABASE {database}")
         for statement in SEED:
@@ -84,7 +83,19 @@ def seeded(fakesnow_server: FakesnowServer) -> Seeded:
         for statement in COLUMN_COMMENTS:
             with contextlib.suppress(sf.ProgrammingError):
                 cursor.execute(statement.format(db=database))
-    return Seeded(fakesnow_server, database)
+    return Seeded(server, database)
+
+
+@pytest.fixture
+def seeded(fakesnow_server: FakesnowServer) -> Seeded:
+    """A database of the test's own, seeded."""
+    return seed(fakesnow_server)
+
+
+@pytest.fixture(scope="module")
+def module_seeded(fakesnow_server: FakesnowServer) -> Seeded:
+    """One seeded database for a whole module, for modules whose tests never write to it."""
+    return seed(fakesnow_server)
 
 
 @pytest.fixture

@@ -9,9 +9,18 @@ import pytest
 from agent.gate import GateSchema
 from agent.gate.check import check_sql
 from connectors.base import ConnectorError, PermissionDenied
+from tests.connectors.snowflake.conftest import Seeded
 from tests.support.snowflake_recording import Recorder
 
 pytestmark = pytest.mark.slow  # a server in its own venv
+
+
+@pytest.fixture
+def seeded(module_seeded: Seeded) -> Seeded:
+    """Nothing here writes (the connector refuses before sending, or runs a read), so the
+    module's tests share one seeded database instead of seeding one each."""
+    return module_seeded
+
 
 #: Statements that write, call out or read past the listed schemas, each with what the
 #: connector's refusal names.
