@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -20,24 +19,36 @@ def corpora_ready() -> None:
         unavailable(reason)
 
 
+class PayloadVerdicts:
+    """Every payload, alone and spliced, checked against the canary schema of a dialect: each
+    dialect's built on first use, by the first worker of the run to ask (about 13 s each), so a
+    test waits only for the dialect it reads, and workers can build different ones at once."""
+
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self._factory = tmp_path_factory
+        self._read: dict[str, list[tuple[str, Verdict]]] = {}
+
+    def __getitem__(self, dialect: str) -> list[tuple[str, Verdict]]:
+        if dialect not in self._read:
+            name = f"payload-verdicts-{dialect}"
+            self._read[dialect] = once(self._factory, name, lambda _folder: _verdicts(dialect))
+        return self._read[dialect]
+
+
+def _verdicts(dialect: str) -> list[tuple[str, Verdict]]:
+    schema = canary.schema(dialect)
+    return [
+        (sql, check_sql(sql, schema))
+        for payload in corpora.payloads()
+        for sql in corpora.spliced(payload).values()
+    ]
+
+
 @pytest.fixture(scope="session")
 def payload_verdicts(
     corpora_ready: None, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, list[tuple[str, Verdict]]]:
-    """Every payload, alone and spliced, checked in every dialect against the canary schema."""
-    return once(tmp_path_factory, "payload-verdicts", _payload_verdicts)
-
-
-def _payload_verdicts(_folder: Path) -> dict[str, list[tuple[str, Verdict]]]:
-    verdicts: dict[str, list[tuple[str, Verdict]]] = {}
-    for dialect in corpora.DIALECTS:
-        schema = canary.schema(dialect)
-        verdicts[dialect] = [
-            (sql, check_sql(sql, schema))
-            for payload in corpora.payloads()
-            for sql in corpora.spliced(payload).values()
-        ]
-    return verdicts
+) -> PayloadVerdicts:
+    return PayloadVerdicts(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

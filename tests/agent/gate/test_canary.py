@@ -23,6 +23,7 @@ from agent.gate import Verdict
 from connectors import open_connector
 from connectors.base import PermissionDenied
 from connectors.sql.connector import SqlConnector
+from tests.agent.gate.conftest import PayloadVerdicts
 from tests.support import canary
 from tests.support.fixture_files import load_cases, load_harmful
 from tests.support.needs import unavailable
@@ -64,7 +65,7 @@ def assert_runs(db: Canary, statements: list[str]) -> None:
 
 @pytest.mark.slow
 def test_duckdb_canary(
-    duckdb_canary: canary.DuckDBCanary, payload_verdicts: dict[str, list[tuple[str, Verdict]]]
+    duckdb_canary: canary.DuckDBCanary, payload_verdicts: PayloadVerdicts
 ) -> None:
     statements = accepted(payload_verdicts["duckdb"])
     assert len(statements) > 100
@@ -73,7 +74,7 @@ def test_duckdb_canary(
 
 @pytest.mark.slow
 def test_sqlite_canary(
-    sqlite_canary: canary.SQLiteCanary, payload_verdicts: dict[str, list[tuple[str, Verdict]]]
+    sqlite_canary: canary.SQLiteCanary, payload_verdicts: PayloadVerdicts
 ) -> None:
     statements = accepted(payload_verdicts["sqlite"])
     assert len(statements) > 100
@@ -82,7 +83,7 @@ def test_sqlite_canary(
 
 @pytest.mark.slow
 def test_mariadb_canary(
-    mariadb_canary: canary.MariaDBCanary, payload_verdicts: dict[str, list[tuple[str, Verdict]]]
+    mariadb_canary: canary.MariaDBCanary, payload_verdicts: PayloadVerdicts
 ) -> None:
     statements = accepted(payload_verdicts["mysql"])
     assert len(statements) > 100
@@ -125,7 +126,7 @@ def server_directory() -> Iterator[Path]:
 
 @pytest.mark.slow
 def test_postgres_canary(
-    postgres_canary: canary.PostgresCanary, payload_verdicts: dict[str, list[tuple[str, Verdict]]]
+    postgres_canary: canary.PostgresCanary, payload_verdicts: PayloadVerdicts
 ) -> None:
     statements = accepted(payload_verdicts["postgres"])
     assert len(statements) > 100

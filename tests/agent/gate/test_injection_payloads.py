@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from agent.gate import Verdict
+from tests.agent.gate.conftest import PayloadVerdicts
 from tests.support import canary, corpora, oracle
 
-pytestmark = pytest.mark.slow  # checking every payload in every dialect: about 20 s
+pytestmark = pytest.mark.slow  # checking every payload in a dialect: about 13 s
 
 
 @pytest.mark.parametrize("dialect", corpora.DIALECTS)
 def test_payloads_pass_only_as_harmless_reads(
-    dialect: str, payload_verdicts: dict[str, list[tuple[str, Verdict]]]
+    dialect: str, payload_verdicts: PayloadVerdicts
 ) -> None:
     verdicts = payload_verdicts[dialect]
     assert len(verdicts) == len(corpora.SPLICES) * len(corpora.payloads()) > 3000
