@@ -49,8 +49,8 @@ def databases(corpora_ready: None) -> Iterator[dict[str, Any]]:
     finally:
         for con in connections.values():
             con.close()
-        for name in names:
-            admin.execute(f"DROP DATABASE IF EXISTS {PREFIX}{name}")
+        for name in names:  # FORCE: not waiting for the closed sessions' backends to end
+            admin.execute(f"DROP DATABASE IF EXISTS {PREFIX}{name} WITH (FORCE)")
         admin.close()
 
 
