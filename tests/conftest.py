@@ -1,7 +1,7 @@
 """Fixtures every part of the suite shares: the demo warehouse and its golden set, the shop dbt
 project (built with dbt-duckdb into a temporary directory, so nothing is written next to the
-project's files), each built once per run (by one xdist worker for all), and a fresh Slack Web
-API stand-in."""
+project's files), the defog-data databases in DuckDB, each built once per run (by one xdist
+worker for all), and a fresh Slack Web API stand-in."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from agent.evaluation.defog import CORPORA, build_defog, databases
 from agent.evaluation.golden import GoldenSet, load_golden
 from connectors.demo.build import ensure_demo
 from connectors.duckdb.connector import DuckDBConnector
 from tests.support import file_seconds
 from tests.support.demo_day import TODAY
+from tests.support.needs import unavailable
 from tests.support.once import once
 from tests.support.shop_build import BuiltProject, build_shop
 from tests.support.standin import SlackStandin
@@ -71,6 +73,21 @@ def shop_warehouse(shop_project: BuiltProject) -> Iterator[DuckDBConnector]:
     connector = DuckDBConnector(shop_project.database)
     yield connector
     connector.close()
+
+
+@pytest.fixture(scope="session")
+def defog_duckdb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding each defog-data database as `<name>.duckdb` (`build_defog`), built once
+    for the tests that read them (read-only: DuckDB lets several processes read one file)."""
+    if not (CORPORA / "defog-data").is_dir():
+        unavailable(f"the shared corpora are missing ({CORPORA})")
+
+    def build(folder: Path) -> Path:
+        for name in databases():
+            build_defog(name, folder / f"{name}.duckdb")
+        return folder
+
+    return once(tmp_path_factory, "defog-duckdb", build)
 
 
 @pytest.fixture

@@ -19,12 +19,12 @@ GOLD_ERRORS = {"atis-059", "broker-194", "yelp-161", "yelp-175"}
 
 
 @pytest.mark.slow
-def test_the_sql_eval_set_runs_on_every_defog_database(tmp_path: Path) -> None:
+def test_the_sql_eval_set_runs_on_every_defog_database(defog_duckdb: Path) -> None:
     sets = defog.golden_sets()
     assert set(sets) == set(defog.databases()) and len(sets) == 11
     results = []
     for database, golden in sets.items():
-        connector = DuckDBConnector(defog.build_defog(database, tmp_path / f"{database}.duckdb"))
+        connector = DuckDBConnector(defog_duckdb / f"{database}.duckdb")
         model = OracleModel.for_set(golden, "duckdb")
         try:
             agent = evaluation_agent(connector, model)

@@ -16,16 +16,16 @@ from pathlib import Path
 import pytest
 
 from tests.support import defog_sql
-from tests.support.sql_fixtures import CORPORA, require
 
 #: Share of each dialect's questions that must run and match DuckDB.
 MIN_MATCHED = {"postgres": 0.95, "mysql": 0.88, "sqlite": 0.95}
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    require((CORPORA / "defog-data").is_dir(), f"the shared corpora are missing ({CORPORA})")
-    return tmp_path_factory.mktemp("defog-duckdb")
+def cache(defog_duckdb: Path) -> Path:
+    """The run's DuckDB references (built once for every file that compares with them); each
+    evaluation copies them into a folder of its own there."""
+    return defog_duckdb
 
 
 @pytest.mark.slow
