@@ -29,7 +29,6 @@ from connectors.base import ConnectorError
 from connectors.sandbox.bounds import SandboxLimits
 from connectors.sandbox.sandboxes import Sandboxes
 from tests.support import defog_sql
-from tests.support.once import once
 from tests.support.sql_fixtures import require
 
 pytestmark = pytest.mark.slow
@@ -52,18 +51,10 @@ KNOWN = {
 
 
 @pytest.fixture(scope="module")
-def references(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Each database's DuckDB reference, built once for the run: the two forms may run in two
-    workers, and only read them."""
-    require(
-        (CORPORA / "defog-data").is_dir() and (CORPORA / "sql-eval").is_dir(),
-        f"the shared corpora are missing ({CORPORA})",
-    )
-    return once(
-        tmp_path_factory,
-        "sandbox-defog-references",
-        lambda folder: {d: defog_sql.reference(d, folder) for d in databases()},
-    )
+def references(defog_duckdb: Path) -> dict[str, Path]:
+    """Each database's DuckDB reference, built once for the run (the suite's `defog_duckdb`)."""
+    require((CORPORA / "sql-eval").is_dir(), f"the shared corpora are missing ({CORPORA})")
+    return {d: defog_duckdb / f"{d}.duckdb" for d in databases()}
 
 
 def export_csv(reference: Path, folder: Path) -> list[Path]:
