@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,3 +52,23 @@ def test_malformed_spec(spec: str, tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         open_connector(spec, data_dir=tmp_path)
     assert not (tmp_path / "demo.duckdb").exists()
+
+
+def test_a_worker_starts_without_the_settings_library() -> None:
+    """Every DuckDB and SQLite run may start a worker interpreter, which imports this package:
+    pydantic-settings, which only the openers that read settings need, would double its start."""
+    modules = ["connectors.duckdb.worker", "connectors.sql.sqlite_worker"]
+    probe = (
+        "import importlib, json, sys\n"
+        "for name in json.loads(sys.argv[1]):\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('pydantic'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, json.dumps(modules)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert json.loads(done.stdout) == []
