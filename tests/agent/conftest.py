@@ -1,5 +1,7 @@
 """A tiny real DuckDB warehouse and agent factories over the scripted model (`make_agent`;
-`make` for the answer-quality strategies, with values profiled and grounded)."""
+`make` for the answer-quality strategies, with values profiled and grounded). The agents they
+make on the shop share its worker processes for the session, as the bot's threads share one
+connector's."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from agent.model.providers import ScriptedChatModel
 from agent.strategies.options import parse_strategies
 from connectors.base import RunContext
 from connectors.duckdb.connector import DuckDBConnector
+from connectors.workers.pool import Pool
 
 NORTH = "SELECT SUM(amount) AS total FROM sales WHERE region = 'North'"
 SOUTH = "SELECT SUM(amount) AS total FROM sales WHERE region = 'South'"
@@ -65,12 +68,35 @@ class Spy(DuckDBConnector):
         self.contexts = [*getattr(self, "contexts", []), kwargs.get("context")]
         return super().run(sql, **kwargs)
 
+    def share_workers(self, pools: dict[str, Pool]) -> Spy:
+        """Run on the pool of the session's earlier connectors on the same file and settings
+        (kept in `pools`), so an agent per test does not start a worker interpreter of its own;
+        `close` then leaves the pool to the session."""
+        self._pool = pools.setdefault(repr(self._pool.spec), self._pool)
+        self._shared = True
+        return self
+
+    def close(self) -> None:
+        if getattr(self, "_shared", False):
+            self._con.close()
+        else:
+            super().close()
+
+
+@pytest.fixture(scope="session")
+def shop_workers() -> Iterator[dict[str, Pool]]:
+    """The worker pools the session's Spies share (`Spy.share_workers`), stopped at its end."""
+    pools: dict[str, Pool] = {}
+    yield pools
+    for pool in pools.values():
+        pool.close()
+
 
 MakeAgent = Callable[..., tuple[Agent, ScriptedChatModel, Spy]]
 
 
 @pytest.fixture
-def make_agent(shop_path: Path) -> MakeAgent:
+def make_agent(shop_path: Path, shop_workers: dict[str, Pool]) -> MakeAgent:
     connectors: list[Spy] = []
 
     def make(
@@ -81,7 +107,7 @@ def make_agent(shop_path: Path) -> MakeAgent:
         strategies: Strategies | None = None,
     ) -> tuple[Agent, ScriptedChatModel, Spy]:
         model = ScriptedChatModel(replies=replies)
-        connector = Spy(shop_path)
+        connector = Spy(shop_path).share_workers(shop_workers)
         connectors.append(connector)
         deps = AgentDeps(
             connector=connector,
@@ -102,7 +128,7 @@ Make = Callable[..., tuple[Agent, ScriptedChatModel, Spy]]
 
 
 @pytest.fixture
-def make(shop_path: Path) -> Iterator[Make]:
+def make(shop_path: Path, shop_workers: dict[str, Pool]) -> Iterator[Make]:
     """An agent with the strategies named as `QUERYBOT_STRATEGIES` names them, over `replies`
     (or a prepared `model`), with column values profiled and checked live."""
     opened: list[tuple[Agent, Spy]] = []
@@ -117,7 +143,7 @@ def make(shop_path: Path) -> Iterator[Make]:
         **deps: object,
     ) -> tuple[Agent, ScriptedChatModel, Spy]:
         model = model or ScriptedChatModel(replies=replies)
-        connector = Spy(path)
+        connector = Spy(path).share_workers(shop_workers) if path == shop_path else Spy(path)
         agent = Agent(
             AgentDeps(
                 connector=connector,
