@@ -1,4 +1,5 @@
-"""A small real DuckDB shop, and agents over it with value profiles on."""
+"""A small real DuckDB shop, connectors on it that share their workers for the session, and agents
+over it with value profiles on."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from agent.context import AgentDeps, AgentLimits
 from agent.conversation import Agent
 from agent.model.providers import ScriptedChatModel
 from connectors.duckdb.connector import DuckDBConnector
+from connectors.workers.pool import Pool
+from tests.agent.conftest import Spy
 
 
 @pytest.fixture(scope="session")
@@ -44,16 +47,24 @@ def clarify(text: str) -> str:
     return json.dumps({"kind": "clarify", "explanation": text, "sql": ""})
 
 
+@pytest.fixture
+def shop_connector(shop: Path, shop_workers: dict[str, Pool]) -> Iterator[DuckDBConnector]:
+    """A connector of its own on the shop (its catalog read afresh), on the session's workers."""
+    connector = Spy(shop).share_workers(shop_workers)
+    yield connector
+    connector.close()
+
+
 MakeAgent = Callable[..., tuple[Agent, ScriptedChatModel, AgentDeps]]
 
 
 @pytest.fixture
-def make_agent(shop: Path) -> Iterator[MakeAgent]:
+def make_agent(shop: Path, shop_workers: dict[str, Pool]) -> Iterator[MakeAgent]:
     """Agents whose catalog is profiled before the first question (`refresh`, synchronous)."""
     opened: list[DuckDBConnector] = []
 
     def make(replies: list[str], **deps_kwargs: Any) -> tuple[Agent, ScriptedChatModel, AgentDeps]:
-        connector = DuckDBConnector(shop)
+        connector = Spy(shop).share_workers(shop_workers)
         opened.append(connector)
         model = ScriptedChatModel(replies=replies)
         limits = deps_kwargs.pop("limits", AgentLimits(profile_values=True))

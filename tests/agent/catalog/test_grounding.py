@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from agent.catalog.grounding import check_values
@@ -16,16 +13,15 @@ from tests.agent.context_fixtures import MakeAgent, reply
 # The catalogue tests' fixtures (a customers/orders shop, an agent that profiles it).
 shop = context_fixtures.shop
 make_agent = context_fixtures.make_agent
+shop_connector = context_fixtures.shop_connector
 
 
 @pytest.fixture
-def catalog(shop: Path) -> Iterator[Catalog]:
+def catalog(shop_connector: DuckDBConnector) -> Catalog:
     """Region (3 values) listed in full, customer names (4) not: those are checked live."""
-    connector = DuckDBConnector(shop)
-    catalog = Catalog(connector, limits=ProfileLimits(complete_values=3, top_values=1))
+    catalog = Catalog(shop_connector, limits=ProfileLimits(complete_values=3, top_values=1))
     catalog.refresh()
-    yield catalog
-    connector.close()
+    return catalog
 
 
 def misses(catalog: Catalog, sql: str, live: bool = True) -> list[str]:

@@ -18,32 +18,31 @@ from tests.agent.context_fixtures import MakeAgent, clarify, reply
 # The catalogue tests' fixtures (a customers/orders shop, an agent that profiles it).
 shop = context_fixtures.shop
 make_agent = context_fixtures.make_agent
+shop_connector = context_fixtures.shop_connector
 
 NOTE = "None of the question's words occurs in these tables"
 
 
-def test_only_a_question_with_no_word_of_the_warehouse_gets_the_note(shop: Path) -> None:
-    connector = DuckDBConnector(shop)
-    try:
-        catalog = Catalog(connector)
-        snapshot = catalog.refresh()
-        builder = ContextBuilder()
-        unrelated = builder.build("What is the national animal of Canada?", snapshot)
-        assert unrelated.unmatched
-        assert NOTE in unrelated.text.split("\n\n")[-1]  # after the tables: a cached prefix
-        # a column's name, a description's word, a profiled value each count as a match
-        for question in (
-            "How many orders?",
-            "Which accounts are there?",  # "One row per customer account"
-            "Who lives in California?",
-        ):
-            context = builder.build(question, snapshot)
-            assert not context.unmatched and NOTE not in context.text, question
-        # paraphrases (the variations strategy) widen the match
-        widened = builder.build("What do we sell?", snapshot, also=["total order amount"])
-        assert not widened.unmatched
-    finally:
-        connector.close()
+def test_only_a_question_with_no_word_of_the_warehouse_gets_the_note(
+    shop_connector: DuckDBConnector,
+) -> None:
+    catalog = Catalog(shop_connector)
+    snapshot = catalog.refresh()
+    builder = ContextBuilder()
+    unrelated = builder.build("What is the national animal of Canada?", snapshot)
+    assert unrelated.unmatched
+    assert NOTE in unrelated.text.split("\n\n")[-1]  # after the tables: a cached prefix
+    # a column's name, a description's word, a profiled value each count as a match
+    for question in (
+        "How many orders?",
+        "Which accounts are there?",  # "One row per customer account"
+        "Who lives in California?",
+    ):
+        context = builder.build(question, snapshot)
+        assert not context.unmatched and NOTE not in context.text, question
+    # paraphrases (the variations strategy) widen the match
+    widened = builder.build("What do we sell?", snapshot, also=["total order amount"])
+    assert not widened.unmatched
 
 
 def test_it_is_asked_what_data_it_means_without_a_model_call(make_agent: MakeAgent) -> None:
