@@ -21,6 +21,7 @@ from tenacity import RetryCallState, Retrying
 from agent.context import AgentDeps, AgentLimits
 from agent.conversation import Agent
 from agent.model.errors import ModelFault, classify, is_retryable
+from connectors.workers.pool import Pool
 from tests.agent.conftest import MakeAgent, Spy, reply
 from tests.support.gemini_standin import GeminiStandin
 
@@ -153,8 +154,8 @@ def gemini_agent(gemini: GeminiStandin, shop: Spy, *, timeout_s: float = 5.0) ->
 
 
 @pytest.fixture
-def shop(shop_path: Any) -> Iterator[Spy]:
-    connector = Spy(shop_path)
+def shop(shop_path: Any, shop_workers: dict[str, Pool]) -> Iterator[Spy]:
+    connector = Spy(shop_path).share_workers(shop_workers)
     yield connector
     connector.close()
 

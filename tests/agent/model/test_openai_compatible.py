@@ -17,6 +17,7 @@ from agent.context import AgentDeps, AgentLimits
 from agent.conversation import Agent
 from agent.model.providers import ScriptedChatModel, load_model, structured_method
 from agent.model.reply import SqlReply
+from connectors.workers.pool import Pool
 from tests.agent.conftest import Spy, reply
 from tests.agent.model.openai_standin import OpenAIStandin
 from tests.support.sql_text import one_line
@@ -34,8 +35,8 @@ def server() -> Iterator[OpenAIStandin]:
 
 
 @pytest.fixture
-def shop(shop_path: Path) -> Iterator[Spy]:
-    connector = Spy(shop_path)
+def shop(shop_path: Path, shop_workers: dict[str, Pool]) -> Iterator[Spy]:
+    connector = Spy(shop_path).share_workers(shop_workers)
     yield connector
     connector.close()
 
