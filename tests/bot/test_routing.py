@@ -40,7 +40,13 @@ def settings_for(tmp_path: Path, replies: list[str], config: Path | None = None)
     script = tmp_path / "script.jsonl"
     lines = [json.dumps({"kind": "sql", "explanation": "Counts.", "sql": s}) for s in replies]
     script.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    env = {"QUERYBOT_MODEL": f"scripted:{script}", "QUERYBOT_DATA_DIR": str(tmp_path / "data")}
+    env = {
+        "QUERYBOT_MODEL": f"scripted:{script}",
+        "QUERYBOT_DATA_DIR": str(tmp_path / "data"),
+        # routing reads no value profile: scanning the demo's columns in the background would
+        # only make each deployment's close wait for it
+        "QUERYBOT_PROFILE_VALUES": "off",
+    }
     if config:
         env["QUERYBOT_CONFIG"] = str(config)
     return Settings.from_env(env, dotenv=False)
@@ -202,6 +208,7 @@ def test_querybot_ask_picks_a_warehouse_by_name(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("QUERYBOT_CONFIG", str(config))
     monkeypatch.setenv("QUERYBOT_MODEL", settings.model)
+    monkeypatch.setenv("QUERYBOT_PROFILE_VALUES", settings.profile_values)
     monkeypatch.setenv("QUERYBOT_DATA_DIR", str(settings.data_dir))
 
     # several warehouses and no default: the terminal must be told which
@@ -234,6 +241,7 @@ def test_a_warehouse_that_cannot_open_stops_the_start_naming_it(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("QUERYBOT_CONFIG", str(config))
     monkeypatch.setenv("QUERYBOT_MODEL", settings.model)
+    monkeypatch.setenv("QUERYBOT_PROFILE_VALUES", settings.profile_values)
     assert main(["ask", "anything?"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"Warehouse 'gone' ({config}) cannot be used:")
@@ -267,6 +275,7 @@ def test_querybot_eval_runs_on_a_configured_warehouse_by_name(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("QUERYBOT_CONFIG", str(config))
     monkeypatch.setenv("QUERYBOT_MODEL", settings.model)
+    monkeypatch.setenv("QUERYBOT_PROFILE_VALUES", settings.profile_values)
     monkeypatch.setenv("QUERYBOT_DATA_DIR", str(settings.data_dir))
     out_file = tmp_path / "report.json"
     assert main(["eval", str(golden), "--warehouse", "survey", "--out", str(out_file)]) == 0
