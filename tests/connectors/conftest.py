@@ -1,4 +1,4 @@
-"""Shared warehouses: the demo built once per session, and a tiny hand-made DuckDB file."""
+"""Shared warehouses: a tiny hand-made DuckDB file, per test or per module with one connector."""
 
 from __future__ import annotations
 
@@ -11,10 +11,8 @@ import pytest
 from connectors.duckdb.connector import DuckDBConnector
 
 
-@pytest.fixture
-def shop_file(tmp_path: Path) -> Path:
+def build_shop_file(path: Path) -> Path:
     """A small file with a commented table, a view, and the same table name in two schemas."""
-    path = tmp_path / "shop.duckdb"
     con = duckdb.connect(str(path))
     con.execute(
         """
@@ -33,7 +31,22 @@ def shop_file(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def shop(shop_file: Path) -> Iterator[DuckDBConnector]:
-    connector = DuckDBConnector(shop_file)
+def shop_file(tmp_path: Path) -> Path:
+    """The shop file of one test (`build_shop_file`)."""
+    return build_shop_file(tmp_path / "shop.duckdb")
+
+
+@pytest.fixture(scope="module")
+def module_shop_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shop file of a module's tests that only read it, through one connector (`shop`)."""
+    return build_shop_file(tmp_path_factory.mktemp("shop") / "shop.duckdb")
+
+
+@pytest.fixture(scope="module")
+def shop(module_shop_file: Path) -> Iterator[DuckDBConnector]:
+    """One connector on `module_shop_file` for a module's tests, as the bot keeps one for all
+    its questions (its worker started once, not per test); a test that changes a connector or
+    needs a file of its own opens its own on `shop_file`."""
+    connector = DuckDBConnector(module_shop_file)
     yield connector
     connector.close()

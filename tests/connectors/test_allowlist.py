@@ -17,8 +17,8 @@ from connectors.base import PermissionDenied, QueryFailed, RunContext, acts_as
 from connectors.duckdb.connector import DuckDBConnector
 from connectors.sql.connector import SqlConnector
 
-# shop_file (tests/connectors/conftest.py): shop.main.sales, shop.main.big_sales (a view over
-# sales), shop.archive.sales, shop.archive.notes
+# the shop (build_shop_file, tests/connectors/conftest.py): shop.main.sales, shop.main.big_sales
+# (a view over sales), shop.archive.sales, shop.archive.notes
 SALES, NOTES = "shop.main.sales", "shop.archive.notes"
 ALLOWLISTS = {"seller": ["main.sales"], "archivist": ["archive.notes", "archive.sales"]}
 #: DuckDB's error(): had the engine run the statement, it would fail with this text.

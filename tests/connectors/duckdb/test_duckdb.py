@@ -272,15 +272,15 @@ def test_binder_error_names_the_column(shop: DuckDBConnector) -> None:
     ],
 )
 def test_writes_and_outside_access_are_refused(
-    shop: DuckDBConnector, shop_file: Path, tmp_path: Path, sql: str
+    shop: DuckDBConnector, module_shop_file: Path, tmp_path: Path, sql: str
 ) -> None:
     out = tmp_path / "out"
-    before = fingerprint(shop_file)
+    before = fingerprint(module_shop_file)
     with pytest.raises(PermissionDenied) as caught:
         shop.run(sql.format(out=out), max_rows=10, timeout_s=5)
     assert not caught.value.retryable_by_repair
     assert caught.value.engine_message
-    assert fingerprint(shop_file) == before
+    assert fingerprint(module_shop_file) == before
     assert not out.exists()
     assert shop.run("SELECT count(*) FROM sales", max_rows=1, timeout_s=5).rows == [(2,)]
 
