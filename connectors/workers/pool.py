@@ -165,7 +165,7 @@ class Worker:
     def stop(self) -> None:
         """Let the worker finish (it exits when its request pipe closes), killing it if it
         does not within GRACE_S."""
-        self._close_pipes()
+        self.close_pipes()
         try:
             self.process.wait(worker_proc.GRACE_S)
         except subprocess.TimeoutExpired:
@@ -176,10 +176,11 @@ class Worker:
         with contextlib.suppress(ProcessLookupError):
             self.process.kill()
         self.process.wait()
-        self._close_pipes()
+        self.close_pipes()
         self.spec.clean_up()
 
-    def _close_pipes(self) -> None:
+    def close_pipes(self) -> None:
+        """Close the pipes to the worker: one waiting for a run sees the end and exits."""
         with self._control_lock:
             for pipe in (self._requests, self._replies, self._control):
                 pipe.close()
@@ -192,7 +193,7 @@ class Worker:
         except subprocess.TimeoutExpired:
             self.kill()
             code = self.process.returncode
-        self._close_pipes()
+        self.close_pipes()
         if code < 0:
             name = signal.Signals(-code).name
             log.warning("The %s worker died of signal %s", self.spec.engine, name)
@@ -266,6 +267,8 @@ class Pool:
             self._idle = []
         for worker in busy:
             worker.kill()
+        for worker in idle:  # all told first, so they shut down side by side
+            worker.close_pipes()
         for worker in idle:
             worker.stop()
 
