@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cache
 
 from agent.catalog.retrieval import TableIndex
 from agent.catalog.snapshot import CatalogSnapshot, ColumnProfile, TableProfile
@@ -34,7 +35,10 @@ PAPER = TableInfo(
 )
 
 
+@cache
 def big_snapshot() -> CatalogSnapshot:
+    """600 generated tables and the academic three; one for the module (a snapshot is immutable,
+    and a builder warms each snapshot it is given once)."""
     tables, profiles = synthetic.generate(600)
     profiles["academic.main.publication"] = TableProfile(
         3, {"venue": ColumnProfile(2, ("NeurIPS", "VLDB"), complete=True)}
