@@ -5,7 +5,8 @@ keeps the messages the bot posts (so a test can read a thread as a person would 
 answers like Slack: `ok`, `ts`, `channel`, and Slack's error codes. What each method does lives
 beside this module: messages and views in `standin_messages` (checked by `slack_block_rules`,
 `slack_chart_rules` and `slack_mrkdwn`), AI app statuses, titles and prompts, with the scopes
-they need, in `standin_assistant` (`statuses` keeps each status set), files in `standin_files`
+they need, in `standin_assistant` (`statuses` keeps each status set), chat streaming in
+`standin_stream` (`streams` keeps each stream's pieces), files in `standin_files`
 (`uploads` keeps each shared file's bytes, `downloads` every download), the workspace directory
 in `standin_directory` (`usergroups`, `emails` and `channels`, which a test fills), and what is
 kept in `standin_records`. This module is the server, the test controls and the reading of what
@@ -44,6 +45,7 @@ from tests.support.standin_records import (
     SharedBody,
     Upload,
 )
+from tests.support.standin_stream import Stream, StreamMethods
 
 #: Imported from here by the tests, whatever module holds them.
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
     "Refused",
     "SlackStandin",
     "StatusSet",
+    "Stream",
     "Upload",
     "check_blocks",
     "check_view",
@@ -64,7 +67,7 @@ __all__ = [
 T = TypeVar("T")
 
 
-class SlackStandin(MessageMethods, AssistantMethods, FileMethods, DirectoryMethods):
+class SlackStandin(MessageMethods, AssistantMethods, StreamMethods, FileMethods, DirectoryMethods):
     """The Web API stand-in. Use as a context manager, or `start()` / `stop()`."""
 
     def __init__(self) -> None:
@@ -88,6 +91,9 @@ class SlackStandin(MessageMethods, AssistantMethods, FileMethods, DirectoryMetho
         self._shown: dict[tuple[str, str], str] = {}
         #: `assistant.threads.setSuggestedPrompts` calls' arguments.
         self.suggested_prompts: list[dict[str, Any]] = []
+        #: Every chat stream started, and the error a workspace without streams answers.
+        self.streams: list[Stream] = []
+        self._stream_refusal = ""
         #: People's messages delivered to the app: (channel, ts) -> its thread_ts, if a reply.
         self._seen: dict[tuple[str, str], str | None] = {}
         #: The bot scopes granted (the manifest's); checked for the methods `METHOD_SCOPES` names.
@@ -343,6 +349,9 @@ class SlackStandin(MessageMethods, AssistantMethods, FileMethods, DirectoryMetho
             "assistant.threads.setStatus": self._set_status,
             "assistant.threads.setTitle": self._set_title,
             "assistant.threads.setSuggestedPrompts": self._set_suggested_prompts,
+            "chat.startStream": self._start_stream,
+            "chat.appendStream": self._append_stream,
+            "chat.stopStream": self._stop_stream,
         }.get(method)
         if handler is None:
             raise Refused("unknown_method", f"the stand-in does not serve {method}")
