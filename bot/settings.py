@@ -189,6 +189,9 @@ class SlackSettings(EnvSettings):
     #: Slack's status under a thread while its question or approved query is worked on
     #: ("querybot is drafting SQL…"); off, a question shows its progress in its message only.
     slack_status: bool = variable("QUERYBOT_SLACK_STATUS", True)
+    #: The graph's steps streamed into the thread as a plan that updates as it moves, with the
+    #: SQL it drafted; off, a thread shows the cards only.
+    slack_stream: bool = variable("QUERYBOT_SLACK_STREAM", True)
 
     @field_validator("approvers")
     @classmethod

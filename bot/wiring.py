@@ -366,6 +366,7 @@ def _conversations(
     from bot.conversations.outcomes import Outcomes
     from bot.conversations.recovery import Recovery
     from bot.conversations.status import Statuses
+    from bot.conversations.stream import Streams
 
     private = router.config.answers_private
     outcomes = Outcomes(client, store, display_rows=settings.display_rows, private=private)
@@ -377,5 +378,6 @@ def _conversations(
         clearance=Clearance(router, identities),
         recovery=Recovery(client, router, store, work, outcomes),
         statuses=Statuses(client, enabled=settings.slack_status),
+        streams=Streams(client, enabled=settings.slack_stream),
     )
     return Conversations(client, router, store, work, parts)

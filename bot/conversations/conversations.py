@@ -5,7 +5,8 @@ Listeners stay quick (parse, de-duplicate, claim) and hand over to `Conversation
 every agent call in the worker pool, one job at a time per thread, and makes sure each question
 ends with something in its thread: a proposal, a clarifying question, an answer or a failure
 (`Outcomes` shows it); while a question or an approved query is worked on, Slack's status
-under the thread names the graph's step (`Statuses`). A Cancel click is the exception: it runs
+under the thread names the graph's step (`Statuses`), and a plan streamed into the thread shows
+its steps as they happen (`Streams`). A Cancel click is the exception: it runs
 on its own thread, since the conversation's worker is busy running the very query it stops
 (`Cancels`). Work that a process which is gone left mid-way is reported by `Recovery`. The
 wiring (`wire`) builds those collaborators and hands them to `Conversations` (`Collaborators`),
@@ -38,6 +39,7 @@ from bot.conversations.outcomes import ASK_FAILED, Outcomes
 from bot.conversations.progress import Progress
 from bot.conversations.recovery import Recovery
 from bot.conversations.status import Statuses
+from bot.conversations.stream import RUNNING, Streams
 from bot.conversations.work import Work
 from bot.routing import Router
 from bot.slack_thread import SlackThread, post, tell, update
@@ -67,6 +69,8 @@ class Collaborators:
     recovery: Recovery
     #: Slack's status under a thread while its question or approved query is worked on.
     statuses: Statuses
+    #: The graph's steps streamed into the thread as a plan, where the workspace takes it.
+    streams: Streams
 
 
 class Conversations:
@@ -94,6 +98,7 @@ class Conversations:
         self.clearance = parts.clearance
         self.recovery = parts.recovery
         self.statuses = parts.statuses
+        self.streams = parts.streams
 
     # -- called by listeners (Bolt's threads): quick Slack calls only --------------------------
 
@@ -189,8 +194,15 @@ class Conversations:
     ) -> None:
         log.info("Question in %s from %s (%d characters)", thread.id, user, len(text))
         status = self.statuses.thread(thread.team, thread.channel, thread.ts or asked_ts)
-        with status:  # cleared once the outcome is in the thread, whatever it is
-            self._answer(thread, text, user, placeholder, status.step)
+        stream = self.streams.thread(thread.team, thread.channel, thread.ts, user)
+
+        def on_step(name: str) -> None:
+            status.step(name)
+            stream.step(name)
+
+        # both end once the outcome is in the thread, whatever it is
+        with status, stream:
+            self._answer(thread, text, user, placeholder, on_step, stream.end)
 
     def _answer(
         self,
@@ -199,6 +211,7 @@ class Conversations:
         user: str,
         placeholder: str,
         on_step: Callable[[str], None],
+        on_end: Callable[[Outcome], None],
     ) -> None:
         try:
             for old in self.store.supersede_pending(thread.id):
@@ -219,6 +232,7 @@ class Conversations:
                     outcome = agent.ask(
                         thread.id, text, user=user, identity=run_as.role, on_step=on_step
                     )
+            on_end(outcome)
             self.outcomes.show(outcome, thread, placeholder, requested_by=user)
             log.info("Question in %s answered: %s", thread.id, outcome.kind)
         except Exception:
@@ -248,8 +262,16 @@ class Conversations:
         self.cancels.begin(record.proposal_id)
         # a direct message outside a thread: the status goes under the card
         status = self.statuses.thread(thread.team, thread.channel, thread.ts or record.message_ts)
-        with status if approved else nullcontext():
-            outcome = self._carry_out(record, thread, approved, user, running, status.step)
+        stream = self.streams.thread(thread.team, thread.channel, thread.ts, user, title=RUNNING)
+
+        def on_step(name: str) -> None:
+            status.step(name)
+            stream.step(name)
+
+        with status if approved else nullcontext(), stream if approved else nullcontext():
+            outcome = self._carry_out(record, thread, approved, user, running, on_step)
+            if outcome is not None:
+                stream.end(outcome)
             canceller = self.cancels.end(record.proposal_id)
             self.outcomes.conclude(
                 record, approved, verdict, outcome, canceller=canceller, running_shown=running.shown
