@@ -100,6 +100,9 @@ class BotProcess:
             "QUERYBOT_WAREHOUSE": "demo",
             # the day the demo was built for (tests/conftest.py): its data ends 2026-10-31
             "QUERYBOT_TODAY": TODAY.isoformat(),
+            # the cards-only thread most end-to-end tests read; tests/e2e/test_streaming.py
+            # turns the streamed plan on
+            "QUERYBOT_SLACK_STREAM": "false",
             **self.extra_env,
         }
         if self.socket_mode:  # Socket Mode requests are not signed: no secret needed
