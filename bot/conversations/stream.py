@@ -27,6 +27,7 @@ from slack_sdk.errors import SlackApiError
 
 from agent.outcome import Outcome
 from bot.blocks.attachments import REFUSED_FOR_S, Refusals
+from bot.blocks.base import cut, escaped
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ RUNNING = "Running the approved query"
 PROPOSED = ("proposed", "Proposed SQL: it waits for approval on its card")
 #: Characters of SQL shown in that task (Slack refuses a longer piece); the card shows it all.
 SQL_SHOWN = 2_900
-#: Characters of explanation streamed (Slack takes 12,000 in one piece).
+#: Characters of explanation streamed, escaped as the card's (Slack takes 12,000 in one piece).
 TEXT_SHOWN = 3_000
 
 #: Refusals that say the workspace (or the app's install there) takes no streams; any other
@@ -160,14 +161,10 @@ class StepStream:
             self._finish_task("error" if failed else "complete")
             proposal = outcome.proposal
             if outcome.kind == "proposal" and proposal is not None:
-                sql = (
-                    proposal.sql
-                    if len(proposal.sql) <= SQL_SHOWN
-                    else proposal.sql[:SQL_SHOWN] + "…"
-                )
+                sql = cut(proposal.sql, SQL_SHOWN)
                 self._pending.append({**_task(PROPOSED, "complete"), "output": sql})
-                if proposal.explanation:
-                    text = proposal.explanation[:TEXT_SHOWN]
+                if proposal.explanation:  # the model's words: no mention or link of its own
+                    text = escaped(proposal.explanation, TEXT_SHOWN)
                     self._pending.append({"type": "markdown_text", "text": text})
             self._ended = True
 

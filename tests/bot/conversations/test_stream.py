@@ -19,7 +19,7 @@ PROPOSAL = Proposal(
     proposal_id="p1",
     question="how many regions?",
     sql=SQL,
-    explanation="Counts the regions.",
+    explanation="Counts the regions <!channel>.",
     tables=["demo.main.regions"],
     sql_sha256="0" * 64,
 )
@@ -49,7 +49,7 @@ def test_steps_become_tasks_and_a_proposal_ends_with_its_sql(
     assert shown.statuses("draft") == ["in_progress", "complete"]
     assert {t["status"] for t in shown.tasks.values()} == {"complete"}
     assert shown.tasks[PROPOSED[0]]["output"] == SQL
-    assert slack.thread("C1", ROOT)[0].text == "Counts the regions."
+    assert slack.thread("C1", ROOT)[0].text == "Counts the regions &lt;!channel&gt;."
 
 
 def test_a_job_that_broke_off_marks_its_step_failed(client: WebClient, slack: SlackStandin) -> None:
