@@ -40,6 +40,8 @@ class Stream:
     #: (method, its chunks, with any `markdown_text` argument as a markdown chunk) per call.
     pieces: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
     stopped: bool = False
+    #: Ended by Slack (`expire_streams`: a stream lives about five minutes), not by the app.
+    expired: bool = False
     plan_title: str = ""
     #: Task id -> {"title", "status", "output", ...} as the message shows it now.
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -66,6 +68,14 @@ class StreamMethods:
         """Act like a workspace without chat streaming: each stream call answers `error`."""
         with self._lock:
             self._stream_refusal = error
+
+    def expire_streams(self) -> None:
+        """End every stream still going, as Slack does about five minutes after its start: later
+        calls on it are refused (counted as the test's doing)."""
+        with self._lock:
+            for stream in self.streams:
+                if not stream.stopped:
+                    stream.stopped = stream.expired = True
 
     def allow_streams(self) -> None:
         with self._lock:
@@ -98,7 +108,11 @@ class StreamMethods:
         if found is None:
             raise Refused("message_not_found", f"{method}: no stream {channel}/{ts}")
         if found.stopped:
-            raise Refused("message_not_in_streaming_state", f"{method}: {ts} was stopped")
+            raise Refused(
+                "message_not_in_streaming_state",
+                f"{method}: {ts} was stopped",
+                injected=found.expired,
+            )
         return found
 
     def _start_stream(self, params: dict[str, Any]) -> dict[str, Any]:

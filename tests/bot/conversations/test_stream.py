@@ -101,3 +101,23 @@ def test_a_workspace_without_streams_is_logged_once_and_left_alone(
     said = [r for r in caplog.records if "refused streamed plans" in r.getMessage()]
     assert [r.levelno for r in said] == [logging.INFO]
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_stream_slack_ended_costs_the_rest_of_the_plan_only(
+    client: WebClient, slack: SlackStandin, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="bot.conversations.stream")
+    streams = Streams(client)
+    with streams.thread("T1", "C1", ROOT, "U1") as stream:
+        stream.step("generate")
+        slack.wait_for(lambda: slack.streams_in("C1", ROOT), what="the stream's start")
+        slack.expire_streams()  # a slow model: Slack ended the stream after five minutes
+        stream.step("validate")
+        stream.end(Outcome(kind="proposal", proposal=PROPOSAL))
+    [shown] = slack.streams_in("C1", ROOT)
+    assert shown.task_ids() == ["draft"], "nothing more was taken"
+    assert "message_not_in_streaming_state" in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    with streams.thread("T1", "C1", ROOT, "U1") as stream:  # the next question streams again
+        stream.step("generate")
+    assert len(slack.streams_in("C1", ROOT)) == 2
