@@ -12,7 +12,8 @@ buttons, and the answer is still posted as before. One small thread per job send
 so the graph never waits on Slack, and steps that start while a call is under way go together
 in the next one. A workspace that refuses streams (an older one, a client or plan without
 them) is logged once at info and left alone for an hour, like thread statuses
-(`bot.conversations.status`); a refusal is never shown to anyone.
+(`bot.conversations.status`); any other refusal (a stream Slack ended, which it does about five
+minutes after its start; a rate limit) costs the rest of that job's plan. None is ever shown.
 """
 
 from __future__ import annotations

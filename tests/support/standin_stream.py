@@ -8,7 +8,8 @@ started (`message_not_found`) that is still streaming (`message_not_in_streaming
 of markdown over 12,000 characters is `msg_too_long`; chunks must parse with slack_sdk's chunk
 models unchanged, tasks have one of the four statuses, blocks (in a stop or a `blocks` chunk) are
 checked as a message's (`slack_block_rules`). A workspace without streams (`refuse_streams`)
-answers each call with the error a test names. The stream's message is a reply in the thread
+answers each call with the error a test names; `expire_streams` ends the streams going, as Slack
+does about five minutes after their start. The stream's message is a reply in the thread
 (`messages`), its text the markdown streamed so far, its tasks in `Stream.tasks`.
 """
 
