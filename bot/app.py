@@ -35,10 +35,6 @@ from bot.wiring import wire
 
 log = logging.getLogger(__name__)
 
-#: Seconds between looks for work that a crashed process (another replica) left unfinished.
-RECOVER_EVERY_S = 60.0
-
-
 #: Threads for Bolt's listeners (Bolt's default is 5). A listener makes a Slack call or two before
 #: it returns (the "Working on it…" placeholder, the decided card), and a click is acked only
 #: once a thread takes it: with 5, fifty clicks at once against a 150 ms Slack API waited up to
@@ -111,7 +107,7 @@ def build_app(
     listeners.register(app, querybot)
     # threads a crashed process (this one before a restart, or another replica) left mid-way
     # hear what happened
-    app.recovery = querybot.conversations.recovery.watch(RECOVER_EVERY_S)
+    app.recovery = querybot.conversations.recovery.watch(settings.recover_every_s)
     return app
 
 

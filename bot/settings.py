@@ -221,6 +221,11 @@ class StateSettings(EnvSettings):
     #: A postgresql:// URL for the state replicas share; None keeps it in SQLite files in
     #: `data_dir`.
     state_url: str | None = variable("QUERYBOT_STATE_URL", None, repr=False)
+    #: Seconds between looks for work a process that died (this one before a restart, another
+    #: replica) left unfinished; this process's liveness lock is renewed four times as often. On
+    #: PostgreSQL a process is taken for dead after two looks in a row, so its threads are told
+    #: one to two intervals after it died: every replica must use the same value.
+    recover_every_s: float = variable("QUERYBOT_RECOVER_EVERY_S", 60.0, ge=1, le=3600)
 
     @field_validator("state_url")
     @classmethod

@@ -16,8 +16,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from bot.conversations.recovery import (
     INTERRUPTED,
     RESTARTED_ASKING,
@@ -226,14 +224,13 @@ def test_killed_between_the_claim_and_the_recorded_approval(
     print(bot.log()[-5000:])
 
 
-@pytest.mark.timeout(360)
 def test_killed_at_every_step_with_the_state_in_postgresql(
     slack: SlackStandin, demo_file: Path, tmp_path: Path
 ) -> None:
     """The kill points above with QUERYBOT_STATE_URL (checkpoints, store and audit log in
     PostgreSQL), four threads each held at one step and a single kill: after the restart each
-    thread is told (a minute later: on PostgreSQL a process must be found dead on two looks a
-    minute apart) and nothing runs again."""
+    thread is told (on PostgreSQL a process must be found dead on two looks in a row, here a
+    second apart, not the default minute) and nothing runs again."""
     replies = [
         sql_reply(COUNT_CUSTOMERS, "Counts."),  # claimed, its approval not yet recorded
         sql_reply(SLOW, "Counts pairs."),  # running
@@ -245,7 +242,7 @@ def test_killed_at_every_step_with_the_state_in_postgresql(
             slack=slack,
             data_dir=data_dir_with(tmp_path / "data", demo_file),
             script=write_script(tmp_path / "script.jsonl", replies),
-            env={"QUERYBOT_STATE_URL": state_url},
+            env={"QUERYBOT_STATE_URL": state_url, "QUERYBOT_RECOVER_EVERY_S": "1"},
         )
         with bot:
             threads, proposals = [], []
@@ -281,7 +278,7 @@ def test_killed_at_every_step_with_the_state_in_postgresql(
             # claimed: nothing ran; running: it may have; ran: its result is posted now
             notes = (RESTARTED_BEFORE_RUN, RESTARTED_RUNNING, RESTARTED_POSTING)
             for thread, proposal, note in zip(threads, proposals, notes, strict=True):
-                flow.wait_message(slack, thread, has_text(note), "the restart note", timeout=150)
+                flow.wait_message(slack, thread, has_text(note), "the restart note")
                 if note == RESTARTED_POSTING:
                     flow.result(slack, thread)
                     continue
