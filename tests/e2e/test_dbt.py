@@ -11,6 +11,7 @@ question does not name, gets the model's SQL, labelled "ad hoc SQL"."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from tests.e2e.shared_bot import Reply, SharedBot
 from tests.support import slack_flow as flow
 from tests.support import slack_payloads as payloads
 from tests.support.botproc import BotProcess, sql_reply
-from tests.support.shop_build import build_shop
+from tests.support.shop_build import BuiltProject
 from tests.support.slack_payloads import BOB
 from tests.support.standin import SlackStandin
 
@@ -47,23 +48,28 @@ RETURNED = "SELECT order_id FROM shop.main.fct_orders WHERE status = 'returned' 
 #: The local model's answer to "Which orders were returned?" (BENCHMARKS.md, adhoc-02).
 REFUNDS = {"kind": "metric", "explanation": "Refunds.", "query": {"metrics": ["refunds"]}}
 
+#: In the file's order: run so, the module starts one bot process (each `dbt parse` is seconds).
 REPLIES: dict[str, list[Reply]] = {
     "test_a_metric_question_gets_a_governed_answer": [BY_MONTH],
     "test_a_question_naming_no_metric_gets_ad_hoc_sql": [sql_reply(NAMES, "Customer names.")],
-    "test_a_follow_up_of_a_governed_answer_stays_governed": [BY_MONTH, BY_REGION],
     "test_a_metric_the_question_does_not_name_falls_back_to_ad_hoc_sql": [
         REFUNDS,
         sql_reply(RETURNED, "The returned orders."),
     ],
+    "test_a_follow_up_of_a_governed_answer_stays_governed": [BY_MONTH, BY_REGION],
 }
 
 
 @pytest.fixture(scope="module")
-def bots(standin: SlackStandin, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedBot]:
-    shop = build_shop(tmp_path_factory.mktemp("dbt"))
+def bots(
+    standin: SlackStandin, shop_project: BuiltProject, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SharedBot]:
+    """The bot on a copy of the run's shop build (built once for all workers), whose project
+    directory the bot's own `dbt parse` writes to, leaving the shared build as it was."""
+    root = shutil.copytree(shop_project.root, tmp_path_factory.mktemp("dbt") / "shop")
     env = {
-        "QUERYBOT_WAREHOUSE": f"duckdb:{shop.database}",
-        "QUERYBOT_DBT_PROJECT": str(shop.root),
+        "QUERYBOT_WAREHOUSE": f"duckdb:{root / shop_project.database.name}",
+        "QUERYBOT_DBT_PROJECT": str(root),
         "QUERYBOT_STRATEGIES": "default",
     }
 
