@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.botproc import QUERYBOT, data_dir_with, free_port, write_script
+from tests.support.demo_day import TODAY
 from tests.support.socket_standin import SocketModeStandin
 from tests.support.standin import SlackStandin
 
@@ -63,6 +64,8 @@ def start(
         "QUERYBOT_MODEL": f"scripted:{script}",
         "QUERYBOT_DATA_DIR": str(data_dir),
         "QUERYBOT_WAREHOUSE": "demo",
+        # the day the data directory's demo was built for: another would build it again first
+        "QUERYBOT_TODAY": TODAY.isoformat(),
         **env,
     }
     port = free_port() if port is None else port
