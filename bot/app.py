@@ -182,11 +182,12 @@ def serve_http(app: QuerybotApp, port: int, settings: Settings) -> None:
         app.stop_background()
 
 
-def serve_socket_mode(app: QuerybotApp, app_token: str) -> None:
-    """Connect to Slack over Socket Mode and serve until stopped."""
+def serve_socket_mode(app: QuerybotApp, app_token: str, *, ping_s: float) -> None:
+    """Connect to Slack over Socket Mode and serve until stopped, checking the connection every
+    `ping_s` seconds (a dropped one is reopened then)."""
     _exit_on_sigterm()
     try:
-        handler = _connect_socket_mode(app, app_token)
+        handler = _connect_socket_mode(app, app_token, ping_s)
         log.info("querybot is connected to Slack in Socket Mode")
         try:
             threading.Event().wait()  # until SIGTERM or Ctrl-C, as SocketModeHandler.start waits
@@ -196,11 +197,11 @@ def serve_socket_mode(app: QuerybotApp, app_token: str) -> None:
         app.stop_background()
 
 
-def _connect_socket_mode(app: App, app_token: str) -> SocketModeHandler:
+def _connect_socket_mode(app: App, app_token: str, ping_s: float) -> SocketModeHandler:
     """`apps.connections.open`, then its WebSocket. A first connection that fails raises
     SlackUnusable: slack_sdk would log the error and retry for ever (its reconnects are for a
     connection lost later)."""
-    handler = SocketModeHandler(app, app_token)
+    handler = SocketModeHandler(app, app_token, ping_interval=ping_s)
     errors: list[Exception] = []
     handler.client.on_error_listeners.append(errors.append)
     try:

@@ -39,7 +39,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             serve_http(app, args.port, settings)
         else:
             log.info("querybot connecting to Slack in Socket Mode")
-            serve_socket_mode(app, settings.slack_app_token)
+            serve_socket_mode(app, settings.slack_app_token, ping_s=settings.socket_ping_s)
     return 0
 
 

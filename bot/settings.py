@@ -79,6 +79,9 @@ class ModelSettings(EnvSettings):
     #: Seconds one model request may take before it is cut and tried again (the agent's retry:
     #: three attempts in all).
     model_timeout_s: float = variable("QUERYBOT_MODEL_TIMEOUT_S", 60.0, gt=0, le=3600)
+    #: Seconds before the first retry of a model request that failed in a way worth retrying
+    #: (rate limit, quota, server error, timeout); the next wait is twice as long, jittered.
+    model_backoff_s: float = variable("QUERYBOT_MODEL_BACKOFF_S", 2.0, gt=0, le=60)
     max_repairs: int = variable("QUERYBOT_MAX_REPAIRS", 3, ge=1, le=10)
     #: As given; `parsed_strategies()` is what it names.
     strategies: str = variable("QUERYBOT_STRATEGIES", "")
@@ -192,6 +195,9 @@ class SlackSettings(EnvSettings):
     #: The graph's steps streamed into the thread as a plan that updates as it moves, with the
     #: SQL it drafted; off, a thread shows the cards only.
     slack_stream: bool = variable("QUERYBOT_SLACK_STREAM", True)
+    #: Socket Mode: seconds between pings of the connection and checks that it is still open; a
+    #: dropped one is reopened at the next check, and one unanswered for four pings is replaced.
+    socket_ping_s: float = variable("QUERYBOT_SOCKET_PING_S", 10.0, ge=1, le=300)
 
     @field_validator("approvers")
     @classmethod

@@ -97,6 +97,7 @@ class Deployment:
             answer_rows=settings.row_limit,
             query_timeout_s=settings.query_timeout_s,
             max_attempts=settings.max_repairs,
+            model_backoff_s=settings.model_backoff_s,
             allowed_functions=settings.allowed_functions,
             allowed_types=settings.allowed_types,
         )

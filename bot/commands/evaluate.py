@@ -88,6 +88,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         row_limit=settings.row_limit,
         query_timeout_s=settings.query_timeout_s,
         max_attempts=settings.max_repairs,
+        model_backoff_s=settings.model_backoff_s,
         profile_values=settings.profile_values != "off",
     )
     # one model for every configuration: a scripted one replays its replies across them in order

@@ -32,6 +32,8 @@ BAD_KEY = {"__error__": "API key not valid. Please pass a valid API key.", "stat
 TIMED_OUT = {"__error__": "Deadline exceeded.", "status": "timeout", "__delay__": 1}
 #: QUERYBOT_MODEL_TIMEOUT_S for the real Gemini client (its default is a minute).
 TIMEOUT_S = 3
+#: The shared bot's settings: retries after 0.1 s then 0.2 s, not the default 2 s then 4 s.
+BOT_ENV = {"QUERYBOT_MODEL_BACKOFF_S": "0.1"}
 
 ANSWER = sql_reply(COUNT, "Counts customers.")
 REPLIES: dict[str, list[Reply]] = {
@@ -96,6 +98,7 @@ def test_the_real_gemini_client_gives_up_at_its_timeout_and_the_retry_answers(
     env = {
         "QUERYBOT_MODEL": "google_genai:gemini-2.5-flash",
         "QUERYBOT_MODEL_TIMEOUT_S": str(TIMEOUT_S),
+        **BOT_ENV,
         "GOOGLE_API_KEY": "standin-key",
         "GOOGLE_GEMINI_BASE_URL": gemini.url,  # read by the google-genai SDK
     }

@@ -66,6 +66,10 @@ def test_a_server_error_on_chat_update_is_retried(
     print(bot.log()[-5000:])
 
 
+#: The Socket Mode bots check their connection every 2 s (default 10 s): a drop is noticed sooner.
+SOCKET_ENV = {"QUERYBOT_SOCKET_PING_S": "2"}
+
+
 @pytest.fixture
 def socket_mode(slack: SlackStandin) -> Iterator[SocketModeStandin]:
     with SocketModeStandin() as standin:
@@ -79,7 +83,9 @@ def test_socket_mode_reconnects_after_a_drop(
     replies = [sql_reply(COUNT_CUSTOMERS, "Counts."), sql_reply(REGIONS, "Lists the regions.")]
     script = write_script(tmp_path / "script.jsonl", replies)
     data_dir = data_dir_with(tmp_path / "data", demo_file)
-    with BotProcess(slack=slack, data_dir=data_dir, script=script, socket_mode=socket_mode) as bot:
+    with BotProcess(
+        slack=slack, data_dir=data_dir, script=script, socket_mode=socket_mode, env=SOCKET_ENV
+    ) as bot:
         thread = flow.ask(bot, "how many customers?")
         proposal = flow.proposal(slack, thread)
 
@@ -102,7 +108,9 @@ def test_socket_mode_drop_with_an_envelope_in_flight_answers_it_once(
     replies = [sql_reply(COUNT_CUSTOMERS, "Counts."), sql_reply(REGIONS, "Lists the regions.")]
     script = write_script(tmp_path / "script.jsonl", replies)
     data_dir = data_dir_with(tmp_path / "data", demo_file)
-    with BotProcess(slack=slack, data_dir=data_dir, script=script, socket_mode=socket_mode) as bot:
+    with BotProcess(
+        slack=slack, data_dir=data_dir, script=script, socket_mode=socket_mode, env=SOCKET_ENV
+    ) as bot:
         body = payloads.mention(payloads.new_channel(), "how many customers?")
         thread = flow.Thread(body["event"]["channel"], body["event"]["ts"])
         lost = socket_mode.send("events_api", body, drop=True)  # the ack cannot come back
