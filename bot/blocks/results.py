@@ -32,6 +32,7 @@ from bot.blocks.base import (
 )
 from bot.blocks.explain import explain_button
 from bot.blocks.followups import follow_up_buttons
+from bot.blocks.private_files import IN_DIRECT_MESSAGES
 from bot.cells import result_cells
 from bot.words import label, only_row
 from connectors.units import byte_size, counted
@@ -137,14 +138,6 @@ def _sql_blocks(sql: str, approved_above: bool) -> list[Block]:
     return blocks
 
 
-#: Said in a private answer that shows only some of its rows.
-NOT_ATTACHED = (
-    "The whole result is not attached: files are shared with everyone in the channel, and "
-    "this answer is only for the person who asked and the approver. Ask for fewer rows or an "
-    "aggregate to see it all."
-)
-
-
 def result(
     answer: Answer,
     *,
@@ -159,8 +152,9 @@ def result(
     `use_table` picks Slack's table block when the rows fit it; otherwise (or when a workspace
     refuses table blocks) the rows go in a monospaced code block. `approved_above`: the thread
     shows this very SQL on the approved card just above, so the answer refers to it instead of
-    repeating it. `private`: only the asker and the approver see it (no file follows it, and it
-    offers no follow-up question: a follow-up is asked in the thread, for everyone).
+    repeating it. `private`: only the asker and the approver see it (its files go to their
+    direct messages, and it offers no follow-up question: a follow-up is asked in the thread,
+    for everyone).
     """
     rows = answer.rows[: max(0, display_rows)]
     only = only_row(answer, len(rows))
@@ -176,7 +170,7 @@ def result(
     if answer.capped:
         summary += " — the query hit the row cap, so more rows may exist"
     if private and shown < answer.total_rows:
-        summary += f"\n:lock: {NOT_ATTACHED}"
+        summary += f"\n:lock: {IN_DIRECT_MESSAGES}"
     if is_empty(answer.columns, answer.rows, answer.total_rows):
         summary += f"\n:mag: {EMPTY if answer.total_rows == 0 else ALL_NULL}"
         if answer.coverage:

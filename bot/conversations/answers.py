@@ -7,8 +7,10 @@ failed file or chart costs that file or chart, never the answer.
 
 In a channel whose answers are private (its `answers`), `post_privately` sends the result and
 its native chart only to the asker and the approver (chat.postEphemeral, scope chat:write), and
-the thread is told where it went. No file goes with it (a file shared in a channel is there for
-everyone): no CSV, and a chart the block cannot show is not sent."""
+the thread is told where it went. Its files (the CSV, the chart as PNG where the block cannot
+show it, the SQL cut short) cannot ride an ephemeral message and would be seen by everyone if
+shared in the channel, so they go to each recipient's direct messages with the bot
+(`send_direct`)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from bot.blocks.attachments import (
     render_chart,
     sql_file,
 )
+from bot.conversations.direct_files import send_direct
 from bot.slack_thread import SlackThread, post, tell
 
 log = logging.getLogger(__name__)
@@ -72,10 +75,8 @@ class Answers:
             # Workspaces or clients without the table block: the same rows as monospaced text.
             log.warning("Slack refused the table block (%s); sending text", exc.response)
             post(self.client, thread, result(use_table=False))
-        if blocks.sql_cut(answer.sql):
-            self._upload(thread, sql_file(answer.sql, blocks.RAN_SQL_FILE, "The SQL that ran"))
-        if answer.total_rows > min(self.display_rows, len(answer.rows)):
-            self._upload(thread, csv_file(answer))
+        for attachment in self._files(answer):
+            self._upload(thread, attachment)
         self._chart(thread, answer)
 
     def post_privately(
@@ -94,8 +95,8 @@ class Answers:
                 private=True,
             )
 
-        native = blocks.chart(answer)
-        sent = [user for user in to if self._tell(thread, user, result, native)]
+        native = None if self._refused.refused(thread.team) else blocks.chart(answer)
+        sent = [user for user in to if self._tell(thread, user, result, native, answer)]
         post(
             self.client,
             thread,
@@ -108,9 +109,11 @@ class Answers:
         user: str,
         result: Callable[[bool], blocks.Message],
         chart: blocks.Message | None,
+        answer: Answer,
     ) -> bool:
-        """`result` (with Slack's table block, else monospaced rows) and `chart` to `user` only;
-        whether the result reached them (Slack refuses someone no longer in the channel)."""
+        """`result` (with Slack's table block, else monospaced rows) and `chart` to `user` only,
+        then the answer's files to their direct messages; whether the result reached them
+        (Slack refuses someone no longer in the channel)."""
         try:
             try:
                 tell(self.client, thread, user, result(True))
@@ -122,12 +125,30 @@ class Answers:
         except SlackApiError:
             log.exception("Could not send the answer to %s in %s", user, thread.id)
             return False
+        charted = chart is None
         if chart is not None:
             try:
                 tell(self.client, thread, user, chart)
-            except SlackApiError:  # a failed chart costs the chart, not the answer
+                charted = True
+            except SlackApiError as exc:  # a failed chart costs the chart, not the answer
                 log.exception("Could not send the chart to %s in %s", user, thread.id)
+                if exc.response.get("error") == "invalid_blocks":
+                    self._refused.note(thread.team)
+                    charted = False
+        files = self._files(answer)
+        png = None if chart is not None and charted else render_chart(answer)
+        send_direct(self.client, thread, user, answer.question, [*files, *([png] if png else [])])
         return True
+
+    def _files(self, answer: Answer) -> list[Attachment]:
+        """The answer's files besides its chart: the SQL that ran when its message shows only
+        the start, and the whole result when not every row is shown."""
+        files = []
+        if blocks.sql_cut(answer.sql):
+            files.append(sql_file(answer.sql, blocks.RAN_SQL_FILE, "The SQL that ran"))
+        if answer.total_rows > min(self.display_rows, len(answer.rows)):
+            files.append(csv_file(answer))
+        return files
 
     def proposed_sql(self, thread: SlackThread, proposal: Proposal) -> None:
         """The proposal's SQL as a file, when its message shows only the start (the file is

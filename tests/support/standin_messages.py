@@ -1,6 +1,8 @@
 """The stand-in's message and view methods: `chat.postMessage`, `chat.update`,
-`chat.postEphemeral`, `views.open`, `views.publish`. Each checks what it is sent as Slack would
-(text length, blocks, views) and notes unescaped mrkdwn."""
+`chat.postEphemeral`, `chat.getPermalink`, `views.open`, `views.publish`. Each checks what it is
+sent as Slack would (text length, blocks, views) and notes unescaped mrkdwn. A message posted to
+a user id goes to the app's direct messages with them (the `D…` channel Slack answers with), and
+a permalink is given only for a message the app can see."""
 
 from __future__ import annotations
 
@@ -35,6 +37,8 @@ class MessageMethods:
         channel = str(params.get("channel") or "")
         if not channel:
             raise Refused("channel_not_found", "no channel")
+        if channel.startswith(("U", "W")):
+            channel = dm_channel(channel)  # the app's direct messages with that person
         text, blocks = self._content(params)
         ts = self._new_ts()
         thread_ts = params.get("thread_ts") or None
@@ -61,6 +65,21 @@ class MessageMethods:
         self.ephemerals.append(dict(params))
         return {"ok": True, "message_ts": self._new_ts()}
 
+    def _permalink(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel, ts = str(params.get("channel") or ""), str(params.get("message_ts") or "")
+        if not channel or not ts:
+            raise Refused("invalid_arguments", "chat.getPermalink needs channel and message_ts")
+        if (channel, ts) in self.messages:
+            thread_ts = self.messages[(channel, ts)].thread_ts
+        elif (channel, ts) in self._seen:
+            thread_ts = self._seen[(channel, ts)]
+        else:
+            raise Refused("message_not_found", f"no message {channel}/{ts}")
+        link = f"https://standin.slack.com/archives/{channel}/p{ts.replace('.', '')}"
+        if thread_ts and thread_ts != ts:
+            link += f"?thread_ts={thread_ts}&cid={channel}"
+        return {"ok": True, "channel": channel, "permalink": link}
+
     def _views_open(self, params: dict[str, Any]) -> dict[str, Any]:
         if not params.get("trigger_id"):
             raise Refused("invalid_arguments", "views.open needs a trigger_id")
@@ -76,3 +95,8 @@ class MessageMethods:
         self.mrkdwn_problems += mrkdwn_problems("", view["blocks"])
         self.published_views.append({"user_id": params["user_id"], "view": view})
         return {"ok": True, "view": {"id": f"V{next(self._ids):08d}", **view}}
+
+
+def dm_channel(user: str) -> str:
+    """The id of the app's direct messages with `user`, as the stand-in names it."""
+    return "D" + user[1:]
