@@ -19,6 +19,7 @@ from agent.outcome import Outcome
 from bot.access.channels import ChannelRules
 from bot.access.identity import Directory, RunAsRules
 from bot.blocks import escape
+from bot.blocks.home import Holding
 from bot.config import DeploymentConfig
 from bot.slack_thread import SlackThread
 from connectors.base import ConnectorError
@@ -99,19 +100,17 @@ class Router:
             return Route(thread_id, None, refusal=unmapped(self.config, links=False))
         return Route(thread_id, self.agents[name], run_as=self.config.warehouses[name].run_as)
 
-    def tables(self, user: str = "", directory: Directory | None = None) -> list[tuple[str, str]]:
-        """(name, description) of every table `user` can ask about, for the Home tab. With
-        several warehouses each name says its warehouse ("finance: public.invoices"). Of a
-        warehouse with run_as rules, only the tables `user`'s identity may read, as the
-        warehouse says (none when they are unmapped, or no `directory` says who they are)."""
-        several = len(self.agents) > 1
-        listed: list[tuple[str, str]] = []
+    def warehouses(self, user: str = "", directory: Directory | None = None) -> list[Holding]:
+        """Each warehouse `user` can ask, with its description and the tables they can ask
+        about (name, description), for the Home tab. Of a warehouse with run_as rules, only the
+        tables `user`'s identity may read, as the warehouse says (none, and so not the
+        warehouse, when they are unmapped, or no `directory` says who they are)."""
+        listed: list[Holding] = []
         for name, agent in self.agents.items():
             try:
                 tables = agent.tables()
-                rules = (
-                    self.config.warehouses[name].run_as if name in self.config.warehouses else None
-                )
+                config = self.config.warehouses.get(name)
+                rules = config.run_as if config is not None else None
                 if rules is not None:
                     run_as = directory.run_as(rules, user) if directory and user else None
                     if run_as is None or not run_as.role:
@@ -121,7 +120,9 @@ class Router:
             except ConnectorError:  # one warehouse down must not blank the whole tab
                 log.exception("Could not list the tables of warehouse %r", name)
                 continue
-            listed += [(f"{name}: {t.name}" if several else t.name, t.description) for t in tables]
+            description = config.description if config is not None else ""
+            held = tuple((t.name, t.description) for t in tables)
+            listed.append(Holding(name, description, held))
         return listed
 
 

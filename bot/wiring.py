@@ -351,7 +351,7 @@ def wire(
         approvers=approvers,
         channels=channels,
         # the Home tab lists to each person the tables their own identity may read (run_as)
-        tables=partial(router.tables, directory=conversations.identities),
+        warehouses=partial(router.warehouses, directory=conversations.identities),
         uploads=uploads,
     )
 

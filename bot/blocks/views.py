@@ -1,4 +1,4 @@
-"""Views: the Edit SQL modal (and the App Home tab).
+"""Views: the Edit SQL modal.
 
 Views are checked like messages: slack_sdk's `View` validates title, blocks and
 `private_metadata`; what it does not model (a plain_text_input's `max_length` and initial value)
@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from slack_sdk.models.blocks import Block, DividerBlock, InputBlock, PlainTextInputElement
+from slack_sdk.models.blocks import InputBlock, PlainTextInputElement
 from slack_sdk.models.views import View
 
 from agent.outcome import Proposal
-from bot.blocks.base import context, cut, escaped, section
-from bot.blocks.messages import EXAMPLE
+from bot.blocks.base import context, cut
 
 EDIT_VIEW = "edit_sql"
 EDIT_BLOCK = "edit_sql_block"
@@ -78,37 +77,3 @@ def edited_proposal(private_metadata: str) -> tuple[str, str]:
     except (json.JSONDecodeError, AttributeError):
         return "", ""
     return (pid, sha) if isinstance(pid, str) and isinstance(sha, str) else ("", "")
-
-
-#: Tables and recent questions listed on the Home tab (a view takes at most 100 blocks).
-HOME_TABLES = 40
-HOME_QUESTIONS = 5
-
-
-def home(
-    tables: list[tuple[str, str]], recent: list[tuple[str, str]], *, approvers: str
-) -> dict[str, Any]:
-    """The App Home tab: what the bot does, the tables it can read (name, description) and the
-    user's recent questions (question, status), newest first."""
-    intro = (
-        "*I answer data questions with SQL that a person approves before it runs.*\n"
-        f"Mention me in a channel (`@querybot {EXAMPLE}`) or write to me here. I reply with the "
-        "SQL I would run; nothing runs until someone presses *Approve*. *Edit SQL* lets you "
-        f"correct it first. {approvers}"
-    )
-    blocks: list[Block] = [section(intro), DividerBlock(), section("*Tables I can read*")]
-    lines = [
-        f"`{escaped(name, 100)}`" + (f" — {escaped(text, 150)}" if text else "")
-        for name, text in tables[:HOME_TABLES]
-    ]
-    if len(tables) > HOME_TABLES:
-        lines.append(f"…and {len(tables) - HOME_TABLES} more")
-    for start in range(0, len(lines), 10):
-        blocks.append(section("\n".join(lines[start : start + 10]) or "none"))
-    if not lines:
-        blocks.append(section("No tables are visible to me."))
-    blocks += [DividerBlock(), section("*Your recent questions*")]
-    asked = [f"• {escaped(q, 300)} _({escaped(s, 50)})_" for q, s in recent[:HOME_QUESTIONS]]
-    blocks.append(section("\n".join(asked) or "None yet."))
-    view = View(type="home", blocks=blocks)
-    return view.to_dict()

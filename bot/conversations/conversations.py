@@ -278,7 +278,7 @@ class Conversations:
             )
         # Finished only once the outcome is in the thread: a process killed before (the result's
         # post held up by Slack) leaves its claim to `recover()`, which tells the thread.
-        self.store.finish(record.proposal_id)
+        self.store.finish(record.proposal_id, outcome.kind if outcome is not None else "failed")
 
     def _carry_out(
         self,

@@ -14,6 +14,7 @@ from slack_bolt import BoltContext
 
 from bot.access.approvals import Approvers
 from bot.access.channels import ChannelRules
+from bot.blocks.home import Holding
 from bot.conversations.conversations import Conversations
 from bot.files.uploads import ThreadUploads
 from bot.store.base import Store
@@ -25,15 +26,15 @@ CONTEXT_KEY = "querybot"
 @dataclass(frozen=True)
 class Querybot:
     """What the listeners need besides the request: the conversations they hand work to, the
-    store of proposals, who may decide, which channels are answered, the tables the Home tab
-    lists to a user (by their id) as (name, description), and the loader of shared files (None:
+    store of proposals, who may decide, which channels are answered, the warehouses (with their
+    tables) the Home tab lists to a user (by their id), and the loader of shared files (None:
     files are ignored)."""
 
     conversations: Conversations
     store: Store
     approvers: Approvers
     channels: ChannelRules
-    tables: Callable[[str], list[tuple[str, str]]]
+    warehouses: Callable[[str], list[Holding]]
     uploads: ThreadUploads | None
 
     def provide(self, context: BoltContext, next_: Callable[[], None]) -> None:

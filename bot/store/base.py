@@ -275,12 +275,45 @@ class Store(ABC):
         )
         return [_record(row) for row in rows]
 
-    def finish(self, proposal_id: str) -> None:
-        """The decision on a claimed proposal has been carried out (or failed for good)."""
-        self._rows(
-            "UPDATE bot_proposals SET status = ?, updated_at = ? WHERE proposal_id = ?",
-            (Status.DONE, time.time(), proposal_id),
+    def question_count(self, user: str) -> int:
+        """How many questions `user` asked that came to a proposal (as `recent_questions`)."""
+        [(count,)] = self._rows(
+            "SELECT COUNT(*) FROM bot_proposals WHERE requested_by = ? AND edited_by IS NULL",
+            (user,),
         )
+        return int(count)
+
+    def finish(self, proposal_id: str, outcome: str = "") -> None:
+        """The decision on a claimed proposal has been carried out (or failed for good);
+        `outcome` is what it came to (an `Outcome.kind`, "" when nothing came of it), kept for
+        the asker's Home tab."""
+        self._rows(
+            "UPDATE bot_proposals SET status = ?, outcome = ?, updated_at = ?"
+            " WHERE proposal_id = ?",
+            (Status.DONE, outcome or None, time.time(), proposal_id),
+        )
+
+    def outcomes(self, proposal_ids: list[str]) -> dict[str, str]:
+        """What each finished proposal of `proposal_ids` came to (those with a recorded one)."""
+        if not proposal_ids:
+            return {}
+        marks = ", ".join("?" for _ in proposal_ids)
+        rows = self._rows(
+            f"SELECT proposal_id, outcome FROM bot_proposals WHERE proposal_id IN ({marks})"
+            " AND outcome IS NOT NULL",
+            tuple(proposal_ids),
+        )
+        return {pid: outcome for pid, outcome in rows}
+
+    def pending(self, limit: int = 50) -> list[ProposalRecord]:
+        """The latest proposals still waiting for a click, newest first (for the Home tab,
+        which keeps those a person may approve)."""
+        rows = self._rows(
+            f"SELECT {_COLUMNS} FROM bot_proposals WHERE status = ?"
+            " ORDER BY created_at DESC LIMIT ?",
+            (Status.PENDING, limit),
+        )
+        return [_record(row) for row in rows]
 
     def proposal_at(self, channel: str, message_ts: str) -> ProposalRecord | None:
         """The proposal shown in the message `message_ts` of `channel`, if one was recorded."""

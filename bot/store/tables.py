@@ -25,6 +25,7 @@ CREATE TABLE IF NOT EXISTS bot_proposals (
 );
 CREATE INDEX IF NOT EXISTS bot_proposals_thread ON bot_proposals (thread_id, status);
 CREATE INDEX IF NOT EXISTS bot_proposals_requester ON bot_proposals (requested_by, created_at);
+CREATE INDEX IF NOT EXISTS bot_proposals_status ON bot_proposals (status, created_at);
 CREATE TABLE IF NOT EXISTS bot_questions (
     channel TEXT NOT NULL,
     message_ts TEXT NOT NULL,
@@ -40,5 +41,5 @@ TABLES = Tables(
     SCHEMA,
     SCHEMA.replace(" REAL NOT NULL", " DOUBLE PRECISION NOT NULL"),
     # columns added after the first release, for stores created before them
-    added={"bot_proposals": {"edited_by": "TEXT", "claimed_by": "TEXT"}},
+    added={"bot_proposals": {"edited_by": "TEXT", "claimed_by": "TEXT", "outcome": "TEXT"}},
 )

@@ -169,9 +169,12 @@ def test_without_a_default_an_unmapped_channel_gets_a_polite_note(
 
 def test_home_tab_lists_every_warehouse_tables(deployment: Deployment) -> None:
     router = Router(deployment.open_warehouses(), deployment.config)
-    names = [name for name, _ in router.tables()]
-    assert "survey: main.surveys" in names
-    assert "shop: demo.main.regions" in names
+    held = {w.name: w for w in router.warehouses()}
+    assert sorted(held) == ["shop", "survey"]
+    assert [name for name, _ in held["survey"].tables] == ["main.surveys"]
+    assert "demo.main.regions" in [name for name, _ in held["shop"].tables]
+    # each says what it holds, as its config describes it
+    assert held["shop"].description == "the demo shop"
 
 
 @pytest.mark.slow
@@ -299,6 +302,8 @@ def test_home_tab_keeps_the_tables_of_warehouses_still_up(
     agents = deployment.open_warehouses()
     broken = UnreachableDuckDB(demo_file)
     agents["shop"] = deployment.agent_for(broken, name="shop")
-    names = [name for name, _ in Router(agents, deployment.config).tables()]
-    assert names == ["survey: main.surveys"]
+    held = Router(agents, deployment.config).warehouses()
+    assert [(w.name, [name for name, _ in w.tables]) for w in held] == [
+        ("survey", ["main.surveys"])
+    ]
     broken.close()

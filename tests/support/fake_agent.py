@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from agent.outcome import Answer, Outcome, Proposal
 from bot.config import SINGLE, DeploymentConfig, Warehouse
 from bot.routing import Route, Router
+from connectors.base import TableInfo
 
 Reply = Outcome | Exception
 
@@ -130,6 +131,10 @@ class FakeAgent:
         default = answer_outcome(user) if approved else Outcome(kind="rejected", message="no")
         return self._next(self.decide_replies, default)
 
+    def tables(self) -> list[TableInfo]:
+        """The catalog the Home tab lists: one table."""
+        return [TableInfo("demo.main.orders", (), "One row per order.")]
+
     def edit(self, thread_id: str, proposal_id: str, sql: str, *, user: str) -> Outcome:
         with self._lock:
             self.edits.append((thread_id, proposal_id, sql, user))
@@ -162,5 +167,7 @@ class FakeAgent:
 def routed(agent: FakeAgent, override: Callable[[str], Route | None] | None = None) -> Router:
     """A Router that sends every thread to `agent`, the one warehouse, answering every channel
     (unless `override` routes the thread elsewhere)."""
-    config = DeploymentConfig({SINGLE: Warehouse(SINGLE, "demo", "demo")}, default=SINGLE)
+    config = DeploymentConfig(
+        {SINGLE: Warehouse(SINGLE, "demo", "demo", description="The demo shop")}, default=SINGLE
+    )
     return Router({SINGLE: agent}, config, override=override)  # type: ignore[dict-item]

@@ -85,6 +85,8 @@ class SlackStandin(MessageMethods, AssistantMethods, StreamMethods, FileMethods,
         self.emails: dict[str, str] = {}
         #: Channel id -> the `channel` object `conversations.info` returns (else a plain channel).
         self.channels: dict[str, dict[str, Any]] = {}
+        #: Channel id -> the people in it, for `users.conversations`.
+        self.members: dict[str, set[str]] = {}
         self._pending_uploads: dict[str, dict[str, Any]] = {}
         #: Every status set (`assistant.threads.setStatus`), and what each thread shows now.
         self.statuses: list[StatusSet] = []
@@ -338,6 +340,8 @@ class SlackStandin(MessageMethods, AssistantMethods, StreamMethods, FileMethods,
             "chat.postMessage": self._post_message,
             "chat.update": self._update,
             "chat.postEphemeral": self._post_ephemeral,
+            "chat.getPermalink": self._permalink,
+            "users.conversations": self._users_conversations,
             "views.open": self._views_open,
             "views.publish": self._views_publish,
             "files.getUploadURLExternal": self._upload_url,

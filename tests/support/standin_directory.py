@@ -1,12 +1,24 @@
-"""The stand-in's workspace directory: `auth.test`, and `usergroups.users.list`, `users.info` and
-`conversations.info`, which answer from `usergroups`, `emails` and `channels` (a test fills
-them)."""
+"""The stand-in's workspace directory: `auth.test`, and `usergroups.users.list`, `users.info`,
+`conversations.info` and `users.conversations`, which answer from `usergroups`, `emails`,
+`channels` and `members` (a test fills them). `users.conversations` refuses a type whose read
+scope the app lacks (`missing_scope`) and a `limit` of 1,000 or more (`invalid_limit`), as
+Slack does."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from tests.support.standin_records import BOT_ID, BOT_USER_ID, TEAM_ID, Refused
+
+#: The scope `users.conversations` needs for each conversation type it is asked for.
+TYPE_SCOPES = {
+    "public_channel": "channels:read",
+    "private_channel": "groups:read",
+    "mpim": "mpim:read",
+    "im": "im:read",
+}
+#: `users.conversations` takes a limit under 1,000.
+MAX_LIMIT = 999
 
 
 class DirectoryMethods:
@@ -50,3 +62,26 @@ class DirectoryMethods:
             **self.channels.get(channel, {}),
         }
         return {"ok": True, "channel": info}
+
+    def _users_conversations(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The channels of `members` the user is in (one page: the stand-in's are few)."""
+        user = str(params.get("user") or "")
+        types = str(params.get("types") or "public_channel").split(",")
+        for kind in types:
+            if kind not in TYPE_SCOPES:
+                raise Refused("invalid_types", f"unknown type {kind!r}")
+            if TYPE_SCOPES[kind] not in self.scopes:
+                injected = TYPE_SCOPES[kind] in self._revoked
+                raise Refused(
+                    "missing_scope", f"{kind} needs {TYPE_SCOPES[kind]}", injected=injected
+                )
+        if int(params.get("limit") or 100) > MAX_LIMIT:
+            raise Refused("invalid_limit", f"limit {params.get('limit')} is not under 1000")
+        if user and not user.startswith(("U", "W")):
+            raise Refused("user_not_found", f"no user {user!r}")
+        found = [
+            {"id": channel, "is_channel": True}
+            for channel, people in sorted(self.members.items())
+            if user in people
+        ]
+        return {"ok": True, "channels": found, "response_metadata": {"next_cursor": ""}}
