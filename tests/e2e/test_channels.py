@@ -218,7 +218,8 @@ def test_the_home_tab_lists_every_warehouse(bot: BotProcess, standin: SlackStand
     bot.send_event(payloads.home_opened(BOB))
     [published] = standin.wait_for(lambda: standin.published_views, what="the Home tab")
     text = "\n".join(b.get("text", {}).get("text", "") for b in published["view"]["blocks"])
-    assert "`survey: main.surveys`" in text and "`shop: demo.main.regions`" in text
+    assert "*survey*" in text and "`main.surveys`" in text
+    assert "*shop*" in text and "`demo.main.regions`" in text
 
 
 def test_sigterm_closes_every_warehouse_cleanly(bot: BotProcess) -> None:

@@ -184,7 +184,7 @@ def test_the_home_tab_lists_only_the_tables_each_person_may_read(
         shown[user] = json.dumps(views[0]["view"])
     assert "shop.sales" in shown[ALICE] and "shop.salaries" not in shown[ALICE]
     assert "shop.sales" in shown[BOB] and "shop.salaries" in shown[BOB]
-    assert "shop." not in shown[NOBODY] and "No tables are visible to me." in shown[NOBODY]
+    assert "shop." not in shown[NOBODY] and "No tables are visible to you." in shown[NOBODY]
 
 
 def test_a_proposal_waiting_when_the_askers_access_changes_never_runs(

@@ -205,7 +205,10 @@ def test_nothing_one_identity_may_read_reaches_the_other(
     for user in (ALICE, DAVE):
         assert "Marmotville" in channel.result(user, alices).all_text()
     if channel.private:
-        assert "The whole result is not attached" in channel.result(ALICE, alices).all_text()
+        assert (
+            "The whole result comes as a file in your direct"
+            in channel.result(ALICE, alices).all_text()
+        )
     else:  # the CSV of Alice's two rows: hers
         [csv] = standin.uploads_in(channel.id, alices.thread_ts)
         assert csv.filename == "result.csv" and b"5928391" in csv.content

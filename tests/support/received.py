@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.support.standin import Call, SlackStandin
+from tests.support.standin_messages import dm_channel
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,8 @@ class Piece:
 @dataclass(frozen=True)
 class Audience:
     """Who one side of a test is: the threads they asked in (channel, thread ts) and the people
-    (asker, approver) who get ephemeral messages and Home tabs."""
+    (asker, approver) who get ephemeral messages, Home tabs and direct messages (a private
+    answer's files)."""
 
     users: frozenset[str]
     threads: frozenset[tuple[str, str]] = field(default_factory=frozenset)
@@ -53,6 +55,8 @@ class Audience:
     def holds(self, piece: Piece) -> bool:
         if piece.user:
             return piece.user in self.users
+        if piece.channel in self.users or piece.channel in {dm_channel(u) for u in self.users}:
+            return True  # a message to a person's id goes to their direct messages
         return bool(piece.channel) and (piece.channel, piece.thread_ts) in self.threads
 
 
