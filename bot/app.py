@@ -27,6 +27,7 @@ from slack_sdk.signature import SignatureVerifier
 from bot import listeners, payloads
 from bot.files.sandboxes import SandboxAgents
 from bot.http_server import SLACK_PATH, HttpLimits, SlackHTTPServer
+from bot.pane_setup import pane_missing
 from bot.routing import Router
 from bot.settings import Settings
 from bot.slack_check import SlackUnusable, api_url, bot_identity, unusable
@@ -88,6 +89,9 @@ def build_app(
     client = build_client(settings)
     identity = bot_identity(client)
     log.info("Slack accepts the bot token: @%s in %s", identity.user, identity.team)
+    missing = pane_missing(identity.scopes)
+    if missing:
+        log.warning(missing)
     app = QuerybotApp(
         client=client,
         signing_secret=settings.slack_signing_secret,

@@ -198,6 +198,9 @@ class SlackSettings(EnvSettings):
     #: Socket Mode: seconds between pings of the connection and checks that it is still open; a
     #: dropped one is reopened at the next check, and one unanswered for four pings is replaced.
     socket_ping_s: float = variable("QUERYBOT_SOCKET_PING_S", 10.0, ge=1, le=300)
+    #: The golden sets (*.yaml) whose questions a direct message suggests, each to the warehouse
+    #: its `warehouse:` names (by name or QUERYBOT_WAREHOUSE form); a missing folder: none.
+    golden_dir: Path = variable("QUERYBOT_GOLDEN_DIR", Path("evals"))
 
     @field_validator("approvers")
     @classmethod

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import urllib.error
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -54,6 +54,8 @@ class BotIdentity:
     user: str
     team: str
     url: str
+    #: The token's scopes (Slack's `x-oauth-scopes` header); None when Slack did not say.
+    scopes: frozenset[str] | None = None
 
 
 def api_url(slack_api_url: str | None) -> str | None:
@@ -72,7 +74,13 @@ def bot_identity(client: WebClient) -> BotIdentity:
         user=str(answer.get("user") or answer.get("user_id") or "?"),
         team=str(answer.get("team") or answer.get("team_id") or "?"),
         url=str(answer.get("url") or ""),
+        scopes=_scopes(answer.headers or {}),
     )
+
+
+def _scopes(headers: dict[str, Any]) -> frozenset[str] | None:
+    said = next((str(v) for k, v in headers.items() if k.lower() == "x-oauth-scopes"), None)
+    return None if said is None else frozenset(s.strip() for s in said.split(",") if s.strip())
 
 
 def check_app_token(client: WebClient, app_token: str) -> None:

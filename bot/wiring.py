@@ -336,6 +336,7 @@ def wire(
     from bot.files.uploads import ThreadUploads
     from bot.listeners.querybot import Querybot
     from bot.routing import RoutedChannelRules
+    from bot.suggested_prompts import SuggestedPrompts, golden_sets
 
     work = Work(settings.workers)
     conversations = _conversations(client, router, store, work, settings)
@@ -353,6 +354,10 @@ def wire(
         # the Home tab lists to each person the tables their own identity may read (run_as)
         warehouses=partial(router.warehouses, directory=conversations.identities),
         uploads=uploads,
+        # a direct message suggests what its warehouse is known to answer
+        prompts=SuggestedPrompts(
+            router, golden_sets(settings.golden_dir), conversations.identities
+        ),
     )
 
 

@@ -9,6 +9,7 @@ import logging
 from slack_sdk import WebClient
 
 from bot.doctor.report import Section
+from bot.pane_setup import pane_missing
 from bot.settings import Settings
 from bot.slack_check import SlackUnusable, api_url, bot_identity, check_app_token
 
@@ -68,6 +69,9 @@ def _ask_slack(settings: Settings, section: Section, timeout_s: int) -> None:
         section.ok(
             f"Slack accepts SLACK_BOT_TOKEN: bot @{who.user} in {who.team} {who.url}".strip()
         )
+        missing = pane_missing(who.scopes)
+        if missing:
+            section.fail(missing)
     except SlackUnusable as exc:
         if exc.failure != "refused":
             tokens = "SLACK_BOT_TOKEN" + " and SLACK_APP_TOKEN" * bool(app)

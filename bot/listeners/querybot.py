@@ -18,6 +18,7 @@ from bot.blocks.home import Holding
 from bot.conversations.conversations import Conversations
 from bot.files.uploads import ThreadUploads
 from bot.store.base import Store
+from bot.suggested_prompts import SuggestedPrompts
 
 #: The context key, and so the name of the listener argument that receives a `Querybot`.
 CONTEXT_KEY = "querybot"
@@ -27,8 +28,8 @@ CONTEXT_KEY = "querybot"
 class Querybot:
     """What the listeners need besides the request: the conversations they hand work to, the
     store of proposals, who may decide, which channels are answered, the warehouses (with their
-    tables) the Home tab lists to a user (by their id), and the loader of shared files (None:
-    files are ignored)."""
+    tables) the Home tab lists to a user (by their id), the loader of shared files (None: files
+    are ignored), and the suggested prompts of direct messages (None: none)."""
 
     conversations: Conversations
     store: Store
@@ -36,6 +37,7 @@ class Querybot:
     channels: ChannelRules
     warehouses: Callable[[str], list[Holding]]
     uploads: ThreadUploads | None
+    prompts: SuggestedPrompts | None = None
 
     def provide(self, context: BoltContext, next_: Callable[[], None]) -> None:
         """Bolt middleware: this object in the request's context, for the listener."""

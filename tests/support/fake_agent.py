@@ -9,7 +9,9 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Mapping
+from types import SimpleNamespace
 
+from agent.memory.examples import ExampleStore
 from agent.outcome import Answer, Outcome, Proposal
 from bot.config import SINGLE, DeploymentConfig, Warehouse
 from bot.routing import Route, Router
@@ -58,6 +60,9 @@ class FakeAgent:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        #: What the suggested prompts read of an agent: its approved examples (a test adds
+        #: some), and no dbt project.
+        self.deps = SimpleNamespace(examples=ExampleStore(), project=None)
         self.asks: list[tuple[str, str, str]] = []
         self.decisions: list[tuple[str, str, bool, str]] = []
         self.labels: list[dict[str, str]] = []

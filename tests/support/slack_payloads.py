@@ -119,6 +119,15 @@ def home_opened(user: str, *, tab: str = "home") -> dict[str, Any]:
     return _event_body(event, None)
 
 
+def assistant_thread_started(user: str, *, thread_ts: str) -> dict[str, Any]:
+    """An `assistant_thread_started` event: `user` opened a thread of the older assistant view
+    in their DM with the app (Slack posts its root, `thread_ts`)."""
+    channel = f"D{user[1:]}"
+    thread = {"user_id": user, "channel_id": channel, "thread_ts": thread_ts, "context": {}}
+    event = {"type": "assistant_thread_started", "assistant_thread": thread, "event_ts": new_ts()}
+    return _event_body({**event, "channel": channel}, None) | {"event": event}
+
+
 def click(posted: Posted, action_id: str, *, user: str = BOB) -> dict[str, Any]:
     """The `block_actions` payload of pressing the button `action_id` in `posted`."""
     value = posted.action_values()[action_id]

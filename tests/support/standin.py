@@ -314,7 +314,8 @@ class SlackStandin(MessageMethods, AssistantMethods, StreamMethods, FileMethods,
                     method, params, token, answer, detail=str(refusal), injected=refusal.injected
                 )
             self._record(call)
-            return 200, answer, {}
+            # as Slack says on every answer, the token's scopes (read by the bot's own checks)
+            return 200, answer, {"x-oauth-scopes": ",".join(sorted(self.scopes))}
 
     def _record(self, call: Call) -> None:
         self.calls.append(call)

@@ -60,9 +60,13 @@ class AssistantMethods:
             self._seen[(channel, ts)] = thread_ts or None
 
     def saw_event(self, event: dict[str, Any]) -> None:
-        """The message of an Events API event, if it carries one."""
+        """The message of an Events API event, if it carries one; the root of an assistant
+        thread a person started (Slack posts it as theirs)."""
         if event.get("channel") and event.get("ts"):
             self.saw(str(event["channel"]), str(event["ts"]), event.get("thread_ts"))
+        started = event.get("assistant_thread") or {}
+        if started.get("channel_id") and started.get("thread_ts"):
+            self.saw(str(started["channel_id"]), str(started["thread_ts"]))
 
     def revoke_scope(self, scope: str) -> None:
         """Act like an app installed without `scope` (an older manifest, an older workspace)."""

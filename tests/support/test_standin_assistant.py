@@ -90,16 +90,19 @@ def test_a_revoked_scope_is_the_tests_refusal_a_missing_one_the_bots(
 ) -> None:
     standin.saw("C1", "1.0001")
     standin.revoke_scope("chat:write")
+    standin.revoke_scope("assistant:write")
     set_status = client.assistant_threads_setStatus
     assert error(set_status, channel_id="C1", thread_ts="1.0001", status="s") == "missing_scope"
     assert standin.refused == []  # asked for by the test
     standin.grant_scope("assistant:write")  # the older scope still does
     set_status(channel_id="C1", thread_ts="1.0001", status="s")
-    # the manifest does not ask for assistant:write: the bot calling these would be refused
-    standin.revoke_scope("assistant:write")
+    # a scope the manifest does not ask for (as if it left assistant:write out): the bot's
     standin.grant_scope("chat:write")
+    standin.scopes.discard("assistant:write")
+    standin._revoked.discard("assistant:write")
     set_title = client.assistant_threads_setTitle
     assert error(set_title, channel_id="C1", thread_ts="1.0001", title="t") == "missing_scope"
+    assert [c.answer["error"] for c in standin.refused] == ["missing_scope"]
 
 
 def test_titles_and_suggested_prompts(client: WebClient, standin: SlackStandin) -> None:

@@ -13,4 +13,4 @@ from bot.listeners.querybot import Querybot
 def on_home_opened(event: dict[str, Any], client: WebClient, querybot: Querybot) -> None:
     if event.get("tab") == "home":
         publish_home(client, querybot, event["user"])
-    # the Messages tab: direct messages are answered as they come
+    # the messages tab is the pane's (pane.on_messages_tab)

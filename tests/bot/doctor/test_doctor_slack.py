@@ -76,6 +76,21 @@ def test_tokens_slack_accepts(
 
 
 @pytest.mark.slow
+def test_an_app_from_an_older_manifest_is_told_what_to_add(
+    slack: SlackStandin, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slack.revoke_scope("assistant:write")  # installed before the manifest asked for it
+    code, section, _ = doctor(
+        capsys, monkeypatch, SLACK_BOT_TOKEN="xoxb-good", SLACK_API_URL=slack.url
+    )
+    older = [line for line in section if "older manifest" in line]
+    assert len(older) == 1 and older[0].startswith("✗ The Slack app was created from an older")
+    for what in ("assistant:write", "agent view", "app_home_opened", "manifest.yaml"):
+        assert what in older[0]
+    assert code == 1
+
+
+@pytest.mark.slow
 def test_a_refused_bot_token_is_a_problem(
     slack: SlackStandin, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
