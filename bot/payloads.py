@@ -143,11 +143,24 @@ class _HomeOpened(_Event):
     tab: str | None = None
 
 
+class _AssistantThread(_Part):
+    user_id: Id
+    channel_id: Id
+    thread_ts: Id
+
+
+class _ThreadStarted(_Event):
+    """A thread of the older assistant view opened, or the channel beside it changed."""
+
+    type: Literal["assistant_thread_started", "assistant_thread_context_changed"]
+    assistant_thread: _AssistantThread
+
+
 class EventCallback(_Carrier):
     type: Literal["event_callback"]
     team_id: Id
     event_id: Id
-    event: _Mention | _Message | _HomeOpened = Field(discriminator="type")
+    event: _Mention | _Message | _HomeOpened | _ThreadStarted = Field(discriminator="type")
 
 
 class UrlVerification(_Part):
