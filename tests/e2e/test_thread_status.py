@@ -87,13 +87,16 @@ def test_a_direct_message_shows_its_steps_under_the_question(
 def test_a_workspace_that_refuses_statuses_gets_the_ordinary_answer(
     bot: BotProcess, standin: SlackStandin
 ) -> None:
-    # an older workspace: setStatus there takes a scope this app was not granted
+    # an older workspace: setStatus there takes a scope this app was not granted (neither
+    # chat:write for it nor assistant:write, which also covers it)
     standin.revoke_scope("chat:write")
+    standin.revoke_scope("assistant:write")
     try:
         thread = flow.ask(bot, "how many regions?")
         card = flow.proposal(standin, thread)
     finally:
         standin.grant_scope("chat:write")
+        standin.grant_scope("assistant:write")
     assert "Counts the regions." in card.all_text()
     placeholder = flow.wait_message(standin, thread, has_text("Counts the regions."), "card")
     assert "Working on it" in placeholder.history[0][0], "today's progress message is kept"

@@ -60,7 +60,8 @@ def test_off_or_without_a_root_nothing_is_sent(client: WebClient, slack: SlackSt
 def test_a_refusing_workspace_is_logged_once_and_left_alone(
     client: WebClient, slack: SlackStandin, caplog: pytest.LogCaptureFixture
 ) -> None:
-    slack.revoke_scope("chat:write")  # the one scope setStatus takes here
+    slack.revoke_scope("chat:write")  # the scopes setStatus takes (an older install has
+    slack.revoke_scope("assistant:write")  # neither)
     statuses = Statuses(client)
     caplog.set_level(logging.INFO, logger="bot.conversations.status")
     calls = lambda: slack.calls_to("assistant.threads.setStatus")  # noqa: E731
