@@ -23,8 +23,9 @@ def on_messages_tab(
     event: dict[str, Any], context: BoltContext, client: WebClient, querybot: Querybot
 ) -> None:
     """The messages tab opened: its prompts set for the DM (the agent view takes no thread)."""
-    if querybot.prompts is not None:
-        querybot.prompts.send(client, context.team_id or "", event["channel"], event["user"])
+    channel = event.get("channel")  # the DM's id; Slack always sends it, the checks do not ask
+    if querybot.prompts is not None and channel:
+        querybot.prompts.send(client, context.team_id or "", channel, event["user"])
 
 
 def on_thread_started(
