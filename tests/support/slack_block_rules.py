@@ -2,7 +2,9 @@
 models and survive `to_dict()` (which enforces slack_sdk's field limits) unchanged, and the limits
 slack_sdk does not model are checked here (50 blocks a message, one table of at most 100 rows by
 20 cells; 100 blocks a view, `private_metadata` 3,000 characters, a plain_text_input's
-`max_length` and initial value at most 3,000). Charts are left to `check_chart`."""
+`max_length` and initial value at most 3,000; a `context_actions` block, in messages only, holds
+only feedback and icon buttons, and a feedback_buttons element needs its action_id and both buttons,
+each labelled in plain text). Charts are left to `check_chart`."""
 
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ TABLE_CELLS = 20
 VIEW_BLOCKS = 100
 PRIVATE_METADATA = 3000
 INPUT_TEXT = 3000
+#: The elements Slack takes in a context_actions block.
+CONTEXT_ACTIONS = frozenset({"feedback_buttons", "icon_button"})
 
 
 def check_view(raw: Any, kind: str) -> dict[str, Any]:
@@ -44,6 +48,8 @@ def check_view(raw: Any, kind: str) -> dict[str, Any]:
     except SlackObjectFormationError as exc:
         raise Refused("invalid_arguments", str(exc)) from exc
     for i, block in enumerate(blocks):
+        if block.get("type") == "context_actions":
+            raise Refused("invalid_arguments", f"block {i}: context_actions is for messages only")
         element = block.get("element") or {}
         if element.get("type") == "plain_text_input":
             max_length = element.get("max_length", INPUT_TEXT)
@@ -85,8 +91,10 @@ def check_blocks(
                 raise Refused("invalid_blocks", f"block {i}: unknown type {kind!r}")
             if parsed.to_dict() != raw:
                 raise Refused("invalid_blocks", f"block {i}: fields slack_sdk does not know")
-        except SlackObjectFormationError as exc:
+        except (SlackObjectFormationError, TypeError) as exc:  # TypeError: a field missing
             raise Refused("invalid_blocks", f"block {i}: {exc}") from exc
+        if kind == "context_actions":
+            _check_context_actions(i, raw)
         if kind == "table":
             tables += 1
             rows = raw["rows"]
@@ -100,3 +108,19 @@ def check_blocks(
         raise Refused("invalid_blocks", "only one table block per message")
     if charts > CHARTS:
         raise Refused("invalid_blocks", f"{charts} data_visualization blocks (at most {CHARTS})")
+
+
+def _check_context_actions(i: int, block: dict[str, Any]) -> None:
+    """What Slack refuses in a context_actions block that slack_sdk's models let through."""
+    for element in block["elements"]:
+        kind = element.get("type")
+        if kind not in CONTEXT_ACTIONS:
+            raise Refused("invalid_blocks", f"block {i}: {kind} in context_actions")
+        if kind != "feedback_buttons":
+            continue
+        if not element.get("action_id"):
+            raise Refused("invalid_blocks", f"block {i}: feedback_buttons without an action_id")
+        for side in ("positive_button", "negative_button"):
+            button = element.get(side)
+            if not button or (button.get("text") or {}).get("type") != "plain_text":
+                raise Refused("invalid_blocks", f"block {i}: {side} needs plain_text text")

@@ -131,6 +131,22 @@ def assistant_thread_started(user: str, *, thread_ts: str) -> dict[str, Any]:
 def click(posted: Posted, action_id: str, *, user: str = BOB) -> dict[str, Any]:
     """The `block_actions` payload of pressing the button `action_id` in `posted`."""
     value = posted.action_values()[action_id]
+    return _block_actions(
+        posted,
+        user,
+        {
+            "type": "button",
+            "action_id": action_id,
+            "block_id": "standin-block",
+            "text": {"type": "plain_text", "text": action_id, "emoji": True},
+            "value": value,
+            "action_ts": f"{time.time():.6f}",
+        },
+    )
+
+
+def _block_actions(posted: Posted, user: str, action: dict[str, Any]) -> dict[str, Any]:
+    """The `block_actions` payload of `action` (one element's) in `posted`, by `user`."""
     return {
         "type": "block_actions",
         "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM_ID},
@@ -159,17 +175,31 @@ def click(posted: Posted, action_id: str, *, user: str = BOB) -> dict[str, Any]:
         },
         "state": {"values": {}},
         "response_url": "https://hooks.slack.invalid/actions/standin",
-        "actions": [
-            {
-                "type": "button",
-                "action_id": action_id,
-                "block_id": "standin-block",
-                "text": {"type": "plain_text", "text": action_id, "emoji": True},
-                "value": value,
-                "action_ts": f"{time.time():.6f}",
-            }
-        ],
+        "actions": [action],
     }
+
+
+def feedback_click(posted: Posted, *, positive: bool, user: str = BOB) -> dict[str, Any]:
+    """The `block_actions` payload of pressing the thumbs up (`positive`) or down in `posted`."""
+    side = "positive_button" if positive else "negative_button"
+    element = next(
+        el
+        for block in posted.blocks
+        if block["type"] == "context_actions"
+        for el in block["elements"]
+        if el["type"] == "feedback_buttons"
+    )
+    return _block_actions(
+        posted,
+        user,
+        {
+            "type": "feedback_buttons",
+            "action_id": element["action_id"],
+            "block_id": "standin-block",
+            "value": element[side]["value"],
+            "action_ts": f"{time.time():.6f}",
+        },
+    )
 
 
 def view_submission(

@@ -79,6 +79,17 @@ class Posted:
             for el in block["elements"]
         }
 
+    def feedback_values(self) -> dict[str, str]:
+        """ "positive_button"/"negative_button" -> value of the message's feedback buttons."""
+        return {
+            side: el[side]["value"]
+            for block in self.blocks
+            if block["type"] == "context_actions"
+            for el in block["elements"]
+            if el["type"] == "feedback_buttons"
+            for side in ("positive_button", "negative_button")
+        }
+
     def table(self) -> list[list[str]] | None:
         """The table block's cells as text, header row first; None without a table."""
         for block in self.blocks:
