@@ -51,7 +51,12 @@ TABLES = Tables(
     SCHEMA,
     SCHEMA.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY"),
     added={
-        "examples": {"warehouse": "TEXT NOT NULL DEFAULT ''", "run_as": "TEXT NOT NULL DEFAULT ''"}
+        "examples": {
+            "warehouse": "TEXT NOT NULL DEFAULT ''",
+            "run_as": "TEXT NOT NULL DEFAULT ''",
+            "verified_by": "TEXT NOT NULL DEFAULT ''",
+            "verified_at": "TEXT NOT NULL DEFAULT ''",
+        }
     },
 )
 _ACTIVE = "warehouse = ? AND retired_at IS NULL"
@@ -69,6 +74,9 @@ class Example:
     approved_at: str
     #: The warehouse identity the question was asked as; "" for the bot's login.
     run_as: str = ""
+    #: Who said its answer was right (a thumbs up in Slack), and so made it a golden
+    #: question (`querybot eval --from-feedback`); "" when no one has.
+    verified_by: str = ""
 
 
 class ExampleStore:
@@ -117,16 +125,44 @@ class ExampleStore:
             ),
         )
 
+    def verify(
+        self,
+        question: str,
+        sql: str,
+        *,
+        tables: list[str],
+        columns: list[str],
+        approved_by: str,
+        verified_by: str,
+        run_as: str = "",
+    ) -> None:
+        """Mark an approved run as verified by `verified_by` (someone who said its answer was
+        right), storing it first if it is not kept yet (an answer approved before learning, or
+        whose example was retired)."""
+        self.add(
+            question, sql, tables=tables, columns=columns, approved_by=approved_by, run_as=run_as
+        )
+        at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        self._db.rows(
+            f"UPDATE examples SET verified_by = ?, verified_at = ? WHERE {_ACTIVE}"
+            " AND question = ? AND sql = ?",
+            (verified_by, at, self._warehouse, question, sql),
+        )
+
     def active(self) -> list[Example]:
         rows = self._db.rows(
-            "SELECT id, question, sql, tables, columns, approved_by, approved_at, run_as"
-            f" FROM examples WHERE {_ACTIVE} ORDER BY id",
+            "SELECT id, question, sql, tables, columns, approved_by, approved_at, run_as,"
+            f" verified_by FROM examples WHERE {_ACTIVE} ORDER BY id",
             (self._warehouse,),
         )
         return [
-            Example(i, q, s, tuple(json.loads(t)), tuple(json.loads(c)), by, at, run_as)
-            for i, q, s, t, c, by, at, run_as in rows
+            Example(i, q, s, tuple(json.loads(t)), tuple(json.loads(c)), by, at, run_as, checked)
+            for i, q, s, t, c, by, at, run_as, checked in rows
         ]
+
+    def verified(self) -> list[Example]:
+        """The active examples someone verified, oldest first."""
+        return [e for e in self.active() if e.verified_by]
 
     def retire_missing(self, snapshot: CatalogSnapshot) -> list[int]:
         """Retire examples reading a table or column the snapshot no longer has; their ids."""
