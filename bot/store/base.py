@@ -32,6 +32,7 @@ from typing import Any
 
 from agent.memory.storage import Storage
 from agent.outcome import Proposal
+from bot.store.feedback import FeedbackLog
 from bot.store.tables import TABLES
 
 #: How long an event id is remembered; Slack retries within minutes.
@@ -134,6 +135,8 @@ class Store(ABC):
         """Use `db`, creating the tables (or the columns they gained since) where missing."""
         self._db = db
         db.create(TABLES)
+        #: What people said of answers.
+        self.feedback = FeedbackLog(db)
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Run one statement (in its own transaction) and return every row it produced."""

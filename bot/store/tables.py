@@ -35,6 +35,17 @@ CREATE TABLE IF NOT EXISTS bot_questions (
     started_at REAL NOT NULL,
     PRIMARY KEY (channel, message_ts)
 );
+CREATE TABLE IF NOT EXISTS bot_feedback (
+    proposal_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    warehouse TEXT NOT NULL,
+    rating TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    question TEXT NOT NULL,
+    sql TEXT NOT NULL,
+    rated_at REAL NOT NULL,
+    PRIMARY KEY (proposal_id, user_id)
+);
 """
 TABLES = Tables(
     "bot_store",

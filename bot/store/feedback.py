@@ -1,0 +1,74 @@
+"""What people said of answers (thumbs up or down, and what was wrong), kept for review and
+counted per warehouse (`querybot doctor`).
+
+One row per person and answer: a later rating replaces theirs (a thumbs down then a reason, or a
+change of mind). The question and SQL are copied in, so a review needs nothing else. The table is
+the bot store's (`bot.store.tables`), in SQLite or PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from agent.memory.storage import Storage
+
+UP, DOWN = "up", "down"
+
+
+@dataclass(frozen=True)
+class Rating:
+    proposal_id: str
+    user: str
+    warehouse: str
+    #: UP or DOWN.
+    rating: str
+    #: What the person said was wrong ("" for a thumbs up, or a down not yet explained).
+    reason: str
+    question: str
+    sql: str
+
+
+class FeedbackLog:
+    """The ratings of answers, in the bot store's database."""
+
+    def __init__(self, db: Storage) -> None:
+        self._db = db
+
+    def rate(self, rating: Rating) -> None:
+        """Keep `rating`, replacing the same person's earlier one of the same answer."""
+        self._db.rows(
+            "INSERT INTO bot_feedback (proposal_id, user_id, warehouse, rating, reason, question,"
+            " sql, rated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (proposal_id, user_id)"
+            " DO UPDATE SET rating = excluded.rating, reason = excluded.reason,"
+            " rated_at = excluded.rated_at",
+            (
+                rating.proposal_id,
+                rating.user,
+                rating.warehouse,
+                rating.rating,
+                rating.reason,
+                rating.question,
+                rating.sql,
+                time.time(),
+            ),
+        )
+
+    def to_review(self, limit: int = 50) -> list[Rating]:
+        """The latest thumbs down, newest first."""
+        rows = self._db.rows(
+            "SELECT proposal_id, user_id, warehouse, rating, reason, question, sql"
+            " FROM bot_feedback WHERE rating = ? ORDER BY rated_at DESC LIMIT ?",
+            (DOWN, limit),
+        )
+        return [Rating(*row) for row in rows]
+
+    def counts(self) -> dict[str, tuple[int, int]]:
+        """Warehouse -> (thumbs up, thumbs down)."""
+        rows = self._db.rows(
+            "SELECT warehouse, rating, count(*) FROM bot_feedback GROUP BY warehouse, rating"
+        )
+        counts: dict[str, list[int]] = {}
+        for warehouse, rating, n in rows:
+            counts.setdefault(warehouse, [0, 0])[0 if rating == UP else 1] += int(n)
+        return {w: (up, down) for w, (up, down) in sorted(counts.items())}
