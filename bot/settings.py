@@ -201,6 +201,9 @@ class SlackSettings(EnvSettings):
     #: The golden sets (*.yaml) whose questions a direct message suggests, each to the warehouse
     #: its `warehouse:` names (by name or QUERYBOT_WAREHOUSE form); a missing folder: none.
     golden_dir: Path = variable("QUERYBOT_GOLDEN_DIR", Path("evals"))
+    #: Slack's thumbs up/down under every answer (a liked one may become a verified example,
+    #: a disliked one is noted for review); off, answers carry no feedback buttons.
+    slack_feedback: bool = variable("QUERYBOT_SLACK_FEEDBACK", True)
 
     @field_validator("approvers")
     @classmethod

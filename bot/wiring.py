@@ -375,7 +375,13 @@ def _conversations(
     from bot.conversations.stream import Streams
 
     private = router.config.answers_private
-    outcomes = Outcomes(client, store, display_rows=settings.display_rows, private=private)
+    outcomes = Outcomes(
+        client,
+        store,
+        display_rows=settings.display_rows,
+        private=private,
+        feedback=settings.slack_feedback,
+    )
     identities = Directory(client)
     parts = Collaborators(
         outcomes=outcomes,

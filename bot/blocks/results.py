@@ -31,6 +31,7 @@ from bot.blocks.base import (
     sql_cut,
 )
 from bot.blocks.explain import explain_button
+from bot.blocks.feedback import feedback_buttons
 from bot.blocks.followups import follow_up_buttons
 from bot.blocks.private_files import IN_DIRECT_MESSAGES
 from bot.cells import result_cells
@@ -145,6 +146,7 @@ def result(
     use_table: bool = True,
     approved_above: bool = False,
     private: bool = False,
+    feedback: bool = False,
 ) -> Message:
     """The answer to an approved query: summary, first rows, SQL and sources.
 
@@ -155,6 +157,7 @@ def result(
     repeating it. `private`: only the asker and the approver see it (its files go to their
     direct messages, and it offers no follow-up question: a follow-up is asked in the thread,
     for everyone).
+    `feedback`: Slack's thumbs up/down under it (`bot.blocks.feedback`).
     """
     rows = answer.rows[: max(0, display_rows)]
     only = only_row(answer, len(rows))
@@ -186,6 +189,8 @@ def result(
     if answer.proposal_id:
         buttons = follow_up_buttons(answer.proposal_id, [] if private else answer.follow_ups)
         blocks.append(ActionsBlock(elements=[*buttons, explain_button(answer.proposal_id)]))
+        if feedback:
+            blocks.append(feedback_buttons(answer.proposal_id))
     blocks.append(context(_sources(answer, rows_text)))  # the footer stays last
     return finish(" — ".join(p for p in (headline, explanation) if p), blocks)
 

@@ -46,9 +46,11 @@ NOT_SENT = (
 class Answers:
     """Posts answers; remembers which workspaces refused the native chart block lately."""
 
-    def __init__(self, client: WebClient, *, display_rows: int) -> None:
+    def __init__(self, client: WebClient, *, display_rows: int, feedback: bool = True) -> None:
         self.client = client
         self.display_rows = display_rows
+        #: Whether answers carry Slack's thumbs up/down (QUERYBOT_SLACK_FEEDBACK).
+        self.feedback = feedback
         self._refused = Refusals()
 
     def post(self, thread: SlackThread, answer: Answer, *, approved_sql: str | None = None) -> None:
@@ -65,6 +67,7 @@ class Answers:
                 display_rows=self.display_rows,
                 use_table=use_table,
                 approved_above=approved_sql == answer.sql,
+                feedback=self.feedback,
             )
 
         try:
@@ -93,6 +96,7 @@ class Answers:
                 use_table=use_table,
                 approved_above=approved_above,
                 private=True,
+                feedback=self.feedback,
             )
 
         native = None if self._refused.refused(thread.team) else blocks.chart(answer)

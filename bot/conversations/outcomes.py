@@ -51,10 +51,11 @@ class Outcomes:
         *,
         display_rows: int,
         private: Callable[[str], bool] = lambda channel: False,
+        feedback: bool = True,
     ) -> None:
         self.client = client
         self.store = store
-        self.answers = Answers(client, display_rows=display_rows)
+        self.answers = Answers(client, display_rows=display_rows, feedback=feedback)
         #: Whether a channel's answers go only to the asker and the approver.
         self.private = private
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from agent.memory.examples import ExampleStore
+from agent.memory.failures import FailureStore
 from agent.outcome import Answer, Outcome, Proposal
 from bot.config import SINGLE, DeploymentConfig, Warehouse
 from bot.routing import Route, Router
@@ -55,14 +57,27 @@ def answer_outcome(user: str, rows: int = 3) -> Outcome:
     )
 
 
+@dataclass
+class FakeDeps:
+    """The parts of `AgentDeps` a thumbs up or down teaches (`agent.feedback`), real and in
+    memory: the examples and the failure memory of a connector named "duckdb"; and what the
+    suggested prompts read (those examples, and no dbt project)."""
+
+    examples: ExampleStore = field(default_factory=ExampleStore)
+    failures: FailureStore = field(default_factory=FailureStore)
+    connector: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(name="duckdb"))
+    project: None = None
+
+    def remembers_failures(self, identity: str) -> bool:
+        return not identity
+
+
 class FakeAgent:
     """Implements the Agent methods the bot may call."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        #: What the suggested prompts read of an agent: its approved examples (a test adds
-        #: some), and no dbt project.
-        self.deps = SimpleNamespace(examples=ExampleStore(), project=None)
+        self.deps = FakeDeps()
         self.asks: list[tuple[str, str, str]] = []
         self.decisions: list[tuple[str, str, bool, str]] = []
         self.labels: list[dict[str, str]] = []

@@ -1,5 +1,6 @@
 """Button clicks: on a proposal's card (Approve, Reject, Edit SQL), on a running query's card
-(Cancel), and on an answer ("How did you get this?", the follow-up questions)."""
+(Cancel), and on an answer ("How did you get this?", the follow-up questions, the thumbs up/down
+and the verified example a thumbs up offers)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import re
 from slack_bolt import App
 
 from bot import blocks
+from bot.blocks.feedback import FEEDBACK_ACTION, VERIFY_ACTION
 from bot.listeners.actions.answers import on_explain, on_follow_up
 from bot.listeners.actions.decisions import on_approve, on_cancel, on_reject
 from bot.listeners.actions.edit import on_edit
+from bot.listeners.actions.feedback import on_feedback, on_verify
 
 
 def register(app: App) -> None:
@@ -19,4 +22,6 @@ def register(app: App) -> None:
     app.action(blocks.CANCEL_ACTION)(on_cancel)
     app.action(blocks.EDIT_ACTION)(on_edit)
     app.action(blocks.EXPLAIN_ACTION)(on_explain)
+    app.action(FEEDBACK_ACTION)(on_feedback)
+    app.action(VERIFY_ACTION)(on_verify)
     app.action(re.compile(rf"^{re.escape(blocks.FOLLOW_UP_PREFIX)}\d+$"))(on_follow_up)

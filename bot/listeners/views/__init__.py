@@ -1,12 +1,15 @@
-"""Modal submissions: the Edit SQL modal."""
+"""Modal submissions: the Edit SQL modal, and the "What was wrong?" modal of a thumbs down."""
 
 from __future__ import annotations
 
 from slack_bolt import App
 
+from bot.blocks.feedback import WRONG_VIEW
 from bot.blocks.views import EDIT_VIEW
 from bot.listeners.views.edit_submission import on_edit_submitted
+from bot.listeners.views.feedback_submission import on_wrong_submitted
 
 
 def register(app: App) -> None:
     app.view(EDIT_VIEW)(on_edit_submitted)
+    app.view(WRONG_VIEW)(on_wrong_submitted)
