@@ -6,6 +6,7 @@
     querybot eval --defog [--corpora DIR] [--cache DIR] [--databases academic,restaurants]
     querybot eval --defog --sample 15 --categories unanswerable,ratio   (only those categories)
     querybot eval --export-examples PATH
+    querybot eval --from-feedback PATH   (only the answers verified with a thumbs up in Slack)
 
 The model is QUERYBOT_MODEL (with its key, as for the bot); every proposal is approved
 automatically and runs on a read-only connection to the warehouse.
@@ -63,9 +64,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         args.cache = settings.data_dir / "defog"
     if args.export_examples:
         return export_examples(settings, args.export_examples, args.warehouse)
+    if args.from_feedback:
+        return export_examples(settings, args.from_feedback, args.warehouse, verified=True)
     if not args.defog and not args.golden:
         print(
-            "querybot eval: name a golden set, or use --defog or --export-examples", file=sys.stderr
+            "querybot eval: name a golden set, or use --defog, --export-examples or "
+            "--from-feedback",
+            file=sys.stderr,
         )
         return 2
     if args.out is not None and args.out.is_dir():  # said now, not after the whole run
@@ -308,22 +313,26 @@ def _defog(args: argparse.Namespace, setup: Setup) -> tuple[list[QuestionResult]
     return results, meta
 
 
-def export_examples(settings: Settings, path: Path, warehouse: str | None = None) -> int:
+def export_examples(
+    settings: Settings, path: Path, warehouse: str | None = None, *, verified: bool = False
+) -> int:
     """Write the approved examples the bot has learnt as a golden set (a regression suite): with
-    QUERYBOT_CONFIG, those of `warehouse` (default: the config's default, or its only one)."""
+    QUERYBOT_CONFIG, those of `warehouse` (default: the config's default, or its only one).
+    `verified`: only those a person verified with a thumbs up (`--from-feedback`)."""
     config = deployment_config(settings, os.environ)
     chosen = config.pick(warehouse) if config.path else config.pick(None)
     where = settings.state_url or warehouse_file(settings, config, "examples", chosen.name)
     store = ExampleStore(where, warehouse=chosen.name)
     try:
-        examples = store.active()
+        examples = store.verified() if verified else store.active()
     finally:
         store.close()
+    kind = "verified" if verified else "approved"
     questions = tuple(
-        GoldenQuestion(f"approved-{e.id}", "approved", e.question, (e.sql,)) for e in examples
+        GoldenQuestion(f"{kind}-{e.id}", kind, e.question, (e.sql,)) for e in examples
     )
     # the set names the warehouse as `querybot eval` will find it: its config name, or the spec
     name = chosen.name if config.path else settings.warehouse
     dump_golden(GoldenSet(questions, warehouse=name), path)
-    print(f"{counted(len(questions), 'approved example')} written to {path}", file=sys.stderr)
+    print(f"{counted(len(questions), f'{kind} example')} written to {path}", file=sys.stderr)
     return 0

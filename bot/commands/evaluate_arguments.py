@@ -71,6 +71,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--compare", type=Path, help="an earlier JSON report to compare with")
     p.add_argument("--export-examples", type=Path, metavar="PATH", help="write approvals as a set")
     p.add_argument(
+        "--from-feedback",
+        type=Path,
+        metavar="PATH",
+        help="write the answers people verified with a thumbs up in Slack as a golden set",
+    )
+    p.add_argument(
         "--strategies",
         action="append",
         metavar="SPEC",
