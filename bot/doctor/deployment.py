@@ -26,6 +26,7 @@ from agent.model.providers import ModelConfigError, load_model
 from bot.config import DeploymentConfig, Warehouse, WarehouseError, deployment_config
 from bot.doctor.access import check_run_as
 from bot.doctor.dbt import check_dbt_project
+from bot.doctor.feedback import check_feedback
 from bot.doctor.report import Section, count, render
 from bot.doctor.slack import check_slack
 from bot.settings import Settings, SettingsError
@@ -331,9 +332,11 @@ def diagnose(
 
 
 def _after_warehouses(settings: Settings, *, slack: bool) -> list[Section]:
-    """The state store, the model and Slack (a note that it was left out with `--no-slack`)."""
+    """The state store and the feedback it holds, the model and Slack (a note that it was left
+    out with `--no-slack`)."""
     return [
         check_state(settings),
+        check_feedback(settings),
         check_model(settings),
         check_slack(settings) if slack else _skipped(),
     ]
