@@ -10,7 +10,7 @@ way Bolt parses it, then validated against pydantic models of every part Bolt or
 reads, with the types and lengths Slack documents. Only the requests the bot serves are models:
 `url_verification`, `event_callback` with the events it subscribes to, `block_actions` on its
 own buttons (whose values must parse as the bot wrote them: a proposal id, a card's hash) and
-`view_submission` of its own modal. Anything else is `Malformed`, answered 400 with the reason.
+`view_submission` of its own modals. Anything else is `Malformed`, answered 400 with the reason.
 Extra fields are allowed: Slack adds fields over time, and nothing reads them.
 """
 
@@ -31,6 +31,7 @@ from pydantic import (
 from slack_bolt.request.internals import parse_body
 
 from bot import blocks
+from bot.blocks.feedback import FEEDBACK_ACTION, VERIFY_ACTION, WRONG_VIEW, feedback_of
 from bot.blocks.messages import card_of
 from bot.blocks.views import EDIT_VIEW, METADATA, edited_proposal
 
@@ -43,7 +44,7 @@ Metadata = Annotated[str, StringConstraints(min_length=1, max_length=METADATA)]
 _PROPOSAL_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
 _FOLLOW_UP = re.compile(rf"{re.escape(blocks.FOLLOW_UP_PREFIX)}\d+")
 _DECISIONS = {blocks.APPROVE_ACTION, blocks.REJECT_ACTION, blocks.EDIT_ACTION}
-_PROPOSALS = {blocks.CANCEL_ACTION, blocks.EXPLAIN_ACTION}
+_PROPOSALS = {blocks.CANCEL_ACTION, blocks.EXPLAIN_ACTION, VERIFY_ACTION}
 _JSON_NAMES = {list: "array", str: "string", int: "number", float: "number", bool: "true/false"}
 #: What a reason quotes of the request (a 400's body and its log line).
 _REASON = 300
@@ -182,6 +183,10 @@ class _Action(_Part):
         elif self.action_id in _PROPOSALS:
             if not _PROPOSAL_ID.fullmatch(self.value):
                 raise ValueError(f"{self.action_id}'s value is not a proposal id")
+        elif self.action_id == FEEDBACK_ACTION:
+            rated = feedback_of(self.value)
+            if rated is None or not _PROPOSAL_ID.fullmatch(rated[1]):
+                raise ValueError(f"{self.action_id}'s value is not a rated answer's")
         elif _FOLLOW_UP.fullmatch(self.action_id):
             if blocks.follow_up_of(self.value) is None:
                 raise ValueError(f"{self.action_id}'s value is not a follow-up question")
@@ -217,7 +222,11 @@ class _View(_Carrier):
 
     @model_validator(mode="after")
     def _opened_by_the_bot(self) -> _View:
-        """The edit modal (the bot's one modal), with the metadata the bot gave it."""
+        """The edit modal or the "What was wrong?" one, with the metadata the bot gave it."""
+        if self.callback_id == WRONG_VIEW:
+            if not _PROPOSAL_ID.fullmatch(self.private_metadata):
+                raise ValueError("private_metadata is not the feedback modal's")
+            return self
         if self.callback_id != EDIT_VIEW:
             raise ValueError(f"querybot has no modal {self.callback_id[:80]!r}")
         if edited_proposal(self.private_metadata) == ("", ""):
