@@ -21,13 +21,13 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from bot.blocks.base import Message, context, escaped, finish, section
+from bot.store.feedback import DOWN, UP
 
 FEEDBACK_ACTION = "answer_feedback"
 VERIFY_ACTION = "verify_example"
 WRONG_VIEW = "answer_wrong"
 WRONG_BLOCK = "answer_wrong_block"
 WRONG_INPUT = "answer_wrong_input"
-UP, DOWN = "up", "down"
 #: Characters a person may write about what was wrong.
 REASON_TEXT = 1000
 
