@@ -147,8 +147,10 @@ def _deliver(bot: BotProcess, text: str, content_type: str) -> Sent:
 def ask(
     bot: BotProcess, channel: str, question: str, *, user: str = payloads.ALICE
 ) -> tuple[str, Sent]:
-    """Mention the bot with `question` at the top of `channel`; returns (thread root ts, sent)."""
+    """Mention the bot with `question` at the top of `channel`; returns (thread root ts, sent).
+    The stand-in learns the mention, as Slack knows the app saw it (a status may name it)."""
     body = payloads.mention(channel, question, user=user)
+    bot.slack.saw_event(body["event"])
     return body["event"]["ts"], _deliver(bot, *event_request(body))
 
 
