@@ -32,6 +32,7 @@ from typing import Any
 
 from agent.memory.storage import Storage
 from agent.outcome import Proposal
+from bot.store.asked import AskedLog
 from bot.store.feedback import FeedbackLog
 from bot.store.tables import TABLES
 
@@ -137,6 +138,8 @@ class Store(ABC):
         db.create(TABLES)
         #: What people said of answers.
         self.feedback = FeedbackLog(db)
+        #: What became of each person's questions (their Home tab).
+        self.asked = AskedLog(db)
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Run one statement (in its own transaction) and return every row it produced."""
@@ -278,14 +281,6 @@ class Store(ABC):
         )
         return [_record(row) for row in rows]
 
-    def question_count(self, user: str) -> int:
-        """How many questions `user` asked that came to a proposal (as `recent_questions`)."""
-        [(count,)] = self._rows(
-            "SELECT COUNT(*) FROM bot_proposals WHERE requested_by = ? AND edited_by IS NULL",
-            (user,),
-        )
-        return int(count)
-
     def finish(self, proposal_id: str, outcome: str = "") -> None:
         """The decision on a claimed proposal has been carried out (or failed for good);
         `outcome` is what it came to (an `Outcome.kind`, "" when nothing came of it), kept for
@@ -295,18 +290,6 @@ class Store(ABC):
             " WHERE proposal_id = ?",
             (Status.DONE, outcome or None, time.time(), proposal_id),
         )
-
-    def outcomes(self, proposal_ids: list[str]) -> dict[str, str]:
-        """What each finished proposal of `proposal_ids` came to (those with a recorded one)."""
-        if not proposal_ids:
-            return {}
-        marks = ", ".join("?" for _ in proposal_ids)
-        rows = self._rows(
-            f"SELECT proposal_id, outcome FROM bot_proposals WHERE proposal_id IN ({marks})"
-            " AND outcome IS NOT NULL",
-            tuple(proposal_ids),
-        )
-        return {pid: outcome for pid, outcome in rows}
 
     def pending(self, limit: int = 50) -> list[ProposalRecord]:
         """The latest proposals still waiting for a click, newest first (for the Home tab,

@@ -46,7 +46,7 @@ def publish_home(client: WebClient, querybot: Querybot, user: str) -> None:
     """Publish `user`'s Home tab."""
     store = querybot.store
     records = store.recent_questions(user, HOME_ITEMS)
-    finished = store.outcomes([r.proposal_id for r in records])
+    finished = store.asked.outcomes([r.proposal_id for r in records])
     asked = [
         Asked(r.proposal.question, _outcome(r, finished.get(r.proposal_id)), _permalink(client, r))
         for r in records
@@ -56,7 +56,7 @@ def publish_home(client: WebClient, querybot: Querybot, user: str) -> None:
     who = "Anyone" if rule.anyone else rule.describe(user)
     view = home(
         asked=asked,
-        asked_total=store.question_count(user),
+        asked_total=store.asked.question_count(user),
         waiting=[
             Waiting(r.proposal.question, r.requested_by, _permalink(client, r))
             for r in waiting[:HOME_ITEMS]

@@ -21,11 +21,11 @@ def test_a_finished_proposal_keeps_what_it_came_to(store: Store) -> None:
     store.claim("p1", approved=True, user="U2", sql_sha256=make_proposal().sql_sha256)
     store.finish("p1", "answer")
     store.finish("p2")  # nothing came of it: no outcome kept
-    assert store.outcomes(["p1", "p2", "p3"]) == {"p1": "answer"}
-    assert store.outcomes([]) == {}
+    assert store.asked.outcomes(["p1", "p2", "p3"]) == {"p1": "answer"}
+    assert store.asked.outcomes([]) == {}
     assert [r.proposal_id for r in store.pending()] == ["p3"]
     assert [r.proposal_id for r in store.pending(limit=0)] == []
-    assert store.question_count("U1") == 3 and store.question_count("U2") == 0
+    assert store.asked.question_count("U1") == 3 and store.asked.question_count("U2") == 0
 
 
 def test_a_store_from_before_outcomes_gains_the_column(tmp_path: Path) -> None:
@@ -36,6 +36,6 @@ def test_a_store_from_before_outcomes_gains_the_column(tmp_path: Path) -> None:
     try:
         add(opened)
         opened.finish("p1", "failed")
-        assert opened.outcomes(["p1"]) == {"p1": "failed"}
+        assert opened.asked.outcomes(["p1"]) == {"p1": "failed"}
     finally:
         opened.close()
