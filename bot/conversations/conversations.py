@@ -6,11 +6,12 @@ every agent call in the worker pool, one job at a time per thread, and makes sur
 ends with something in its thread: a proposal, a clarifying question, an answer or a failure
 (`Outcomes` shows it); while a question or an approved query is worked on, Slack's status
 under the thread names the graph's step (`Statuses`), and a plan streamed into the thread shows
-its steps as they happen (`Streams`). A Cancel click is the exception: it runs
-on its own thread, since the conversation's worker is busy running the very query it stops
-(`Cancels`). Work that a process which is gone left mid-way is reported by `Recovery`. The
-wiring (`wire`) builds those collaborators and hands them to `Conversations` (`Collaborators`),
-which builds nothing itself.
+its steps as they happen (`Streams`), above what they led to: a question's plan starts before
+its "Working on it…" message, and every plan stops before the job posts its outcome. A Cancel
+click is the exception: it runs on its own thread, since the conversation's worker is busy
+running the very query it stops (`Cancels`). Work that a process which is gone left mid-way
+is reported by `Recovery`. The wiring (`wire`) builds those collaborators and hands them to
+`Conversations` (`Collaborators`), which builds nothing itself.
 
 Each job resolves its thread to the Agent that answers it once (`Router`); in a thread no Agent
 answers, a question or decision comes to the route's refusal. Where the route's warehouse has
@@ -39,7 +40,7 @@ from bot.conversations.outcomes import ASK_FAILED, Outcomes
 from bot.conversations.progress import Progress
 from bot.conversations.recovery import Recovery
 from bot.conversations.status import Statuses
-from bot.conversations.stream import RUNNING, Streams
+from bot.conversations.stream import RUNNING, StepStream, Streams
 from bot.conversations.work import Work
 from bot.routing import Router
 from bot.slack_thread import SlackThread, post, tell, update
@@ -113,9 +114,10 @@ class Conversations:
         """A mention: show "Working on it…" at once, then answer in the worker pool. `asked_ts`
         is the question's own message, where a direct message outside a thread shows its
         status (Slack shows one under a thread root)."""
-        placeholder = self._post(thread, blocks.working())
-        self.store.start_question(thread.id, thread.channel, placeholder, user)
-        self.work.submit(thread.id, lambda: self._ask(thread, text, user, placeholder, asked_ts))
+        placeholder, stream = self._begin(thread, user)
+        self.work.submit(
+            thread.id, lambda: self._ask(thread, text, user, placeholder, stream, asked_ts)
+        )
 
     def follow_up(self, thread: SlackThread, text: str, *, user: str) -> None:
         """A reply without a mention: answered only in threads the agent already knows."""
@@ -185,24 +187,45 @@ class Conversations:
     def _follow_up(self, thread: SlackThread, text: str, user: str) -> None:
         if not self.router.route(thread.id).is_conversation():
             return
-        placeholder = self._post(thread, blocks.working())
-        self.store.start_question(thread.id, thread.channel, placeholder, user)
-        self._ask(thread, text, user, placeholder)
+        placeholder, stream = self._begin(thread, user)
+        self._ask(thread, text, user, placeholder, stream)
+
+    def _begin(self, thread: SlackThread, user: str) -> tuple[str, StepStream]:
+        """A question's plan started, then its "Working on it…" message posted (below the plan,
+        which leads up to what that message becomes) and recorded as a question in the works."""
+        stream = self.streams.thread(thread.team, thread.channel, thread.ts, user)
+        stream.open()
+        try:
+            placeholder = self._post(thread, blocks.working())
+            self.store.start_question(thread.id, thread.channel, placeholder, user)
+        except BaseException:
+            stream.close()  # leave no plan spinning over a question that never started
+            raise
+        return placeholder, stream
 
     def _ask(
-        self, thread: SlackThread, text: str, user: str, placeholder: str, asked_ts: str = ""
+        self,
+        thread: SlackThread,
+        text: str,
+        user: str,
+        placeholder: str,
+        stream: StepStream,
+        asked_ts: str = "",
     ) -> None:
         log.info("Question in %s from %s (%d characters)", thread.id, user, len(text))
         status = self.statuses.thread(thread.team, thread.channel, thread.ts or asked_ts)
-        stream = self.streams.thread(thread.team, thread.channel, thread.ts, user)
 
         def on_step(name: str) -> None:
             status.step(name)
             stream.step(name)
 
-        # both end once the outcome is in the thread, whatever it is
+        def on_end(outcome: Outcome) -> None:
+            stream.end(outcome)
+            stream.close()  # the plan finished above the outcome posted next
+
+        # the status ends once the outcome is in the thread, whatever it is
         with status, stream:
-            self._answer(thread, text, user, placeholder, on_step, stream.end)
+            self._answer(thread, text, user, placeholder, on_step, on_end)
 
     def _answer(
         self,
@@ -237,6 +260,7 @@ class Conversations:
             log.info("Question in %s answered: %s", thread.id, outcome.kind)
         except Exception:
             log.exception("Answering a question in %s failed", thread.id)
+            on_end(Outcome(kind="failed", message=ASK_FAILED))
             self.outcomes.fail(thread, placeholder, ASK_FAILED)
         finally:
             self.store.end_question(thread.channel, placeholder)
@@ -270,8 +294,10 @@ class Conversations:
 
         with status if approved else nullcontext(), stream if approved else nullcontext():
             outcome = self._carry_out(record, thread, approved, user, running, on_step)
-            if outcome is not None:
-                stream.end(outcome)
+            if approved:  # the plan of the run finished above what it led to
+                if outcome is not None:
+                    stream.end(outcome)
+                stream.close()
             canceller = self.cancels.end(record.proposal_id)
             self.outcomes.conclude(
                 record, approved, verdict, outcome, canceller=canceller, running_shown=running.shown

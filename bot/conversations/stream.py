@@ -6,14 +6,18 @@ One streamed message per job: `chat.startStream` at the first step (as a plan: `
 proposal's SQL as the output of its last task and its explanation as text. Slack takes streams
 only as replies in a thread and, from a bot token, only with the person they are for
 (`recipient_team_id`, `recipient_user_id`); so a question asked outside a thread (a direct
-message's top level) streams nothing. The stream only leads up to what the thread shows today:
-the "Working on it…" message still becomes the proposal card with its Approve/Edit/Reject
-buttons, and the answer is still posted as before. One small thread per job sends the pieces,
-so the graph never waits on Slack, and steps that start while a call is under way go together
-in the next one. A workspace that refuses streams (an older one, a client or plan without
-them) is logged once at info and left alone for an hour, like thread statuses
-(`bot.conversations.status`); any other refusal (a stream Slack ended, which it does about five
-minutes after its start; a rate limit) costs the rest of that job's plan. None is ever shown.
+message's top level) streams nothing. The stream only leads up to what the thread shows today,
+and stands above it: a question's plan is started (`open`) before its "Working on it…" message
+is posted, so that message, which becomes the proposal card with its Approve/Edit/Reject buttons
+(or the clarifying question, or the failure), comes below the plan; and every job stops its
+stream (`close`) before it posts what it came to, so the answer of an approved query comes
+below the plan of its run and the plan's last pieces are in before it. One small thread per
+job sends the other pieces, so the graph never waits on Slack, and steps that start while a
+call is under way go together in the next one. A workspace that refuses streams (an older
+one, a client or plan without them) is logged once at info and left alone for an hour, like
+thread statuses (`bot.conversations.status`); any other refusal (a stream Slack ended, which
+it does about five minutes after its start; a rate limit) costs the rest of that job's plan.
+None is ever shown.
 """
 
 from __future__ import annotations
@@ -135,6 +139,8 @@ class StepStream:
         #: Chunks not sent yet, the first the plan's title.
         self._pending: list[Chunk] = [{"type": "plan_update", "title": title}]
         self._started = False
+        #: The stream's message, once Slack started it.
+        self._ts = ""
         self._task: tuple[str, str] | None = None
         self._closing = False
         self._ended = False
@@ -169,6 +175,37 @@ class StepStream:
                     self._pending.append({"type": "markdown_text", "text": text})
             self._ended = True
 
+    def open(self) -> None:
+        """Start the plan now, its first task ("Read the question") under way, on the caller's
+        thread: whatever is posted in the thread after this returns comes below the plan. Does
+        nothing when the stream sends nothing, or Slack refused the start (then it sends
+        nothing more)."""
+        if not self._active or self._ts:
+            return
+        self.step("start")
+        with self._changed:
+            chunks, self._pending = self._pending, []
+        self._ts = self._call("chat.startStream", chunks)
+        if not self._ts:
+            self._active = False
+
+    def close(self) -> None:
+        """Stop the stream now, once its last pieces are sent, so that what the job posts next
+        comes below a finished plan; a step not finished by `end` is marked failed. Leaving the
+        `with` block closes it too; closing again does nothing."""
+        if not self._active:
+            return
+        with self._changed:
+            if self._closing:
+                return
+            if not self._ended:  # the job broke off: its step did not finish
+                self._finish_task("error")
+            self._closing = True
+            self._changed.notify()
+        if self._sender.ident is None:  # closed before the job began: send the end from here
+            self._sender.start()
+        self._sender.join()
+
     def _finish_task(self, status: str) -> None:
         """Mark the task under way `status` (under the lock)."""
         if self._task is not None:
@@ -176,7 +213,7 @@ class StepStream:
             self._task = None
 
     def __enter__(self) -> StepStream:
-        if self._active:
+        if self._active and not self._closing:
             self._sender.start()
         return self
 
@@ -186,17 +223,10 @@ class StepStream:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        if not self._active:
-            return
-        with self._changed:
-            if not self._ended:  # the job broke off: its step did not finish
-                self._finish_task("error")
-            self._closing = True
-            self._changed.notify()
-        self._sender.join()
+        self.close()
 
     def _send_loop(self) -> None:
-        ts = ""
+        ts = self._ts
         while True:
             with self._changed:
                 self._changed.wait_for(
@@ -207,7 +237,7 @@ class StepStream:
                 chunks, self._pending = self._pending, []
                 closing = self._closing
             if not ts:
-                ts = self._call("chat.startStream", chunks)
+                ts = self._ts = self._call("chat.startStream", chunks)
                 if not ts:
                     return
                 chunks = []

@@ -121,3 +121,31 @@ def test_a_stream_slack_ended_costs_the_rest_of_the_plan_only(
     with streams.thread("T1", "C1", ROOT, "U1") as stream:  # the next question streams again
         stream.step("generate")
     assert len(slack.streams_in("C1", ROOT)) == 2
+
+
+def test_open_starts_the_plan_at_once_and_close_ends_it_before_returning(
+    client: WebClient, slack: SlackStandin
+) -> None:
+    stream = Streams(client).thread("T1", "C1", ROOT, "U1")
+    stream.open()  # on this thread: the plan exists before anything else is posted
+    [started] = slack.streams_in("C1", ROOT)
+    assert started.tasks == {"question": {"title": "Read the question", "status": "in_progress"}}
+    with stream:
+        stream.step("start")  # the task it opened with: nothing new
+        stream.step("generate")
+        stream.end(Outcome(kind="proposal", proposal=PROPOSAL))
+        stream.close()
+        [shown] = slack.streams_in("C1", ROOT)  # stopped already, inside the block
+        assert shown.stopped and shown.task_ids() == ["question", "draft", PROPOSED[0]]
+    methods = [c.method for c in slack.calls if c.method.endswith("Stream")]
+    assert methods.count("chat.startStream") == 1 and methods[-1] == "chat.stopStream"
+    assert methods.count("chat.stopStream") == 1, "leaving the block closed nothing again"
+
+
+def test_a_refused_open_sends_nothing_more(client: WebClient, slack: SlackStandin) -> None:
+    slack.refuse_streams("feature_not_enabled")
+    with Streams(client).thread("T1", "C1", ROOT, "U1") as stream:
+        stream.open()
+        stream.step("generate")
+        stream.end(Outcome(kind="failed", message="No table holds that."))
+    assert [c.method for c in slack.calls if c.method.endswith("Stream")] == ["chat.startStream"]

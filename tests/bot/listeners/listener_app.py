@@ -67,6 +67,7 @@ class Bot:
         return response
 
     def event(self, body: dict[str, Any]) -> BoltResponse:
+        self.slack.saw_event(body.get("event") or {})  # delivered: the app has seen it
         return self._dispatch(*event_request(body))
 
     def click(self, posted: Posted, action: str, user: str = BOB) -> BoltResponse:
@@ -93,13 +94,15 @@ def assembled(
     **settings: Any,
 ) -> Iterator[Bot]:
     """The app as `build_app` assembles it (bot/wiring.py's `wire`; listeners inline), with
-    `settings` (e.g. who may approve) and `override` asked first for the route of each thread."""
+    `settings` (e.g. who may approve) and `override` asked first for the route of each thread.
+    Streamed plans are off unless `settings` turn them on (`slack_stream=True`): each question
+    in a thread would start one, and most tests read the cards only."""
     given = Settings(
         slack_bot_token="xoxb-test",
         slack_signing_secret=SECRET,
         slack_api_url=slack.url,
         workers=4,
-        **settings,
+        **{"slack_stream": False, **settings},
     )
     client = build_client(given)
     app = App(
