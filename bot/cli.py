@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 # Only light modules here (a test checks): `querybot --help` must not wait for LangChain,
 # LangGraph or DuckDB; each command imports what it runs once arguments are parsed.
 from bot.commands.evaluate_arguments import add_arguments as add_eval_arguments
+from bot.commands.feedback_arguments import add_arguments as add_feedback_arguments
 
 if TYPE_CHECKING:
     from agent.conversation import Agent
@@ -168,6 +169,13 @@ def parser() -> argparse.ArgumentParser:
     add_eval_arguments(
         sub.add_parser("eval", parents=[common], help="measure answer quality on a golden set")
     )
+    add_feedback_arguments(
+        sub.add_parser(
+            "feedback",
+            parents=[common],
+            help="list the thumbs down people gave answers in Slack, for review",
+        )
+    )
     return p
 
 
@@ -210,6 +218,10 @@ def main(argv: list[str] | None = None) -> int:
             from bot.commands.evaluate import run as run_eval
 
             return run_eval(args, settings)
+        if args.command == "feedback":
+            from bot.commands.feedback import run as run_feedback
+
+            return run_feedback(args, settings)
         return _run(args, settings)
     except (SettingsError, ModelConfigError, StateDatabaseError) as exc:
         print(str(exc), file=sys.stderr)

@@ -9,7 +9,7 @@ the bot store's (`bot.store.tables`), in SQLite or PostgreSQL.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agent.memory.storage import Storage
 
@@ -27,6 +27,9 @@ class Rating:
     reason: str
     question: str
     sql: str
+    #: When it was kept (seconds since the epoch; the store sets it, so a rating is the same
+    #: rating whenever it was given: not compared).
+    rated_at: float = field(default=0.0, compare=False)
 
 
 class FeedbackLog:
@@ -54,14 +57,19 @@ class FeedbackLog:
             ),
         )
 
-    def to_review(self, limit: int = 50) -> list[Rating]:
-        """The latest thumbs down, newest first."""
+    def to_review(self, limit: int = 50, *, warehouse: str | None = None) -> list[Rating]:
+        """The latest thumbs down (of `warehouse` only, when named), newest first: each
+        person's standing rating of an answer, so a thumbs down they took back is not one."""
+        only = "" if warehouse is None else " AND warehouse = ?"
         rows = self._db.rows(
-            "SELECT proposal_id, user_id, warehouse, rating, reason, question, sql"
-            " FROM bot_feedback WHERE rating = ? ORDER BY rated_at DESC LIMIT ?",
-            (DOWN, limit),
+            "SELECT proposal_id, user_id, warehouse, rating, reason, question, sql, rated_at"
+            f" FROM bot_feedback WHERE rating = ?{only} ORDER BY rated_at DESC LIMIT ?",
+            (DOWN, *([] if warehouse is None else [warehouse]), limit),
         )
-        return [Rating(*row) for row in rows]
+        return [
+            Rating(pid, user, where, kind, reason, question, sql, float(rated_at))
+            for pid, user, where, kind, reason, question, sql, rated_at in rows
+        ]
 
     def counts(self) -> dict[str, tuple[int, int]]:
         """Warehouse -> (thumbs up, thumbs down)."""
