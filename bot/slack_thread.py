@@ -15,8 +15,9 @@ class SlackThread:
 
     team: str
     channel: str
-    #: The thread's root message ts (a top-level mention's own ts); "" for a direct message
-    #: conversation, which is one conversation in the channel itself.
+    #: The thread's root message ts (a top-level mention's or direct message's own ts); "" for
+    #: a direct message conversation kept from before those had threads, which is one
+    #: conversation in the channel itself.
     ts: str
 
     @property

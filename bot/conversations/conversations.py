@@ -110,14 +110,10 @@ class Conversations:
         """Say politely that the bot does not answer here (see `ChannelRules`)."""
         self._post(thread, blocks.refused(mrkdwn))
 
-    def question(self, thread: SlackThread, text: str, *, user: str, asked_ts: str = "") -> None:
-        """A mention: show "Working on it…" at once, then answer in the worker pool. `asked_ts`
-        is the question's own message, where a direct message outside a thread shows its
-        status (Slack shows one under a thread root)."""
+    def question(self, thread: SlackThread, text: str, *, user: str) -> None:
+        """A mention: show "Working on it…" at once, then answer in the worker pool."""
         placeholder, stream = self._begin(thread, user)
-        self.work.submit(
-            thread.id, lambda: self._ask(thread, text, user, placeholder, stream, asked_ts)
-        )
+        self.work.submit(thread.id, lambda: self._ask(thread, text, user, placeholder, stream))
 
     def follow_up(self, thread: SlackThread, text: str, *, user: str) -> None:
         """A reply without a mention: answered only in threads the agent already knows."""
@@ -210,10 +206,9 @@ class Conversations:
         user: str,
         placeholder: str,
         stream: StepStream,
-        asked_ts: str = "",
     ) -> None:
         log.info("Question in %s from %s (%d characters)", thread.id, user, len(text))
-        status = self.statuses.thread(thread.team, thread.channel, thread.ts or asked_ts)
+        status = self.statuses.thread(thread.team, thread.channel, thread.ts)
 
         def on_step(name: str) -> None:
             status.step(name)

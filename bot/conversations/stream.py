@@ -1,23 +1,23 @@
 """The graph's steps as a plan streamed into the thread (Slack's chat streaming), each step a
 task that turns from in progress to done as the graph moves, ending with the SQL it drafted.
 
-One streamed message per job: `chat.startStream` at the first step (as a plan: `task_display_mode`
-"plan"), `chat.appendStream` as later steps start, `chat.stopStream` when the job ends, with the
-proposal's SQL as the output of its last task and its explanation as text. Slack takes streams
-only as replies in a thread and, from a bot token, only with the person they are for
-(`recipient_team_id`, `recipient_user_id`); so a question asked outside a thread (a direct
-message's top level) streams nothing. The stream only leads up to what the thread shows today,
-and stands above it: a question's plan is started (`open`) before its "Working on it…" message
-is posted, so that message, which becomes the proposal card with its Approve/Edit/Reject buttons
-(or the clarifying question, or the failure), comes below the plan; and every job stops its
-stream (`close`) before it posts what it came to, so the answer of an approved query comes
-below the plan of its run and the plan's last pieces are in before it. One small thread per
-job sends the other pieces, so the graph never waits on Slack, and steps that start while a
-call is under way go together in the next one. A workspace that refuses streams (an older
-one, a client or plan without them) is logged once at info and left alone for an hour, like
-thread statuses (`bot.conversations.status`); any other refusal (a stream Slack ended, which
-it does about five minutes after its start; a rate limit) costs the rest of that job's plan.
-None is ever shown.
+One streamed message per job: `chat.startStream` at the first step (as a plan:
+`task_display_mode` "plan"), `chat.appendStream` as later steps start, `chat.stopStream` when
+the job ends, with the proposal's SQL as the output of its last task and its explanation as
+text. Slack takes streams only as replies in a thread and, from a bot token, only with the
+person they are for (`recipient_team_id`, `recipient_user_id`); so a conversation outside a
+thread (a direct message's, kept from before those had threads) streams nothing. The stream only
+leads up to what the thread shows today, and stands above it: a question's plan is started
+(`open`) before its "Working on it…" message is posted, so that message, which becomes the
+proposal card with its Approve/Edit/Reject buttons (or the clarifying question, or the failure),
+comes below the plan; and every job stops its stream (`close`) before it posts what it came to,
+so the answer of an approved query comes below the plan of its run and the plan's last pieces
+are in before it. One small thread per job sends the other pieces, so the graph never waits on
+Slack, and steps that start while a call is under way go together in the next one. A workspace
+that refuses streams (an older one, a client or plan without them) is logged once at info and
+left alone for an hour, like thread statuses (`bot.conversations.status`); any other refusal (a
+stream Slack ended, which it does about five minutes after its start; a rate limit) costs the
+rest of that job's plan. None is ever shown.
 """
 
 from __future__ import annotations

@@ -266,7 +266,7 @@ def test_a_file_in_a_direct_message(world: World, bot: BotProcess) -> None:
     loaded = slack.wait_for(
         lambda: [
             m
-            for m in slack.thread(channel, None)  # a DM's top level: no thread_ts
+            for m in slack.thread(channel, body["event"]["ts"])  # the file's own thread
             if "Loaded cities.tsv" in m.text
         ],
         what="the load in the direct message",

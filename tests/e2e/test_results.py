@@ -59,7 +59,10 @@ REPLIES = {
         sql_reply(ORDERS_BY_PAYMENT, "Orders by payment."),  # ... so this one goes to a PNG
     ],
     "test_a_single_number_comes_alone": [sql_reply(ORDER_COUNT, "Counts all orders.")],
-    "test_a_direct_message_is_a_conversation": [sql_reply(REGION_COUNT, "Counts regions.")],
+    "test_a_direct_message_is_a_conversation_in_its_own_thread": [
+        sql_reply(REGION_COUNT, "Counts regions."),
+        sql_reply("SELECT COUNT(*) AS customers FROM demo.main.customers", "Counts customers."),
+    ],
     "test_app_home_lists_tables_and_the_users_questions": [
         sql_reply(ORDERS_BY_PAYMENT, "Orders by payment."),
         sql_reply(ORDER_COUNT, "Counts all orders."),
@@ -178,33 +181,23 @@ def test_a_single_number_comes_alone(bot: BotProcess, standin: SlackStandin) -> 
     assert standin.uploads_in(thread.channel, thread.ts) == []
 
 
-def test_a_direct_message_is_a_conversation(
+def test_a_direct_message_is_a_conversation_in_its_own_thread(
     bot: BotProcess, standin: SlackStandin, demo_file: Path
 ) -> None:
-    bot.send_event(payloads.message(DM, "how many regions?", thread_ts=None, channel_type="im"))
-    proposal = standin.wait_for(
-        lambda: next(
-            (m for m in standin.messages.values() if m.channel == DM and m.action_values()), None
-        ),
-        what="the proposal in the DM",
-    )
-    assert proposal.thread_ts is None
+    """A question at the DM's top level is answered in its thread, as a mention in a channel
+    is, and a reply in that thread is a follow-up of the same conversation."""
+    asked = payloads.message(DM, "how many regions?", thread_ts=None, channel_type="im")
+    bot.send_event(asked)
+    thread = Thread(DM, asked["event"]["ts"])
+    proposal = flow.proposal(standin, thread)
     flow.click(bot, proposal, approve=True)
-    result = standin.wait_for(
-        lambda: next(
-            (
-                m
-                for m in standin.messages.values()
-                if m.channel == DM and "Sources:" in m.all_text()
-            ),
-            None,
-        ),
-        what="the result in the DM",
-    )
-    assert flow.values(result) == {
+    assert flow.values(flow.result(standin, thread)) == {
         "Regions": cell_text(expected_rows(demo_file, REGION_COUNT)[0][0])
     }
-    assert result.thread_ts is None
+    assert standin.thread(DM, None) == [], "nothing at the DM's top level"
+    bot.send_event(payloads.message(DM, "and customers?", thread_ts=thread.ts, channel_type="im"))
+    follow_up = flow.proposal(standin, thread, skip=len(standin.thread(DM, thread.ts)))
+    assert "customers" in follow_up.all_text()
 
 
 def test_app_home_lists_tables_and_the_users_questions(

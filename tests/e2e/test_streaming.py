@@ -3,8 +3,8 @@ real agent on the demo warehouse, the Web API stand-in (which refuses a stream c
 refuse and keeps each stream's pieces). A channel question streams its steps and ends with the
 proposed SQL and its explanation, and the card comes below the plan, drawn once the plan
 stopped; the card's approval works as ever, and the approved query streams its run above the
-answer; a clarifying reply comes below its plan too; a workspace without streams gets today's
-cards, and no error.
+answer; a clarifying reply comes below its plan too; a direct message streams its plan in the
+thread its question opens; a workspace without streams gets today's cards, and no error.
 
 The workspace without streams runs last: the bot then leaves that workspace's streams alone for
 an hour, which a later test in the same process would see.
@@ -16,6 +16,7 @@ import pytest
 
 from bot.conversations.stream import ASKING, PROPOSED, RUNNING
 from tests.support import slack_flow as flow
+from tests.support import slack_payloads as payloads
 from tests.support.botproc import BotProcess, sql_reply
 from tests.support.slack_flow import Thread, has_text
 from tests.support.standin import Posted, SlackStandin, Stream
@@ -29,6 +30,9 @@ REPLIES = {
     ],
     "test_a_clarifying_reply_comes_below_its_plan": [
         {"kind": "clarify", "explanation": "Which regions: with orders, or all?", "sql": ""}
+    ],
+    "test_a_direct_message_streams_its_plan_in_its_own_thread": [
+        sql_reply(COUNT, "Counts the regions.")
     ],
     "test_a_workspace_without_streams_gets_todays_cards": [sql_reply(COUNT, "Counts the regions.")],
 }
@@ -99,6 +103,19 @@ def test_a_clarifying_reply_comes_below_its_plan(bot: BotProcess, standin: Slack
     assert asked.plan_title == ASKING and "question" in asked.task_ids()
     assert [m.ts for m in standin.thread(thread.channel, thread.ts)] == [asked.ts, reply.ts]
     assert last_drawn_after_stop(standin, reply)
+
+
+def test_a_direct_message_streams_its_plan_in_its_own_thread(
+    bot: BotProcess, standin: SlackStandin
+) -> None:
+    direct = f"D{payloads.new_channel()[1:]}"
+    body = payloads.message(direct, "how many regions?", thread_ts=None, channel_type="im")
+    bot.send_event(body)
+    thread = Thread(direct, body["event"]["ts"])
+    card = flow.proposal(standin, thread)
+    [asked] = stopped(standin, thread, 1)
+    assert asked.plan_title == ASKING and asked.task_ids()[-1] == PROPOSED[0]
+    assert [m.ts for m in standin.thread(direct, thread.ts)] == [asked.ts, card.ts]
 
 
 def test_a_workspace_without_streams_gets_todays_cards(

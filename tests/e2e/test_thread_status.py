@@ -17,7 +17,7 @@ from tests.support import slack_flow as flow
 from tests.support import slack_payloads as payloads
 from tests.support.botproc import BotProcess, sql_reply
 from tests.support.slack_flow import has_text
-from tests.support.standin import Posted, SlackStandin
+from tests.support.standin import SlackStandin
 
 pytestmark = pytest.mark.usefixtures("checked")
 
@@ -77,11 +77,11 @@ def test_a_direct_message_shows_its_steps_under_the_question(
     direct = f"D{payloads.new_channel()[1:]}"
     body = payloads.message(direct, "how many regions?", thread_ts=None, channel_type="im")
     bot.send_event(body)
-    asked_ts = body["event"]["ts"]
-    # the DM is one conversation: the bot answers at the top, the status sits under the question
-    shown = settled(standin, direct, asked_ts, "the DM's statuses, cleared")
+    # the question opens its own thread: the status sits under it, the proposal in it
+    thread = flow.Thread(direct, body["event"]["ts"])
+    shown = settled(standin, direct, thread.ts, "the DM's statuses, cleared")
     assert DRAFTING[0] in shown and in_order(shown, ASKING), shown
-    standin.wait_for(lambda: proposal_in(standin, direct), what="the proposal in the DM")
+    flow.proposal(standin, thread)
 
 
 def test_a_workspace_that_refuses_statuses_gets_the_ordinary_answer(
@@ -106,10 +106,3 @@ def test_a_workspace_that_refuses_statuses_gets_the_ordinary_answer(
     bot.wait_log(r"INFO .*refused thread statuses \(missing_scope\)")
     assert "ERROR" not in bot.log()
     assert not [m for m in standin.thread(thread.channel, thread.ts) if "wrong" in m.all_text()]
-
-
-def proposal_in(standin: SlackStandin, channel: str) -> Posted | None:
-    return next(
-        (m for m in standin.messages.values() if m.channel == channel and m.action_values()),
-        None,
-    )

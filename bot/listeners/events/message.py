@@ -1,7 +1,9 @@
 """Messages without a mention: a reply in a thread is a follow-up when the thread is a
-conversation; in a direct message every message is a question (the DM is one conversation, or
-a thread of it when the person replies in one). A file shared in such a conversation is loaded
-into its sandbox (`ThreadUploads`), and the message's text asked once it is."""
+conversation; in a direct message every message is a question, and one at the DM's top level
+opens a conversation in its own thread (as a mention in a channel does), so each question of
+the messages tab has its thread, its status and its streamed plan. A file shared in such a
+conversation is loaded into its sandbox (`ThreadUploads`), and the message's text asked once
+it is."""
 
 from __future__ import annotations
 
@@ -33,7 +35,8 @@ def on_message(
     if event.get("subtype") not in _USER_SUBTYPES or event.get("bot_id"):
         return  # edits, deletions, joins, bots (this one included)
     if event.get("channel_type") == "im":
-        new_question(querybot, event, body, context, thread_ts=event.get("thread_ts") or "")
+        thread_ts = event.get("thread_ts") or event["ts"]
+        new_question(querybot, event, body, context, thread_ts=thread_ts)
     else:
         _reply(event, body, context, querybot)
 

@@ -71,6 +71,6 @@ def new_question(
     if files and querybot.uploads is not None:
         querybot.uploads.shared(thread, files, user=event["user"], question=text)
     elif text:
-        querybot.conversations.question(thread, text, user=event["user"], asked_ts=event["ts"])
+        querybot.conversations.question(thread, text, user=event["user"])
     else:
         querybot.conversations.help(thread)
