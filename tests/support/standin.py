@@ -371,8 +371,9 @@ def _params(raw: str, content_type: str, query: str) -> dict[str, Any]:
         params.update(json.loads(raw))
     elif raw:
         params.update({k: v[0] for k, v in parse_qs(raw, keep_blank_values=True).items()})
-        for key in ("blocks", "attachments"):
+        for key in ("blocks", "attachments", "metadata"):
             if isinstance(params.get(key), str):
-                with contextlib.suppress(json.JSONDecodeError):  # else check_blocks refuses it
+                # else check_blocks (or check_metadata) refuses it
+                with contextlib.suppress(json.JSONDecodeError):
                     params[key] = json.loads(params[key])
     return params

@@ -2,10 +2,21 @@
 `chat.postEphemeral`, `chat.getPermalink`, `views.open`, `views.publish`. Each checks what it is
 sent as Slack would (text length, blocks, views) and notes unescaped mrkdwn. A message posted to
 a user id goes to the app's direct messages with them (the `D…` channel Slack answers with), and
-a permalink is given only for a message the app can see."""
+a permalink is given only for a message the app can see.
+
+`chat.postMessage` and `chat.update` take message `metadata` (`{"event_type", "event_payload"}`,
+slack_sdk's `Metadata`; a form-encoded call sends it as a JSON string), kept on the `Posted`
+record for `conversations.history` to return. Slack answers `invalid_metadata_format` for
+metadata that is not such an object: no `event_type`, a payload that is not an object, JSON
+that does not parse. Its docs ask for an alphanumeric, human-readable `event_type` (every
+example is snake_case, `task_created`), which the stand-in enforces as `[A-Za-z0-9_]+` so the
+bot keeps to it; and Slack refuses metadata over its size limit with `metadata_too_large`, a
+limit it does not publish, which the stand-in sets at `MAX_METADATA` bytes of JSON."""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from tests.support.slack_block_rules import check_blocks, check_view
@@ -13,6 +24,10 @@ from tests.support.slack_mrkdwn import mrkdwn_problems
 from tests.support.standin_records import BOT_ID, Posted, Refused
 
 MAX_TEXT = 40_000
+#: The stand-in's bound on metadata's JSON, in bytes (Slack's limit is not published).
+MAX_METADATA = 8_192
+#: What Slack's docs ask of an event type: alphanumeric (and `_`, as in every example).
+EVENT_TYPE = re.compile(r"^[A-Za-z0-9_]+$")
 
 
 class MessageMethods:
@@ -40,11 +55,15 @@ class MessageMethods:
         if channel.startswith(("U", "W")):
             channel = dm_channel(channel)  # the app's direct messages with that person
         text, blocks = self._content(params)
+        metadata = check_metadata(params.get("metadata"))
         ts = self._new_ts()
         thread_ts = params.get("thread_ts") or None
-        self.messages[(channel, ts)] = Posted(channel, ts, thread_ts, text, blocks)
+        posted = Posted(channel, ts, thread_ts, text, blocks, metadata=metadata)
+        self.messages[(channel, ts)] = posted
         self._posted_in(channel, thread_ts)
         message = {"type": "message", "text": text, "ts": ts, "bot_id": BOT_ID, "blocks": blocks}
+        if metadata:
+            message["metadata"] = metadata
         return {"ok": True, "channel": channel, "ts": ts, "message": message}
 
     def _update(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -53,8 +72,11 @@ class MessageMethods:
         if message is None:
             raise Refused("message_not_found", f"no message {channel}/{ts}")
         text, blocks = self._content(params)
+        metadata = check_metadata(params.get("metadata"))
         message.history.append((message.text, message.blocks))
         message.text, message.blocks = text, blocks
+        if metadata is not None:  # an update without metadata keeps what the message had
+            message.metadata = metadata
         return {"ok": True, "channel": channel, "ts": ts, "text": text}
 
     def _post_ephemeral(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -95,6 +117,30 @@ class MessageMethods:
         self.mrkdwn_problems += mrkdwn_problems("", view["blocks"])
         self.published_views.append({"user_id": params["user_id"], "view": view})
         return {"ok": True, "view": {"id": f"V{next(self._ids):08d}", **view}}
+
+
+def check_metadata(value: Any) -> dict[str, Any] | None:
+    """The message metadata as Slack would keep it, or `Refused` as Slack would answer."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as error:
+            raise Refused("invalid_metadata_format", f"metadata is not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise Refused("invalid_metadata_format", "metadata is not an object")
+    event_type, payload = value.get("event_type"), value.get("event_payload")
+    if not isinstance(event_type, str) or not event_type:
+        raise Refused("invalid_metadata_format", "metadata without an event_type")
+    if not EVENT_TYPE.match(event_type):
+        raise Refused("invalid_metadata_format", f"event_type {event_type!r} is not alphanumeric")
+    if not isinstance(payload, dict):
+        raise Refused("invalid_metadata_format", "event_payload is not an object")
+    size = len(json.dumps(value, separators=(",", ":")).encode())
+    if size > MAX_METADATA:
+        raise Refused("metadata_too_large", f"metadata of {size} bytes")
+    return {"event_type": event_type, "event_payload": payload}
 
 
 def dm_channel(user: str) -> str:

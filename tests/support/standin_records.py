@@ -1,5 +1,6 @@
 """What the Slack stand-in keeps and answers: its workspace's ids, the calls it received, the
-messages and files as they stand, and `Refused`, the error a call Slack would refuse raises."""
+messages (with their metadata) and files as they stand, and `Refused`, the error a call Slack
+would refuse raises."""
 
 from __future__ import annotations
 
@@ -65,6 +66,8 @@ class Posted:
     blocks: list[dict[str, Any]]
     #: Every earlier version (text, blocks) before the latest chat.update.
     history: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+    #: The message metadata (`event_type`, `event_payload`) it was posted or updated with.
+    metadata: dict[str, Any] | None = None
 
     def all_text(self) -> str:
         """The text and every text inside the blocks, joined (for simple content checks)."""
