@@ -83,6 +83,8 @@ class SlackStandin(MessageMethods, AssistantMethods, StreamMethods, FileMethods,
         self.usergroups: dict[str, list[str]] = {}
         #: User id -> email address, for `users.info` (a user not listed is unknown to Slack).
         self.emails: dict[str, str] = {}
+        #: User id -> IANA time zone, for `users.info` (`set_time_zone`; else `DEFAULT_TZ`).
+        self.time_zones: dict[str, str] = {}
         #: Channel id -> the `channel` object `conversations.info` returns (else a plain channel).
         self.channels: dict[str, dict[str, Any]] = {}
         #: Channel id -> the people in it, for `users.conversations`.

@@ -2,11 +2,18 @@
 `conversations.info` and `users.conversations`, which answer from `usergroups`, `emails`,
 `channels` and `members` (a test fills them). `users.conversations` refuses a type whose read
 scope the app lacks (`missing_scope`) and a `limit` of 1,000 or more (`invalid_limit`), as
-Slack does."""
+Slack does.
+
+`users.info` answers a person's time zone as Slack does: `tz` (an IANA name), `tz_label` (its
+name now, "Pacific Standard Time") and `tz_offset` (seconds east of UTC now, daylight saving
+included), from `time_zones` (`set_time_zone`), else Slack's own default for a new account,
+`DEFAULT_TZ` (America/Los_Angeles: not UTC, so a bot that forgets the zone is caught)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from tests.support.standin_records import BOT_ID, BOT_USER_ID, TEAM_ID, Refused
 
@@ -19,6 +26,30 @@ TYPE_SCOPES = {
 }
 #: `users.conversations` takes a limit under 1,000.
 MAX_LIMIT = 999
+#: The zone Slack gives an account whose owner never set one.
+DEFAULT_TZ = "America/Los_Angeles"
+#: Long names of the zones' abbreviations, for `tz_label` (else the IANA name).
+TZ_LABELS = {
+    "PST": "Pacific Standard Time",
+    "PDT": "Pacific Daylight Time",
+    "MST": "Mountain Standard Time",
+    "MDT": "Mountain Daylight Time",
+    "CST": "Central Standard Time",
+    "CDT": "Central Daylight Time",
+    "EST": "Eastern Standard Time",
+    "EDT": "Eastern Daylight Time",
+    "GMT": "Greenwich Mean Time",
+    "BST": "British Summer Time",
+    "UTC": "Coordinated Universal Time",
+    "CET": "Central European Time",
+    "CEST": "Central European Summer Time",
+    "EET": "Eastern European Time",
+    "EEST": "Eastern European Summer Time",
+    "IST": "India Standard Time",
+    "JST": "Japan Standard Time",
+    "AEST": "Australian Eastern Standard Time",
+    "AEDT": "Australian Eastern Daylight Time",
+}
 
 
 class DirectoryMethods:
@@ -36,6 +67,13 @@ class DirectoryMethods:
             "is_enterprise_install": False,
         }
 
+    def set_time_zone(self, user: str, tz: str) -> None:
+        """Give `user` the IANA time zone `tz` (they become known to `users.info`)."""
+        ZoneInfo(tz)  # an unknown zone fails here, not in the bot
+        with self._lock:
+            self.time_zones[user] = tz
+            self.emails.setdefault(user, "")
+
     def _usergroup_users(self, params: dict[str, Any]) -> dict[str, Any]:
         group = str(params.get("usergroup") or "")
         if group not in self.usergroups:
@@ -47,7 +85,8 @@ class DirectoryMethods:
         if user not in self.emails:
             raise Refused("user_not_found", f"no user {user!r}")
         profile = {"email": self.emails[user]} if self.emails[user] else {}
-        return {"ok": True, "user": {"id": user, "team_id": TEAM_ID, "profile": profile}}
+        info = {"id": user, "team_id": TEAM_ID, "profile": profile}
+        return {"ok": True, "user": {**info, **time_zone(self.time_zones.get(user, DEFAULT_TZ))}}
 
     def _conversation_info(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = str(params.get("channel") or "")
@@ -85,3 +124,15 @@ class DirectoryMethods:
             if user in people
         ]
         return {"ok": True, "channels": found, "response_metadata": {"next_cursor": ""}}
+
+
+def time_zone(tz: str, now: datetime | None = None) -> dict[str, Any]:
+    """`tz`, `tz_label` and `tz_offset` as Slack gives them for the IANA zone `tz` at `now`."""
+    local = (now or datetime.now(ZoneInfo("UTC"))).astimezone(ZoneInfo(tz))
+    offset = local.utcoffset()
+    abbreviation = local.tzname() or ""
+    return {
+        "tz": tz,
+        "tz_label": TZ_LABELS.get(abbreviation, tz),
+        "tz_offset": int(offset.total_seconds()) if offset else 0,
+    }
