@@ -3,13 +3,14 @@
 It serves `http://127.0.0.1:PORT/api/<method>` from a background thread, records every call,
 keeps the messages the bot posts (so a test can read a thread as a person would see it), and
 answers like Slack: `ok`, `ts`, `channel`, and Slack's error codes. What each method does lives
-beside this module: messages and views in `standin_messages` (checked by `slack_block_rules`,
-`slack_chart_rules` and `slack_mrkdwn`), AI app statuses, titles and prompts, with the scopes
-they need, in `standin_assistant` (`statuses` keeps each status set), chat streaming in
-`standin_stream` (`streams` keeps each stream's pieces), files in `standin_files`
-(`uploads` keeps each shared file's bytes, `downloads` every download), the workspace directory
-in `standin_directory` (`usergroups`, `emails` and `channels`, which a test fills), and what is
-kept in `standin_records`. This module is the server, the test controls and the reading of what
+beside this module: messages (with their metadata) and views in `standin_messages` (checked by
+`slack_block_rules`, `slack_chart_rules` and `slack_mrkdwn`), reading a channel's history and a
+thread in `standin_history`, AI app statuses, titles and prompts, with the scopes they need, in
+`standin_assistant` (`statuses` keeps each status set), chat streaming in `standin_stream`
+(`streams` keeps each stream's pieces), files in `standin_files` (`uploads` keeps each shared
+file's bytes, `downloads` every download), the workspace directory in `standin_directory`
+(`usergroups`, `emails`, `time_zones` and `channels`, which a test fills), and what is kept in
+`standin_records`. This module is the server, the test controls and the reading of what
 happened, and the one the tests import (the records and checks are importable from here too).
 A refused call answers `invalid_blocks` (or `msg_too_long`, `no_text`...) and is listed in
 `refused`, so a test can assert that the bot never sent anything Slack would refuse; mrkdwn Slack
@@ -34,6 +35,7 @@ from tests.support.slack_mrkdwn import mrkdwn_problems
 from tests.support.standin_assistant import AssistantMethods, StatusSet, manifest_scopes
 from tests.support.standin_directory import DirectoryMethods
 from tests.support.standin_files import FileMethods
+from tests.support.standin_history import HistoryMethods
 from tests.support.standin_messages import MessageMethods
 from tests.support.standin_records import (
     BOT_ID,
@@ -67,7 +69,14 @@ __all__ = [
 T = TypeVar("T")
 
 
-class SlackStandin(MessageMethods, AssistantMethods, StreamMethods, FileMethods, DirectoryMethods):
+class SlackStandin(
+    MessageMethods,
+    HistoryMethods,
+    AssistantMethods,
+    StreamMethods,
+    FileMethods,
+    DirectoryMethods,
+):
     """The Web API stand-in. Use as a context manager, or `start()` / `stop()`."""
 
     def __init__(self) -> None:
@@ -352,6 +361,8 @@ class SlackStandin(MessageMethods, AssistantMethods, StreamMethods, FileMethods,
             "usergroups.users.list": self._usergroup_users,
             "users.info": self._users_info,
             "conversations.info": self._conversation_info,
+            "conversations.history": self._history,
+            "conversations.replies": self._replies,
             "files.info": self._files_info,
             "assistant.threads.setStatus": self._set_status,
             "assistant.threads.setTitle": self._set_title,
