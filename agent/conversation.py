@@ -25,6 +25,7 @@ from agent.explain import Explanation, explain
 from agent.graph import Graph, build_graph
 from agent.memory.postgres import CHECKPOINT_POOL_SIZE, open_pool, setup_lock
 from agent.outcome import Answer, Outcome, Proposal
+from agent.scheduled import RunResult, ScheduledSql, run_scheduled
 from agent.state import Decision, Edit
 from connectors.base import ActsAs, PermissionDenied, TableInfo, acts_as
 
@@ -245,6 +246,11 @@ class Agent:
         if final["kind"] == "answer":
             answer = Answer.from_dict({**final["answer"], "usage": usage})
         return Outcome(kind=final["kind"], message=final["message"], answer=answer, usage=usage)
+
+    def run_scheduled(self, thread_id: str, job: ScheduledSql, *, job_key: str) -> RunResult:
+        """One scheduled run of SQL approved before in `thread_id` (agent.scheduled): the gate,
+        the access check and the cost cap again, then the query; no model call."""
+        return run_scheduled(self.deps, thread_id, job, job_key=job_key)
 
     def unreadable(self, identity: str, tables: Sequence[str]) -> list[str]:
         """Those of `tables` the warehouse identity `identity` may not read, as the warehouse

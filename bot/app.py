@@ -9,7 +9,7 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from slack_bolt import App, BoltRequest, BoltResponse
@@ -33,6 +33,9 @@ from bot.settings import Settings
 from bot.slack_check import SlackUnusable, api_url, bot_identity, unusable
 from bot.store.base import Store
 from bot.wiring import wire
+
+if TYPE_CHECKING:
+    from bot.schedules.service import Schedules
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +64,18 @@ class QuerybotApp(App):
     objects alive, and DuckDB then prints pages of "leaked" warnings after the last line."""
 
     recovery: threading.Event | None = None
+    #: The scheduled questions, whose engine the serve functions start (None: off).
+    schedules: Schedules | None = None
+
+    def start_schedules(self) -> None:
+        if self.schedules is not None:
+            self.schedules.start()
 
     def stop_background(self) -> None:
         if self.recovery is not None:
             self.recovery.set()
+        if self.schedules is not None:
+            self.schedules.stop()
 
 
 def build_app(
@@ -112,6 +123,7 @@ def build_app(
     # threads a crashed process (this one before a restart, or another replica) left mid-way
     # hear what happened
     app.recovery = querybot.conversations.recovery.watch(settings.recover_every_s)
+    app.schedules = querybot.schedules
     return app
 
 
@@ -180,6 +192,7 @@ def serve_http(app: QuerybotApp, port: int, settings: Settings) -> None:
                 app, path=SLACK_PATH, signing_secret=settings.slack_signing_secret
             )
             server.set_app(handler)
+            app.start_schedules()
             log.info("querybot listening on http://0.0.0.0:%d%s", server.server_port, SLACK_PATH)
             server.serve_forever()
     finally:
@@ -192,6 +205,7 @@ def serve_socket_mode(app: QuerybotApp, app_token: str, *, ping_s: float) -> Non
     _exit_on_sigterm()
     try:
         handler = _connect_socket_mode(app, app_token, ping_s)
+        app.start_schedules()
         log.info("querybot is connected to Slack in Socket Mode")
         try:
             threading.Event().wait()  # until SIGTERM or Ctrl-C, as SocketModeHandler.start waits

@@ -24,6 +24,7 @@ from agent.gate.casts import parse_allowed_types
 from agent.gate.functions import parse_allowed
 from agent.strategies.options import parse_strategies
 from bot.access.approver_rule import ApproverRule
+from bot.schedules.settings import ScheduleSettings
 from connectors.settings import ConnectorSettings, EnvSettings, LimitSettings, variable
 from connectors.settings import SettingsError as SettingsError
 
@@ -285,7 +286,13 @@ class FileSettings(EnvSettings):
 
 
 class Settings(
-    ModelSettings, QuerySettings, SlackSettings, StateSettings, FileSettings, ConnectorSettings
+    ModelSettings,
+    QuerySettings,
+    SlackSettings,
+    StateSettings,
+    FileSettings,
+    ScheduleSettings,
+    ConnectorSettings,
 ):
     """Everything the bot and the CLI read from the environment."""
 

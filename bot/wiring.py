@@ -46,11 +46,13 @@ from connectors.base import Connector, ConnectorError
 if TYPE_CHECKING:
     from slack_sdk import WebClient
 
+    from bot.access.approvals import Approvers
     from bot.conversations.conversations import Conversations
     from bot.conversations.work import Work
     from bot.files.sandboxes import SandboxAgents
     from bot.listeners.querybot import Querybot
     from bot.routing import Router
+    from bot.schedules.service import Schedules
 
 log = logging.getLogger(__name__)
 
@@ -358,6 +360,48 @@ def wire(
         prompts=SuggestedPrompts(
             router, golden_sets(settings.golden_dir), conversations.identities
         ),
+        schedules=_schedules(settings, client, router, store, conversations, approvers),
+    )
+
+
+def _schedules(
+    settings: Settings,
+    client: WebClient,
+    router: Router,
+    store: Store,
+    conversations: Conversations,
+    approvers: Approvers,
+) -> Schedules | None:
+    """The scheduled questions (None when QUERYBOT_SCHEDULES is off); the serve functions start
+    their engine, which keeps its tables beside the store (a SQLite file, or the same
+    PostgreSQL database)."""
+    if not settings.schedules:
+        return None
+    from bot.schedules.engine import Engine, EngineSettings
+    from bot.schedules.runner import Runner, RunnerSettings
+    from bot.schedules.service import Schedules
+
+    system_url = settings.state_url or f"sqlite:///{settings.data_dir.resolve()}/schedules.sqlite"
+    engine = Engine(EngineSettings(system_url, settings.replica_id, settings.schedule_poll_s))
+    runner = Runner(
+        store,
+        router,
+        client,
+        conversations.identities,
+        approvers,
+        RunnerSettings(
+            display_rows=settings.display_rows,
+            max_failures=settings.schedule_max_failures,
+            admins=settings.schedule_admins,
+        ),
+    )
+    return Schedules(
+        store,
+        router,
+        conversations.identities,
+        runner,
+        engine,
+        admins=settings.schedule_admins,
     )
 
 

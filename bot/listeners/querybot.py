@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from slack_bolt import BoltContext
 
@@ -20,6 +21,9 @@ from bot.files.uploads import ThreadUploads
 from bot.store.base import Store
 from bot.suggested_prompts import SuggestedPrompts
 
+if TYPE_CHECKING:
+    from bot.schedules.service import Schedules
+
 #: The context key, and so the name of the listener argument that receives a `Querybot`.
 CONTEXT_KEY = "querybot"
 
@@ -29,7 +33,8 @@ class Querybot:
     """What the listeners need besides the request: the conversations they hand work to, the
     store of proposals, who may decide, which channels are answered, the warehouses (with their
     tables) the Home tab lists to a user (by their id), the loader of shared files (None: files
-    are ignored), and the suggested prompts of direct messages (None: none)."""
+    are ignored), the suggested prompts of direct messages (None: none), and the scheduled
+    questions (None: schedules are off)."""
 
     conversations: Conversations
     store: Store
@@ -38,6 +43,7 @@ class Querybot:
     warehouses: Callable[[str], list[Holding]]
     uploads: ThreadUploads | None
     prompts: SuggestedPrompts | None = None
+    schedules: Schedules | None = None
 
     def provide(self, context: BoltContext, next_: Callable[[], None]) -> None:
         """Bolt middleware: this object in the request's context, for the listener."""

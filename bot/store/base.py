@@ -32,6 +32,7 @@ from typing import Any
 
 from agent.memory.storage import Storage
 from agent.outcome import Proposal
+from bot.schedules.records import ScheduleLog
 from bot.store.asked import AskedLog
 from bot.store.feedback import FeedbackLog
 from bot.store.tables import TABLES
@@ -129,6 +130,10 @@ class Store(ABC):
     def keep_alive(self) -> None:
         """Take this process's liveness lock again if it was lost (a dropped connection)."""
 
+    def is_gone(self, instance_id: str) -> bool:
+        """Whether the process `instance_id` has died (its liveness lock is free)."""
+        return instance_id != self.instance_id and not self._alive(instance_id)
+
     #: The database (set by subclasses): a SQLite file or PostgreSQL.
     _db: Storage
 
@@ -140,6 +145,8 @@ class Store(ABC):
         self.feedback = FeedbackLog(db)
         #: What became of each person's questions (their Home tab).
         self.asked = AskedLog(db)
+        #: Scheduled questions and their runs.
+        self.schedules = ScheduleLog(db)
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Run one statement (in its own transaction) and return every row it produced."""

@@ -103,6 +103,9 @@ class BotProcess:
             # the cards-only thread most end-to-end tests read; tests/e2e/test_streaming.py
             # turns the streamed plan on
             "QUERYBOT_SLACK_STREAM": "false",
+            # no scheduling engine (DBOS) in bots that schedule nothing; tests/e2e/schedules
+            # turns it on
+            "QUERYBOT_SCHEDULES": "false",
             **self.extra_env,
         }
         if self.socket_mode:  # Socket Mode requests are not signed: no secret needed
