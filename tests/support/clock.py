@@ -21,6 +21,17 @@ clock would hang every `Event.wait(timeout)`: glibc's `sem_clockwait` compares a
 with the kernel's real clock. Real monotonic time meets a bug of libfaketime 0.9.10 instead
 (`time.sleep` raises EINVAL under Python 3.11); `faketime_sleep.c`, compiled once with `cc` and
 preloaded ahead of libfaketime, sends the monotonic clock's sleeps straight to the kernel.
+
+A move is seen by the next reading of the clock, not by a wait already begun: a thread in
+`Event.wait(timeout)` still wakes after its real seconds, and DBOS's scheduler (3.4.0) sleeps
+from one run to the next in one such wait, computed when the schedule's thread starts (at
+launch, or when the schedule is created or changed). So set the clock shortly before the run to
+test (08:59:50 for a 09:00 schedule) before that thread starts; for missed runs, stop the bot,
+move the clock, start it again. For `BotProcess(env=...)`, which keeps the test's environment
+but its Slack and querybot settings, pass `clock.env({})`: the clock's variables alone.
+In HTTP mode the bot checks each request's signed timestamp against its own (fake) clock:
+sign with `signed_headers(..., timestamp=int(clock.now().timestamp()))`, or a request stamped
+with the real time is refused (401, "timestamp is too old"); Socket Mode requests are unsigned.
 """
 
 from __future__ import annotations
