@@ -13,7 +13,16 @@ from slack_sdk.models.blocks import (
 )
 
 from agent.outcome import Answer
-from bot.blocks.base import MAX_BLOCKS, Message, context, escaped, finish, mention, section
+from bot.blocks.base import (
+    MAX_BLOCKS,
+    Message,
+    context,
+    escaped,
+    finish,
+    fit,
+    mention,
+    section,
+)
 from bot.blocks.results import result
 from bot.schedules.alerts import describe as describe_alert
 from bot.schedules.records import ACTIVE, Schedule
@@ -69,13 +78,14 @@ def scheduled_post(
 
 
 def paused(schedule: Schedule, reason: str, *, admins: Sequence[str] = ()) -> Message:
-    """A schedule paused: what, why, and who can act (its owner, or the admins)."""
+    """A schedule paused: what, why (`reason`: mrkdwn, naming people; text from the warehouse
+    or the gate in it is escaped by the caller), and who can act (its owner, or the admins)."""
     who = mention(schedule.owner)
     if admins:
         who += " or " + ", ".join(mention(a) for a in admins)
     text = (
         f":pause_button: The schedule {when_and_what(schedule)} is paused: "
-        f"{escaped(reason, 1500)}\n{who} can resume it (`@querybot schedules`) once that is "
+        f"{fit(reason, 1500)}\n{who} can resume it (`@querybot schedules`) once that is "
         "mended, or ask the question again for a new proposal."
     )
     return finish(f"A schedule paused: {schedule.question}", [section(text)])

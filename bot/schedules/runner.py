@@ -30,7 +30,7 @@ from agent.scheduled import (
 )
 from bot.access.approvals import Approvers
 from bot.access.identity import Directory
-from bot.blocks import Message
+from bot.blocks import Message, escape
 from bot.blocks.schedules import paused, scheduled_post
 from bot.routing import Router
 from bot.schedules import alerts
@@ -141,7 +141,7 @@ class Runner:
             schedule.thread_id, job, job_key=f"{schedule.schedule_id}-{run.due_at}"
         )
         if ran.stop:
-            reason = STOPS[ran.stop].format(why=ran.error)
+            reason = STOPS[ran.stop].format(why=escape(ran.error))
             self.pause(schedule, reason)
             runs.finish_run(run, FAILED, note=reason)
             return
@@ -158,6 +158,7 @@ class Runner:
             if not verdict.post:
                 runs.finish_run(run, QUIET, result=now)
                 runs.succeeded(schedule.schedule_id)
+                log.info("Schedule %s run %s quiet (its alert)", schedule.schedule_id, run.due_at)
                 return
             headline = verdict.why
         message = scheduled_post(
@@ -185,7 +186,7 @@ class Runner:
         log.warning("Schedule %s run %s failed (%d): %s", schedule.schedule_id, run.due_at,
                     count, error)  # fmt: skip
         if count >= self.settings.max_failures:
-            reason = f"its last {count} tries failed (the last: {error})"
+            reason = f"its last {count} tries failed (the last: {escape(error)})"
             self.pause(schedule, reason)
             runs.finish_run(run, FAILED, note=reason)
             return
@@ -212,7 +213,7 @@ class Runner:
         tables = record.proposal.tables if record else []
         unreadable = route.agent.unreadable(owner.role, tables) if tables else []
         if unreadable:
-            return f"`{owner.role}` can no longer read {', '.join(unreadable)}"
+            return f"`{escape(owner.role)}` can no longer read {escape(', '.join(unreadable))}"
         return ""
 
     def pause(self, schedule: Schedule, reason: str) -> None:

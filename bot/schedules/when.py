@@ -2,8 +2,9 @@
 8:30am", "daily at 17:00", "every hour", "on the 1st of every month at 9", or a cron
 expression) turned into a five-field cron expression, read in the owner's time zone.
 
-Cron is parsed and iterated by croniter (the library the scheduling engine uses too), over
-time-zone-aware times, so a 9:00 schedule stays at 9:00 local across a daylight-saving change.
+Cron is parsed and iterated by croniter as the scheduling engine (DBOS) reads it (a sixth field
+is seconds, first), over time-zone-aware times, so a 9:00 schedule stays at 9:00 local across a
+daylight-saving change.
 """
 
 from __future__ import annotations
@@ -106,13 +107,15 @@ def time_zone(name: str) -> ZoneInfo:
 
 def next_due(cron: str, zone: str, after: dt.datetime) -> dt.datetime:
     """The first time after `after` (aware) that `cron` names, read in `zone`; aware, local."""
-    return croniter(cron, after.astimezone(time_zone(zone))).get_next(dt.datetime)
+    return croniter(cron, after.astimezone(time_zone(zone)), second_at_beginning=True).get_next(
+        dt.datetime
+    )
 
 
 def last_due(cron: str, zone: str, at_or_before: dt.datetime) -> dt.datetime:
     """The latest time at or before `at_or_before` (aware) that `cron` names, in `zone`."""
     start = at_or_before.astimezone(time_zone(zone)) + dt.timedelta(seconds=1)
-    return croniter(cron, start).get_prev(dt.datetime)
+    return croniter(cron, start, second_at_beginning=True).get_prev(dt.datetime)
 
 
 def describe(cron: str, zone: str) -> str:
@@ -122,6 +125,8 @@ def describe(cron: str, zone: str) -> str:
     where = f" ({zone})"
     if cron == "0 * * * *":
         return "every hour" + where
+    if len(fields) != 5:
+        return f"`{cron}`{where}"
     minute, hour, dom, month, dow = fields
     if not (minute.isdigit() and hour.isdigit()) or month != "*":
         return f"`{cron}`{where}"

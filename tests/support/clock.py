@@ -10,10 +10,12 @@ processes the bot starts, since they inherit its environment.
 
 `FakeClock(path, start)` writes libfaketime's timestamp file; a process started with
 `clock.env()` sees `start`, ticking on at the real rate from there, and `clock.set(when)` or
-`clock.advance(seconds)` move it while the process runs (the file is read on each call:
-`FAKETIME_NO_CACHE=1`, about 4.5 µs a call). The file holds an offset from the real clock
-(`+12345.678901`), not a start date (`@2027-03-28 00:59:50`): a start date is counted from the
-moment each process reads it, so the bot and a worker it starts later would disagree.
+`clock.advance(seconds)` move it while the process runs (the file is read again once a second:
+`FAKETIME_CACHE_DURATION=1`; read on every call, a clock read took 4.5 µs, twelve times the
+cached one, and a bot busy starting on a loaded machine took a minute longer). The file holds an
+offset from the real clock (`+12345.678901`), not a start date (`@2027-03-28 00:59:50`): a start
+date is counted from the moment each process reads it, so the bot and a worker it starts later
+would disagree.
 
 Only the wall clock is faked (`FAKETIME_DONT_FAKE_MONOTONIC=1`): timeouts, `time.sleep` and
 `threading.Event().wait` take real seconds, so a test neither hangs nor spins. A faked monotonic
@@ -128,8 +130,9 @@ class FakeClock:
             {
                 "LD_PRELOAD": " ".join(dict.fromkeys(preload)),
                 "FAKETIME_TIMESTAMP_FILE": str(self.path),
-                # Read the file on every call, so a move is seen at once (not within 10 s).
-                "FAKETIME_NO_CACHE": "1",
+                # Read the file again about once a second, so a running process sees a move
+                # within about two seconds.
+                "FAKETIME_CACHE_DURATION": "1",
                 # Sleeps and timeouts in real seconds.
                 "FAKETIME_DONT_FAKE_MONOTONIC": "1",
                 # Files keep their real times: the test and the bytecode caches agree on them.

@@ -92,6 +92,8 @@ class SlackStandin(
         self.usergroups: dict[str, list[str]] = {}
         #: User id -> email address, for `users.info` (a user not listed is unknown to Slack).
         self.emails: dict[str, str] = {}
+        #: Users who left the workspace (`deactivate`): `users.info` says `deleted`.
+        self.deactivated: set[str] = set()
         #: User id -> IANA time zone, for `users.info` (`set_time_zone`; else `DEFAULT_TZ`).
         self.time_zones: dict[str, str] = {}
         #: Channel id -> the `channel` object `conversations.info` returns (else a plain channel).

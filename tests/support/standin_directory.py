@@ -74,6 +74,11 @@ class DirectoryMethods:
             self.time_zones[user] = tz
             self.emails.setdefault(user, "")
 
+    def deactivate(self, user: str) -> None:
+        """`user` leaves the workspace: `users.info` says `deleted`, as Slack does."""
+        with self._lock:
+            self.deactivated.add(user)
+
     def _usergroup_users(self, params: dict[str, Any]) -> dict[str, Any]:
         group = str(params.get("usergroup") or "")
         if group not in self.usergroups:
@@ -86,6 +91,8 @@ class DirectoryMethods:
             raise Refused("user_not_found", f"no user {user!r}")
         profile = {"email": self.emails[user]} if self.emails[user] else {}
         info = {"id": user, "team_id": TEAM_ID, "profile": profile}
+        if user in self.deactivated:
+            info["deleted"] = True
         return {"ok": True, "user": {**info, **time_zone(self.time_zones.get(user, DEFAULT_TZ))}}
 
     def _conversation_info(self, params: dict[str, Any]) -> dict[str, Any]:

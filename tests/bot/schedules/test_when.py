@@ -40,6 +40,7 @@ def test_cron_is_described_as_written() -> None:
     assert describe("0 9 * * 1", "Europe/London") == "every Monday at 09:00 (Europe/London)"
     assert describe("30 8 * * 1-5", "UTC") == "every weekday at 08:30 (UTC)"
     assert describe("*/5 * * * *", "UTC") == "`*/5 * * * *` (UTC)"
+    assert describe("*/3 * * * * *", "UTC") == "`*/3 * * * * *` (UTC)"  # seconds first
 
 
 def test_nine_oclock_stays_nine_oclock_across_daylight_saving() -> None:
