@@ -425,6 +425,7 @@ def _conversations(
         display_rows=settings.display_rows,
         private=private,
         feedback=settings.slack_feedback,
+        schedule=settings.schedules,  # the "Schedule…" button, when `_schedules` makes them
     )
     identities = Directory(client)
     parts = Collaborators(

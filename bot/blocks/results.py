@@ -34,6 +34,7 @@ from bot.blocks.explain import explain_button
 from bot.blocks.feedback import feedback_buttons
 from bot.blocks.followups import follow_up_buttons
 from bot.blocks.private_files import IN_DIRECT_MESSAGES
+from bot.blocks.schedule_modal import schedule_button
 from bot.cells import result_cells
 from bot.words import label, only_row
 from connectors.units import byte_size, counted
@@ -147,6 +148,7 @@ def result(
     approved_above: bool = False,
     private: bool = False,
     feedback: bool = False,
+    schedule: bool = False,
 ) -> Message:
     """The answer to an approved query: summary, first rows, SQL and sources.
 
@@ -157,7 +159,8 @@ def result(
     repeating it. `private`: only the asker and the approver see it (its files go to their
     direct messages, and it offers no follow-up question: a follow-up is asked in the thread,
     for everyone).
-    `feedback`: Slack's thumbs up/down under it (`bot.blocks.feedback`).
+    `feedback`: Slack's thumbs up/down under it (`bot.blocks.feedback`); `schedule`: a
+    "Schedule…" button (`bot.blocks.schedule_modal`).
     """
     rows = answer.rows[: max(0, display_rows)]
     only = only_row(answer, len(rows))
@@ -188,7 +191,10 @@ def result(
     ]
     if answer.proposal_id:
         buttons = follow_up_buttons(answer.proposal_id, [] if private else answer.follow_ups)
-        blocks.append(ActionsBlock(elements=[*buttons, explain_button(answer.proposal_id)]))
+        buttons.append(explain_button(answer.proposal_id))
+        if schedule:
+            buttons.append(schedule_button(answer.proposal_id))
+        blocks.append(ActionsBlock(elements=buttons))
         if feedback:
             blocks.append(feedback_buttons(answer.proposal_id))
     blocks.append(context(_sources(answer, rows_text)))  # the footer stays last

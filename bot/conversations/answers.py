@@ -46,11 +46,20 @@ NOT_SENT = (
 class Answers:
     """Posts answers; remembers which workspaces refused the native chart block lately."""
 
-    def __init__(self, client: WebClient, *, display_rows: int, feedback: bool = True) -> None:
+    def __init__(
+        self,
+        client: WebClient,
+        *,
+        display_rows: int,
+        feedback: bool = True,
+        schedule: bool = False,
+    ) -> None:
         self.client = client
         self.display_rows = display_rows
         #: Whether answers carry Slack's thumbs up/down (QUERYBOT_SLACK_FEEDBACK).
         self.feedback = feedback
+        #: Whether answers carry the "Schedule…" button (QUERYBOT_SCHEDULES).
+        self.schedule = schedule
         self._refused = Refusals()
 
     def post(self, thread: SlackThread, answer: Answer, *, approved_sql: str | None = None) -> None:
@@ -68,6 +77,7 @@ class Answers:
                 use_table=use_table,
                 approved_above=approved_sql == answer.sql,
                 feedback=self.feedback,
+                schedule=self.schedule,
             )
 
         try:
@@ -97,6 +107,7 @@ class Answers:
                 approved_above=approved_above,
                 private=True,
                 feedback=self.feedback,
+                schedule=self.schedule,
             )
 
         native = None if self._refused.refused(thread.team) else blocks.chart(answer)

@@ -52,10 +52,13 @@ class Outcomes:
         display_rows: int,
         private: Callable[[str], bool] = lambda channel: False,
         feedback: bool = True,
+        schedule: bool = False,
     ) -> None:
         self.client = client
         self.store = store
-        self.answers = Answers(client, display_rows=display_rows, feedback=feedback)
+        self.answers = Answers(
+            client, display_rows=display_rows, feedback=feedback, schedule=schedule
+        )
         #: Whether a channel's answers go only to the asker and the approver.
         self.private = private
 
