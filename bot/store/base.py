@@ -33,6 +33,7 @@ from typing import Any
 from agent.memory.storage import Storage
 from agent.outcome import Proposal
 from bot.schedules.records import ScheduleLog
+from bot.store.answered import AnsweredLog
 from bot.store.asked import AskedLog
 from bot.store.feedback import FeedbackLog
 from bot.store.tables import TABLES
@@ -145,6 +146,8 @@ class Store(ABC):
         self.feedback = FeedbackLog(db)
         #: What became of each person's questions (their Home tab).
         self.asked = AskedLog(db)
+        #: Each thread's latest answered proposal (what a schedule in words schedules).
+        self.answered = AnsweredLog(db)
         #: Scheduled questions and their runs.
         self.schedules = ScheduleLog(db)
 
