@@ -28,6 +28,7 @@ from slack_sdk.models.views import View
 
 from bot.blocks.base import context, cut, escaped
 from bot.schedules.alerts import ABOVE, BELOW, CHANGE, KINDS, ROWS_APPEAR, ROWS_DISAPPEAR
+from bot.schedules.requests import CHANNEL, DIRECT, THREAD
 from bot.schedules.when import EXAMPLES
 
 SCHEDULE_ACTION = "answer_schedule"
@@ -38,7 +39,6 @@ CHANNEL_BLOCK, CHANNEL_INPUT = "schedule_channel_block", "schedule_channel_input
 ALERT_BLOCK, ALERT_INPUT = "schedule_alert_block", "schedule_alert_input"
 THRESHOLD_BLOCK, THRESHOLD_INPUT = "schedule_threshold_block", "schedule_threshold_input"
 #: Where each run posts: the answer's thread, a channel's top level, the person's DMs.
-THREAD, CHANNEL, DIRECT = "thread", "channel", "direct"
 WHERE = {THREAD: "This thread", CHANNEL: "A channel (pick it below)", DIRECT: "My direct messages"}
 #: The alert kinds as a person reads them in the select.
 ALERT_LABELS = {

@@ -91,6 +91,28 @@ def paused(schedule: Schedule, reason: str, *, admins: Sequence[str] = ()) -> Me
     return finish(f"A schedule paused: {schedule.question}", [section(text)])
 
 
+def posts_in(schedule: Schedule, here: str = "") -> str:
+    """Where a schedule's runs post, in words (read in the thread `here`, a thread ts)."""
+    if schedule.post_channel[:1] == "D":
+        return "in the owner's direct messages"
+    if schedule.post_thread_ts and schedule.post_thread_ts == here:
+        return "in this thread"
+    if schedule.post_thread_ts:
+        return f"in the answer's thread in <#{schedule.post_channel}>"
+    return f"in <#{schedule.post_channel}>"
+
+
+def schedule_made(schedule: Schedule, by: str, here: str) -> Message:
+    """The answer's thread (`here`, its ts) told of a new schedule: who made it, what, when,
+    where, and how to change it."""
+    text = (
+        f":calendar: {mention(by)} scheduled {when_and_what(schedule)}; each run posts "
+        f"{posts_in(schedule, here)}.\nTo pause, resume, run it now or delete it: "
+        "`@querybot schedules` (its owner, or a querybot admin)."
+    )
+    return finish(f"Scheduled: {schedule.question}", [section(text)])
+
+
 def schedule_list(schedules: Sequence[Schedule]) -> Message:
     """A person's schedules, each with its state and buttons."""
     if not schedules:
@@ -101,9 +123,10 @@ def schedule_list(schedules: Sequence[Schedule]) -> Message:
     blocks: list[Block] = []
     for schedule in schedules[:20]:
         state = "active" if schedule.status == ACTIVE else f"paused: {schedule.paused_reason}"
-        where = f"<#{schedule.post_channel}>" if schedule.post_channel[:1] in "CG" else "DM"
         blocks.append(
-            section(f"{when_and_what(schedule)}\nposts in {where} · {escaped(state, 500)}")
+            section(
+                f"{when_and_what(schedule)}\nposts {posts_in(schedule)} · {escaped(state, 500)}"
+            )
         )
         toggle = RESUME if schedule.status != ACTIVE else PAUSE
         blocks.append(

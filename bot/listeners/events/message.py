@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 from slack_bolt import BoltContext
+from slack_sdk import WebClient
 
 from bot.files.slack_files import event_files
 from bot.listeners.events.questions import (
@@ -30,13 +31,17 @@ _USER_SUBTYPES = {None, "thread_broadcast", "file_share"}
 
 
 def on_message(
-    event: dict[str, Any], body: dict[str, Any], context: BoltContext, querybot: Querybot
+    event: dict[str, Any],
+    body: dict[str, Any],
+    context: BoltContext,
+    client: WebClient,
+    querybot: Querybot,
 ) -> None:
     if event.get("subtype") not in _USER_SUBTYPES or event.get("bot_id"):
         return  # edits, deletions, joins, bots (this one included)
     if event.get("channel_type") == "im":
         thread_ts = event.get("thread_ts") or event["ts"]
-        new_question(querybot, event, body, context, thread_ts=thread_ts)
+        new_question(querybot, event, body, context, client, thread_ts=thread_ts)
     else:
         _reply(event, body, context, querybot)
 

@@ -8,8 +8,10 @@ import re
 from typing import Any
 
 from slack_bolt import BoltContext
+from slack_sdk import WebClient
 
 from bot.files.slack_files import event_files
+from bot.listeners.events.schedule_words import in_words
 from bot.listeners.querybot import Querybot
 from bot.slack_thread import SlackThread
 from bot.store.base import Store
@@ -51,13 +53,15 @@ def new_question(
     event: dict[str, Any],
     body: dict[str, Any],
     context: BoltContext,
+    client: WebClient,
     *,
     thread_ts: str,
 ) -> None:
     """A question that opens a conversation in thread `thread_ts` (a mention, a direct message),
     taken once however often Slack delivers it: refused (with a note) where the bot does not
     answer; files shared with it are loaded into the thread's sandbox first (`ThreadUploads`),
-    which then asks the question; no question at all gets the help."""
+    which then asks the question; words about schedules are dealt with first (`in_words`); no
+    question at all gets the help."""
     if not first_delivery(querybot.store, body):
         return
     thread = thread_of(event, body, context, ts=thread_ts)
@@ -68,6 +72,8 @@ def new_question(
         return
     text = question_text(event.get("text") or "", context.bot_user_id)
     files = event_files(event)
+    if not files and text and in_words(client, querybot, thread, text, event["user"]):
+        return
     if files and querybot.uploads is not None:
         querybot.uploads.shared(thread, files, user=event["user"], question=text)
     elif text:
