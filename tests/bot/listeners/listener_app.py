@@ -27,6 +27,7 @@ from bot.blocks import APPROVE_ACTION, EDIT_ACTION
 from bot.blocks.messages import card_of
 from bot.blocks.views import EDIT_BLOCK, EDIT_INPUT
 from bot.conversations.work import Work
+from bot.listeners.querybot import Querybot
 from bot.routing import Route
 from bot.settings import Settings
 from bot.store.base import Store
@@ -59,6 +60,8 @@ class Bot:
     agent: FakeAgent
     store: Store
     slack: SlackStandin
+    #: What the listeners act through (its `schedules`, to start their engine in a test).
+    querybot: Querybot
 
     def _dispatch(self, text: str, content_type: str) -> BoltResponse:
         headers = {"content-type": content_type, **signed_headers(SECRET, text)}
@@ -117,7 +120,7 @@ def assembled(
     listeners.register(app, querybot)
     work = querybot.conversations.work
     try:
-        yield Bot(app, work, agent, store, slack)
+        yield Bot(app, work, agent, store, slack, querybot)
     finally:
         work.shutdown()
 
