@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from bot.access.channels import SHARED
 from bot.blocks import APPROVE_ACTION
 from bot.blocks.schedule_modal import CHANNEL, DIRECT, SCHEDULE_ACTION, SCHEDULE_VIEW, WHEN_BLOCK
 from bot.blocks.schedules import DELETE, PAUSE, RESUME
@@ -24,10 +25,11 @@ from bot.schedules.service import NOT_YOURS
 from tests.bot.blocks.test_schedule_modal import filled
 from tests.bot.listeners.listener_app import Bot, assembled, pid_of
 from tests.bot.listeners.test_feedback import as_posted
+from tests.bot.store.test_store import make_proposal
 from tests.support import slack_payloads as payloads
 from tests.support.fake_agent import answer_outcome, proposal_outcome
 from tests.support.slack_payloads import ALICE, BOB
-from tests.support.standin import Posted, SlackStandin
+from tests.support.standin import TEAM_ID, Posted, SlackStandin
 
 CARA = "U0CARA001"
 SALES = "C0SALES01"
@@ -234,3 +236,41 @@ def test_the_list_and_its_buttons(bot: Bot) -> None:
         "You have no schedules"
         in as_posted(bot.slack.ephemerals_for(channel, ALICE)[-1]).all_text()
     )
+
+
+def test_a_channel_shared_with_another_organisation_is_refused(bot: Bot) -> None:
+    channel, _, result = answered(bot)
+    bot.slack.channels[SALES] = {"is_ext_shared": True}  # Slack Connect
+    submit(bot, open_modal(bot, result), when="every Monday at 9", where=CHANNEL, channel=SALES)
+    said = bot.slack.ephemerals_for(channel, ALICE)[-1]["text"]
+    assert said.startswith(f"Not scheduled: I do not post in <#{SALES}>") and SHARED in said
+    assert bot.store.schedules.all() == []
+    assert [m for m in bot.slack.messages.values() if m.channel == SALES] == []
+
+
+def test_what_the_schedules_refuse_is_told_to_the_person(bot: Bot) -> None:
+    channel, ts, result = answered(bot)
+    waiting = replace(make_proposal("waiting"), question="how many refunds?")
+    thread_id = f"{TEAM_ID}:{channel}:{ts}"
+    bot.store.add_proposal(
+        waiting, thread_id=thread_id, channel=channel, message_ts=ts, requested_by=ALICE
+    )
+    payload = payloads.click(result, SCHEDULE_ACTION, user=ALICE)
+    payload["actions"][0]["value"] = "waiting"  # an answer not approved: a forged click
+    bot.submit(payload)
+    submit(bot, bot.slack.opened_views[-1]["view"], when="every Monday at 9")
+    said = bot.slack.ephemerals_for(channel, ALICE)[-1]
+    assert said["text"].startswith("Not scheduled: Only an answer whose SQL was approved")
+    assert said["thread_ts"] == ts and bot.store.schedules.all() == []
+
+
+def test_with_schedules_off_there_is_no_button_and_words_are_questions(
+    slack: SlackStandin, tmp_path: Path
+) -> None:
+    with assembled(slack, tmp_path, schedules=False) as off:
+        assert off.querybot.schedules is None
+        channel, ts, result = answered(off)
+        assert SCHEDULE_ACTION not in result.action_values()
+        off.ask("schedules", channel=channel, thread_ts=ts)
+        off.ask("every Monday at 9", channel=channel, thread_ts=ts)
+        assert [a[1] for a in off.agent.asks][-2:] == ["schedules", "every Monday at 9"]
