@@ -39,6 +39,10 @@ CANNOT_POST = (
 )
 NO_DM = "I could not write to your direct messages ({error}), so nothing was scheduled."
 NOT_MADE = "Not scheduled: {why}"
+FAILED = (
+    "something went wrong while making it. Try again in a minute (`@querybot schedules` shows "
+    "what you have); if it keeps happening, tell whoever runs querybot (its log says why)."
+)
 
 
 @dataclass(frozen=True)
@@ -115,9 +119,11 @@ def make_schedule(
             alert=wanted.alert,
         )
     except (ScheduleRefused, WhenError) as exc:
-        tell(client, thread, user, NOT_MADE.format(why=exc))
-        if note_ts:
-            _update(client, channel, note_ts, f":x: {NOT_MADE.format(why=exc)}")
+        _not_made(client, thread, user, str(exc), (channel, note_ts))
+        return
+    except Exception:
+        log.exception("Making a schedule of %s for %s failed", record.proposal_id, user)
+        _not_made(client, thread, user, FAILED, (channel, note_ts))
         return
     if wanted.where == CHANNEL:
         try:
@@ -137,6 +143,17 @@ def make_schedule(
         post(client, thread, schedule_made(schedule, user, thread.ts))
     except SlackApiError:  # the schedule is made; the note is a courtesy
         log.exception("Could not confirm schedule %s in %s", schedule.schedule_id, thread.id)
+
+
+def _not_made(
+    client: WebClient, thread: SlackThread, user: str, why: str, note: tuple[str, str]
+) -> None:
+    """Tell `user` why nothing was scheduled, and say so in the direct-message `note` (channel,
+    ts) when one was posted."""
+    tell(client, thread, user, NOT_MADE.format(why=why))
+    channel, ts = note
+    if ts:
+        _update(client, channel, ts, f":x: {NOT_MADE.format(why=why)}")
 
 
 def _update(client: WebClient, channel: str, ts: str, text: str) -> None:

@@ -5,6 +5,7 @@ admins (`Schedules` decides, and says what it did in a sentence told to the pers
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from slack_bolt import Ack
@@ -16,8 +17,14 @@ from bot.listeners.actions.clicks import clicked_record, tell
 from bot.listeners.querybot import Querybot
 from bot.slack_thread import SlackThread
 
+log = logging.getLogger(__name__)
+
 #: Said when schedules are off (QUERYBOT_SCHEDULES=false) but an old button is pressed.
 OFF = "Scheduled questions are turned off here (QUERYBOT_SCHEDULES), so nothing was scheduled."
+FAILED = (
+    "Something went wrong, so that may not have been done. Look at `@querybot schedules`, and "
+    "try again in a minute; if it keeps happening, tell whoever runs querybot (its log says why)."
+)
 UNKNOWN_ANSWER = (
     "I do not know this answer any more, so it cannot be scheduled. Ask the question again, "
     "approve it, and schedule the new answer."
@@ -25,14 +32,15 @@ UNKNOWN_ANSWER = (
 
 
 def on_schedule(ack: Ack, body: dict[str, Any], client: WebClient, querybot: Querybot) -> None:
-    """ "Schedule…" under an answer: the modal, for an answer the store knows."""
+    """The "Schedule…" button under an answer: the modal, for an answer the store knows."""
     ack()
     record = clicked_record(querybot.store, body)
-    refusal = OFF if querybot.schedules is None else None
-    refusal = refusal or (UNKNOWN_ANSWER if record is None else None)
-    refusal = refusal or (querybot.channels.refusal(record.channel) if record else None)
-    if refusal or record is None:
-        tell(client, body, record, refusal or UNKNOWN_ANSWER)
+    if querybot.schedules is None or record is None:
+        tell(client, body, record, OFF if querybot.schedules is None else UNKNOWN_ANSWER)
+        return
+    refusal = querybot.channels.refusal(record.channel)
+    if refusal:
+        tell(client, body, record, refusal)
         return
     thread = SlackThread.from_id(record.thread_id)
     modal = schedule_modal(
@@ -57,7 +65,13 @@ def on_schedule_change(
             RUN_NOW: querybot.schedules.run_now,
             DELETE: querybot.schedules.delete,
         }[action["action_id"]]
-        said = change(action.get("value", ""), user)
+        try:
+            said = change(action.get("value", ""), user)
+        except Exception:
+            log.exception(
+                "Schedule %s: %s by %s failed", action.get("value"), action["action_id"], user
+            )
+            said = FAILED
     thread_ts = (body.get("container") or {}).get("thread_ts")
     client.chat_postEphemeral(
         channel=(body.get("channel") or {}).get("id", ""),

@@ -274,3 +274,20 @@ def test_with_schedules_off_there_is_no_button_and_words_are_questions(
         off.ask("schedules", channel=channel, thread_ts=ts)
         off.ask("every Monday at 9", channel=channel, thread_ts=ts)
         assert [a[1] for a in off.agent.asks][-2:] == ["schedules", "every Monday at 9"]
+
+
+def test_a_schedule_that_breaks_is_told_to_the_person(
+    bot: Bot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    channel, _, result = answered(bot)
+
+    def broken(*args: object, **kwargs: object) -> Schedule:
+        raise RuntimeError("the database went away")
+
+    assert bot.querybot.schedules is not None
+    monkeypatch.setattr(bot.querybot.schedules, "create", broken)
+    submit(bot, open_modal(bot, result), when="every Monday at 9", where=DIRECT)
+    said = bot.slack.ephemerals_for(channel, ALICE)[-1]["text"]
+    assert said.startswith("Not scheduled: something went wrong") and "Try again" in said
+    [note] = [m for m in bot.slack.messages.values() if m.channel == "D" + ALICE[1:]]
+    assert note.text.startswith(":x: Not scheduled")  # the direct message says so too
