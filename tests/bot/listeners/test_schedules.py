@@ -34,6 +34,10 @@ from tests.support.standin import TEAM_ID, Posted, SlackStandin
 CARA = "U0CARA001"
 SALES = "C0SALES01"
 
+#: DBOS's start and stop take over a second a test (the fast loop has the modal's and the
+#: words' own tests: tests/bot/blocks/test_schedule_modal.py, tests/bot/schedules).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def bot(slack: SlackStandin, tmp_path: Path) -> Iterator[Bot]:
