@@ -46,13 +46,11 @@ from connectors.base import Connector, ConnectorError
 if TYPE_CHECKING:
     from slack_sdk import WebClient
 
-    from bot.access.approvals import Approvers
     from bot.conversations.conversations import Conversations
     from bot.conversations.work import Work
     from bot.files.sandboxes import SandboxAgents
     from bot.listeners.querybot import Querybot
     from bot.routing import Router
-    from bot.schedules.service import Schedules
 
 log = logging.getLogger(__name__)
 
@@ -338,10 +336,12 @@ def wire(
     from bot.files.uploads import ThreadUploads
     from bot.listeners.querybot import Querybot
     from bot.routing import RoutedChannelRules
+    from bot.schedules.service import build_schedules
     from bot.suggested_prompts import SuggestedPrompts, golden_sets
 
     work = Work(settings.workers)
     conversations = _conversations(client, router, store, work, settings)
+    identities = conversations.identities
     approvers = Approvers(settings.approver_rule(), client)
     channels = RoutedChannelRules(client, router.config, settings.channels)
     uploads = None
@@ -354,54 +354,11 @@ def wire(
         approvers=approvers,
         channels=channels,
         # the Home tab lists to each person the tables their own identity may read (run_as)
-        warehouses=partial(router.warehouses, directory=conversations.identities),
+        warehouses=partial(router.warehouses, directory=identities),
         uploads=uploads,
         # a direct message suggests what its warehouse is known to answer
-        prompts=SuggestedPrompts(
-            router, golden_sets(settings.golden_dir), conversations.identities
-        ),
-        schedules=_schedules(settings, client, router, store, conversations, approvers),
-    )
-
-
-def _schedules(
-    settings: Settings,
-    client: WebClient,
-    router: Router,
-    store: Store,
-    conversations: Conversations,
-    approvers: Approvers,
-) -> Schedules | None:
-    """The scheduled questions (None when QUERYBOT_SCHEDULES is off); the serve functions start
-    their engine, which keeps its tables beside the store (a SQLite file, or the same
-    PostgreSQL database)."""
-    if not settings.schedules:
-        return None
-    from bot.schedules.engine import Engine, EngineSettings
-    from bot.schedules.runner import Runner, RunnerSettings
-    from bot.schedules.service import Schedules
-
-    system_url = settings.state_url or f"sqlite:///{settings.data_dir.resolve()}/schedules.sqlite"
-    engine = Engine(EngineSettings(system_url, settings.replica_id, settings.schedule_poll_s))
-    runner = Runner(
-        store,
-        router,
-        client,
-        conversations.identities,
-        approvers,
-        RunnerSettings(
-            display_rows=settings.display_rows,
-            max_failures=settings.schedule_max_failures,
-            admins=settings.schedule_admins,
-        ),
-    )
-    return Schedules(
-        store,
-        router,
-        conversations.identities,
-        runner,
-        engine,
-        admins=settings.schedule_admins,
+        prompts=SuggestedPrompts(router, golden_sets(settings.golden_dir), identities),
+        schedules=build_schedules(settings, client, router, store, identities, approvers),
     )
 
 

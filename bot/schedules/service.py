@@ -18,12 +18,16 @@ from typing import TYPE_CHECKING
 from bot.access.identity import Directory
 from bot.routing import Router
 from bot.schedules.records import ACTIVE, Alert, Schedule
-from bot.schedules.runner import Runner
+from bot.schedules.runner import Runner, RunnerSettings
 from bot.schedules.when import time_zone
 from bot.store.base import ProposalRecord, Status, Store
 
 if TYPE_CHECKING:
+    from slack_sdk import WebClient
+
+    from bot.access.approvals import Approvers
     from bot.schedules.engine import Engine
+    from bot.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -176,3 +180,35 @@ class Schedules:
         said = act(schedule)
         log.info("Schedule %s: %s by %s", schedule_id, said.split(":")[0], user)
         return said
+
+
+def build_schedules(
+    settings: Settings,
+    client: WebClient,
+    router: Router,
+    store: Store,
+    identities: Directory,
+    approvers: Approvers,
+) -> Schedules | None:
+    """The scheduled questions as the settings say (None when QUERYBOT_SCHEDULES is off); the
+    serve functions start their engine, which keeps its tables beside the store (a SQLite file
+    in the data directory, or the same PostgreSQL database)."""
+    if not settings.schedules:
+        return None
+    from bot.schedules.engine import Engine, EngineSettings
+
+    system_url = settings.state_url or f"sqlite:///{settings.data_dir.resolve()}/schedules.sqlite"
+    engine = Engine(EngineSettings(system_url, settings.replica_id, settings.schedule_poll_s))
+    runner = Runner(
+        store,
+        router,
+        client,
+        identities,
+        approvers,
+        RunnerSettings(
+            display_rows=settings.display_rows,
+            max_failures=settings.schedule_max_failures,
+            admins=settings.schedule_admins,
+        ),
+    )
+    return Schedules(store, router, identities, runner, engine, admins=settings.schedule_admins)
