@@ -16,6 +16,8 @@ from slack_sdk.models.views import View
 
 from bot.blocks.base import escaped, mention, section
 from bot.blocks.messages import EXAMPLE
+from bot.blocks.schedules import NO_SCHEDULES, schedule_blocks
+from bot.schedules.records import Schedule
 
 #: Recent questions and waiting proposals shown (each line up to about 450 characters).
 HOME_ITEMS = 5
@@ -60,9 +62,11 @@ def home(
     waiting_total: int,
     warehouses: Sequence[Holding],
     approvers: str,
+    schedules: Sequence[Schedule] | None = None,
 ) -> dict[str, Any]:
     """The Home tab's view. `asked` and `waiting` are the newest first, at most `HOME_ITEMS` of
-    each; the totals say how many there are in all."""
+    each; the totals say how many there are in all. `schedules`: the person's, with their
+    buttons (None: schedules are off, and the tab says nothing of them)."""
     intro = (
         "*I answer data questions with SQL that a person approves before it runs.*\n"
         f"Mention me in a channel (`@querybot {EXAMPLE}`) or write to me here. I reply with the "
@@ -81,6 +85,9 @@ def home(
         for w in waiting[:HOME_ITEMS]
     ]
     blocks.append(section(_bounded(lines, waiting_total) or "Nothing waits for you."))
+    if schedules is not None:
+        blocks += [DividerBlock(), section("*Your schedules*")]
+        blocks += schedule_blocks(schedules, HOME_ITEMS) or [section(NO_SCHEDULES)]
     blocks += [DividerBlock(), section("*Warehouses you can ask*")]
     blocks += _warehouses(warehouses)
     return View(type="home", blocks=blocks).to_dict()

@@ -116,17 +116,21 @@ def schedule_made(schedule: Schedule, by: str, here: str) -> Message:
 def schedule_list(schedules: Sequence[Schedule]) -> Message:
     """A person's schedules, each with its state and buttons."""
     if not schedules:
-        return finish(
-            "No schedules",
-            [section("You have no schedules. Under an answer, press *Schedule…* to make one.")],
-        )
+        return finish("No schedules", [section(NO_SCHEDULES)])
+    return finish(f"{len(schedules)} schedules", schedule_blocks(schedules))
+
+
+NO_SCHEDULES = "You have no schedules. Under an answer, press *Schedule…* to make one."
+
+
+def schedule_blocks(schedules: Sequence[Schedule], limit: int = 15) -> list[Block]:
+    """Each of the first `limit` schedules: what and when, where it posts, its state, its
+    buttons and where its SQL came from (three blocks a schedule)."""
     blocks: list[Block] = []
-    for schedule in schedules[:20]:
+    for schedule in schedules[:limit]:
         state = "active" if schedule.status == ACTIVE else f"paused: {schedule.paused_reason}"
         blocks.append(
-            section(
-                f"{when_and_what(schedule)}\nposts {posts_in(schedule)} · {escaped(state, 500)}"
-            )
+            section(f"{when_and_what(schedule)}\nposts {posts_in(schedule)} · {fit(state, 500)}")
         )
         toggle = RESUME if schedule.status != ACTIVE else PAUSE
         blocks.append(
@@ -148,4 +152,4 @@ def schedule_list(schedules: Sequence[Schedule]) -> Message:
             )
         )
         blocks.append(context(provenance(schedule)))
-    return finish(f"{len(schedules)} schedules", blocks)
+    return blocks

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbos import DBOS, DBOSConfig, SetWorkflowID
+from dbos._error import DBOSException
 
 from bot.schedules.records import ACTIVE, Schedule
 from bot.schedules.when import last_due, next_due, time_zone
@@ -76,6 +77,9 @@ class Engine:
             "application_version": _VERSION,
             "run_admin_server": False,  # type: ignore[typeddict-unknown-key]
             "scheduler_polling_interval_sec": self.settings.poll_s,
+            # many schedules due in one minute fire at once, each asking the system database:
+            # a run waits for a connection rather than being dropped after DBOS's 30 s
+            "db_engine_kwargs": {"pool_timeout": 300},
         }
         DBOS(config=config)
         DBOS.launch()
@@ -90,13 +94,19 @@ class Engine:
                 DBOS.pause_schedule(schedule.schedule_id)
 
     def add(self, schedule: Schedule) -> None:
-        DBOS.create_schedule(
-            schedule_name=schedule.schedule_id,
-            workflow_fn=_fired,
-            schedule=schedule.cron,
-            context={"schedule_id": schedule.schedule_id},
-            cron_timezone=schedule.time_zone,
-        )
+        try:
+            DBOS.create_schedule(
+                schedule_name=schedule.schedule_id,
+                workflow_fn=_fired,
+                schedule=schedule.cron,
+                context={"schedule_id": schedule.schedule_id},
+                cron_timezone=schedule.time_zone,
+            )
+        except DBOSException as exc:
+            if DBOS.get_schedule(schedule.schedule_id) is None:
+                raise
+            # another replica, starting at the same time, made it first
+            log.debug("Schedule %s was made by another replica: %s", schedule.schedule_id, exc)
         if schedule.status != ACTIVE:
             DBOS.pause_schedule(schedule.schedule_id)
 

@@ -14,6 +14,7 @@ from slack_sdk import WebClient
 from bot.blocks.schedule_modal import schedule_modal
 from bot.blocks.schedules import DELETE, PAUSE, RESUME, RUN_NOW
 from bot.listeners.actions.clicks import clicked_record, tell
+from bot.listeners.events.home_tab import publish_home
 from bot.listeners.querybot import Querybot
 from bot.slack_thread import SlackThread
 
@@ -72,10 +73,10 @@ def on_schedule_change(
                 "Schedule %s: %s by %s failed", action.get("value"), action["action_id"], user
             )
             said = FAILED
+    channel = (body.get("channel") or {}).get("id", "")
+    if not channel:  # a click on the Home tab: said in their direct messages, the tab redrawn
+        client.chat_postMessage(channel=user, text=said)
+        publish_home(client, querybot, user)
+        return
     thread_ts = (body.get("container") or {}).get("thread_ts")
-    client.chat_postEphemeral(
-        channel=(body.get("channel") or {}).get("id", ""),
-        user=user,
-        thread_ts=thread_ts or None,
-        text=said,
-    )
+    client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts or None, text=said)

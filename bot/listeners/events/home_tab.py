@@ -64,6 +64,7 @@ def publish_home(client: WebClient, querybot: Querybot, user: str) -> None:
         waiting_total=len(waiting),
         warehouses=querybot.warehouses(user),
         approvers=f"Who may approve: {who}.",
+        schedules=None if querybot.schedules is None else querybot.schedules.mine(user),
     )
     client.views_publish(user_id=user, view=view)
 

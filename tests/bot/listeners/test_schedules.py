@@ -295,3 +295,39 @@ def test_a_schedule_that_breaks_is_told_to_the_person(
     assert said.startswith("Not scheduled: something went wrong") and "Try again" in said
     [note] = [m for m in bot.slack.messages.values() if m.channel == "D" + ALICE[1:]]
     assert note.text.startswith(":x: Not scheduled")  # the direct message says so too
+
+
+def home_click(view: dict[str, Any], action_id: str, user: str) -> dict[str, Any]:
+    """The `block_actions` payload of a button on the Home tab `view`, as Slack sends it (a view
+    container, no channel, no message)."""
+    button = next(
+        e
+        for b in view["blocks"]
+        if b["type"] == "actions"
+        for e in b["elements"]
+        if e["action_id"] == action_id
+    )
+    posted = Posted("D0HOME001", "1.0", None, "", view["blocks"])
+    payload = payloads.click(posted, action_id, user=user)
+    payload["actions"][0]["value"] = button["value"]
+    for key in ("channel", "message"):
+        del payload[key]
+    payload["container"] = {"type": "view", "view_id": "V0HOME001"}
+    payload["view"] = {"id": "V0HOME001", "type": "home", **view}
+    return payload
+
+
+def test_the_home_tab_lists_the_schedules_and_its_buttons_work(bot: Bot) -> None:
+    channel, ts, _ = answered(bot)
+    bot.ask("schedule this every Monday at 9", channel=channel, thread_ts=ts)
+    schedule = only_schedule(bot)
+    bot.event(payloads.home_opened(ALICE))
+    home = bot.slack.published_views[-1]["view"]
+    text = json.dumps(home)
+    assert "Your schedules" in text and "every Monday at 09:00" in text
+    bot.submit(home_click(home, PAUSE, ALICE))
+    assert only_schedule(bot).status == PAUSED
+    told = [m for m in bot.slack.messages.values() if m.text.startswith("Paused.")]
+    assert told and told[0].channel.startswith("D"), "said in the person's direct messages"
+    redrawn = json.dumps(bot.slack.published_views[-1]["view"])
+    assert "paused: paused by" in redrawn and schedule.schedule_id in redrawn
