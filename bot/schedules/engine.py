@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dbos import DBOS, DBOSConfig, SetWorkflowID
-from dbos._error import DBOSException
+from dbos import DBOS, DBOSConfig, Queue, SetWorkflowID
+from dbos import error as dbos_errors
 
 from bot.schedules.records import ACTIVE, Schedule
 from bot.schedules.when import last_due, next_due, time_zone
@@ -37,6 +37,10 @@ Carry = Callable[[str, dt.datetime, str], None]
 #: predecessor left, whatever changed in the code between them.
 _VERSION = "querybot-schedules-1"
 _carry: Carry | None = None
+#: Runs carried out at once by one replica: a burst of schedules due in the same minute waits
+#: here rather than taking every connection of the bot's store from its questions.
+RUNS_AT_ONCE = 4
+QUEUE = "querybot_scheduled_runs"
 
 
 @DBOS.step(retries_allowed=True, max_attempts=3, interval_seconds=5.0, backoff_rate=3.0)
@@ -65,6 +69,7 @@ class Engine:
 
     def __init__(self, settings: EngineSettings) -> None:
         self.settings = settings
+        self._queue: Queue
 
     def start(self, carry: Carry, schedules: list[Schedule], now: dt.datetime) -> None:
         """Launch DBOS, make its schedules from the store's, and catch up what was missed."""
@@ -83,6 +88,7 @@ class Engine:
         }
         DBOS(config=config)
         DBOS.launch()
+        self._queue = DBOS.register_queue(QUEUE, worker_concurrency=RUNS_AT_ONCE)
         known = {s["schedule_name"] for s in DBOS.list_schedules()}
         wanted = {s.schedule_id for s in schedules}
         for name in known - wanted:
@@ -101,8 +107,9 @@ class Engine:
                 schedule=schedule.cron,
                 context={"schedule_id": schedule.schedule_id},
                 cron_timezone=schedule.time_zone,
+                queue_name=QUEUE,
             )
-        except DBOSException as exc:
+        except dbos_errors.DBOSException as exc:
             if DBOS.get_schedule(schedule.schedule_id) is None:
                 raise
             # another replica, starting at the same time, made it first
@@ -131,7 +138,8 @@ class Engine:
         local = due.astimezone(dt.UTC).astimezone(_zone(schedule))
         workflow_id = f"sched-{schedule.schedule_id}-{local.isoformat()}"
         with SetWorkflowID(workflow_id):
-            DBOS.start_workflow(_fired, local, {"schedule_id": schedule.schedule_id, "note": note})
+            context = {"schedule_id": schedule.schedule_id, "note": note}
+            self._queue.enqueue(_fired, local, context)
 
     def catch_up(self, schedule: Schedule, latest_run: str, now: dt.datetime) -> None:
         """One run for the missed ones: when the schedule's last due time before `now` came

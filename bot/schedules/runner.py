@@ -92,6 +92,8 @@ class Runner:
         self.identities = identities
         self.approvers = approvers
         self.settings = settings
+        #: Runs this process is carrying out now (schedule id, due at).
+        self._carrying: set[tuple[str, str]] = set()
 
     def carry(self, schedule_id: str, due: dt.datetime, note: str = "") -> None:
         """The run of `schedule_id` due at `due`, if no other process has it."""
@@ -102,17 +104,29 @@ class Runner:
             run = Run(schedule_id, key, RUNNING, me, note=note)
         else:
             left = runs.run(schedule_id, key)
-            if left is None or left.status != RUNNING or not self.store.is_gone(left.instance_id):
-                return  # done, or under way in a living process
-            if not runs.take_over(left, me):
-                return
-            run = left
+            if left is None or left.status != RUNNING or (schedule_id, key) in self._carrying:
+                return  # done, or under way here
+            if left.instance_id == me:
+                run = left  # this process's own earlier try, which failed part-way
+            elif not self.store.is_gone(left.instance_id) or not runs.take_over(left, me):
+                return  # under way in another living process, or taken over by another
+            else:
+                run = left
             schedule = runs.get(schedule_id)
             ts = self._posted_before(schedule, run) if schedule else ""
             if ts:
                 log.info("Schedule %s run %s: posted before a crash", schedule_id, key)
                 runs.finish_run(run, POSTED, message_ts=ts)
                 return
+        self._carrying.add((schedule_id, key))
+        try:
+            self._carry_claimed(run)
+        finally:
+            self._carrying.discard((schedule_id, key))
+
+    def _carry_claimed(self, run: Run) -> None:
+        runs = self.store.schedules
+        schedule_id = run.schedule_id
         schedule = runs.get(schedule_id)
         if schedule is None or schedule.status != ACTIVE:
             runs.finish_run(run, SKIPPED, note="the schedule was paused or deleted")
