@@ -229,6 +229,15 @@ class ScheduleLog:
         )
         return _run(rows[0]) if rows else None
 
+    def ran_after(self, schedule_id: str, due_at: str) -> bool:
+        """Whether a run due after `due_at` has already run (posted or quiet)."""
+        rows = self._db.rows(
+            "SELECT 1 FROM bot_schedule_runs WHERE schedule_id = ? AND due_at > ?"
+            " AND status IN (?, ?) LIMIT 1",
+            (schedule_id, due_at, POSTED, QUIET),
+        )
+        return bool(rows)
+
     def latest_due(self, schedule_id: str) -> str:
         """When the schedule's latest run was due ("" for none yet)."""
         rows = self._db.rows(

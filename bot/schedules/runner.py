@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -94,6 +95,8 @@ class Runner:
         self.settings = settings
         #: Runs this process is carrying out now (schedule id, due at).
         self._carrying: set[tuple[str, str]] = set()
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
 
     def carry(self, schedule_id: str, due: dt.datetime, note: str = "") -> None:
         """The run of `schedule_id` due at `due`, if no other process has it."""
@@ -120,9 +123,14 @@ class Runner:
                 return
         self._carrying.add((schedule_id, key))
         try:
-            self._carry_claimed(run)
+            with self._lock_of(schedule_id):  # one run of a schedule at a time: each compares
+                self._carry_claimed(run)  # with the run before it
         finally:
             self._carrying.discard((schedule_id, key))
+
+    def _lock_of(self, schedule_id: str) -> threading.Lock:
+        with self._locks_lock:
+            return self._locks.setdefault(schedule_id, threading.Lock())
 
     def _carry_claimed(self, run: Run) -> None:
         runs = self.store.schedules
@@ -130,6 +138,11 @@ class Runner:
         schedule = runs.get(schedule_id)
         if schedule is None or schedule.status != ACTIVE:
             runs.finish_run(run, SKIPPED, note="the schedule was paused or deleted")
+            return
+        if runs.ran_after(schedule_id, run.due_at):
+            # a later run already reported (a catch-up that came after the next run): this one
+            # would only repeat an older picture
+            runs.finish_run(run, SKIPPED, note="a later run already ran")
             return
         self._carry(schedule, run)
 

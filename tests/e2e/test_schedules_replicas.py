@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bot.schedules.records import POSTED, Schedule
 from bot.store.postgres import PostgresStore
-from tests.e2e.test_schedules import REGIONS, posts
+from tests.e2e.schedule_flow import REGIONS, posts
 from tests.support import slack_flow as flow
 from tests.support.botproc import BotProcess, data_dir_with, sql_reply, write_script
 from tests.support.clock import FakeClock, require

@@ -152,3 +152,6 @@ def test_the_last_run_that_ran_is_what_the_next_compares_with(opener: Opener) ->
     last = store.schedules.last_done(sid, failing)
     assert last is not None and last.result == {"value": 12}
     assert store.schedules.latest_due(sid) == failing
+    # a run due before one that already ran is stale (a catch-up that came late)
+    assert store.schedules.ran_after(sid, "2027-01-04T09:00:00+00:00")
+    assert not store.schedules.ran_after(sid, "2027-01-11T09:00:00+00:00")
