@@ -12,6 +12,7 @@ from typing import Any
 
 from agent.outcome import Answer
 from bot.schedules.records import Alert
+from connectors.units import counted
 
 ABOVE, BELOW, CHANGE, ROWS_APPEAR, ROWS_DISAPPEAR = (
     "above",
@@ -49,7 +50,9 @@ def change_since(last: dict[str, Any], now: dict[str, Any]) -> str:
             return f"{percent:+.1f}% since the last run ({moved})."
         return f"Changed since the last run ({moved})."
     if last.get("rows") != now.get("rows"):
-        return f"{last.get('rows')} → {now.get('rows')} rows since the last run."
+        return (
+            f"{last.get('rows')} → {counted(int(now.get('rows') or 0), 'row')} since the last run."
+        )
     return ""
 
 
@@ -91,7 +94,7 @@ def _fires(alert: Alert, last: dict[str, Any], now: dict[str, Any]) -> tuple[boo
         moved = f"{_number(before)} → {_number(value)}"
         return abs(percent) > alert.threshold, f"it moved {percent:+.1f}% ({moved})"
     if alert.kind == ROWS_APPEAR:
-        return rows > 0, f"{rows} row{'s' if rows != 1 else ''} appeared"
+        return rows > 0, f"{counted(rows, 'row')} appeared"
     if alert.kind == ROWS_DISAPPEAR:
         return rows == 0 and int(last.get("rows") or 0) > 0, "the rows are gone"
     raise ValueError(f"unknown alert kind {alert.kind!r}")
@@ -105,7 +108,7 @@ def _float(value: Any) -> float | None:
 
 def _cleared(alert: Alert, now: dict[str, Any]) -> str:
     if alert.kind in (ROWS_APPEAR, ROWS_DISAPPEAR):
-        return f"{now.get('rows')} rows now"
+        return f"{counted(int(now.get('rows') or 0), 'row')} now"
     return f"{_number(now.get('value'))} now"
 
 

@@ -27,6 +27,7 @@ from dbos import error as dbos_errors
 
 from bot.schedules.records import ACTIVE, Schedule
 from bot.schedules.when import last_due, next_due, time_zone
+from connectors.units import counted
 
 log = logging.getLogger(__name__)
 
@@ -151,8 +152,10 @@ class Engine:
         if schedule.status != ACTIVE or due <= max(done, made):
             return
         missed = _count_between(schedule, max(done, made), due)
-        note = f"Caught up after downtime: {missed} scheduled run" + ("s" if missed > 1 else "")
-        note += " came due while querybot was not running; this one stands for them."
+        note = (
+            f"Caught up after downtime: {counted(missed, 'scheduled run')} came due while "
+            "querybot was not running; this one stands for them."
+        )
         log.info("Schedule %s: catching up %d missed runs", schedule.schedule_id, missed)
         self.run_at(schedule, due, note)
 

@@ -31,7 +31,7 @@ from agent.scheduled import (
 )
 from bot.access.approvals import Approvers
 from bot.access.identity import Directory
-from bot.blocks import Message, escape
+from bot.blocks import Message, escape, mention
 from bot.blocks.schedules import paused, scheduled_post
 from bot.routing import Router
 from bot.schedules import alerts
@@ -225,18 +225,18 @@ class Runner:
         access, or its warehouse no longer answers there."""
         for who, role in ((schedule.owner, "owner"), (schedule.approved_by, "approver")):
             if self._left(who):
-                return f"its {role} {mention_of(who)} is no longer in the workspace"
+                return f"its {role} {mention(who)} is no longer in the workspace"
         route = self.router.route(schedule.thread_id)
         if route.agent is None or route.files:
             return "its warehouse no longer answers in that channel"
         record = self.store.proposal(schedule.proposal_id)
         if record is not None and self.approvers.why_not_approve(schedule.approved_by, record):
-            return f"{mention_of(schedule.approved_by)} may no longer approve its query"
+            return f"{mention(schedule.approved_by)} may no longer approve its query"
         if route.run_as is None:
             return ""
         owner = self.identities.run_as(route.run_as, schedule.owner)
         if owner.refusal or owner.role != schedule.run_as:
-            return f"the warehouse access of {mention_of(schedule.owner)} changed"
+            return f"the warehouse access of {mention(schedule.owner)} changed"
         tables = record.proposal.tables if record else []
         unreadable = route.agent.unreadable(owner.role, tables) if tables else []
         if unreadable:
@@ -308,7 +308,3 @@ class Runner:
 
 def _payload(run: Run) -> dict[str, str]:
     return {"schedule_id": run.schedule_id, "due_at": run.due_at}
-
-
-def mention_of(user: str) -> str:
-    return f"<@{user}>"
