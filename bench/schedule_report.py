@@ -22,19 +22,15 @@ from collections import Counter
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from bot.schedules.records import POSTED, Schedule
+from bot.schedules.records import POSTED
 from bot.schedules.runner import EVENT_TYPE
-from bot.store.postgres import PostgresStore
 from connectors.demo.build import ensure_demo
-from tests.support import slack_flow as flow
-from tests.support.botproc import BotProcess, data_dir_with, sql_reply, write_script
-from tests.support.clock import FakeClock, require
+from tests.e2e.schedule_flow import Replicas
+from tests.support.clock import require
 from tests.support.demo_day import TODAY
 from tests.support.pgdb import rows, scratch_database
-from tests.support.slack_payloads import ALICE, BOB
 from tests.support.standin import Posted, SlackStandin
 
-REGIONS = "SELECT COUNT(*) AS regions FROM demo.main.regions"
 DUE = dt.datetime(2027, 1, 15, 9, tzinfo=ZoneInfo("Europe/London"))
 
 
@@ -46,59 +42,10 @@ def run(count: int, timeout_s: float) -> dict[str, object]:
         scratch_database("bench_schedules") as url,
     ):
         tmp = Path(tmp_dir)
-        demo = ensure_demo(tmp / "demo", today=TODAY)
-        for person in (ALICE, BOB):
-            slack.set_time_zone(person, "Europe/London")
-        clock = FakeClock(tmp / "clock", dt.datetime.now(dt.UTC))
-        bots = [
-            BotProcess(
-                slack=slack,
-                data_dir=data_dir_with(tmp / f"data-{name}", demo),
-                script=write_script(tmp / f"{name}.jsonl", [sql_reply(REGIONS, "Counts.")]),
-                env={
-                    "QUERYBOT_STATE_URL": url,
-                    "QUERYBOT_SCHEDULES": "true",
-                    "QUERYBOT_REPLICA_ID": f"replica-{name}",
-                },
-            )
-            for name in ("a", "b")
-        ]
-        with bots[0]:
-            thread = flow.ask(bots[0], "how many regions?", user=ALICE)
-            card = flow.proposal(slack, thread)
-            flow.click(bots[0], card, approve=True, user=BOB)
-            flow.result(slack, thread)
-        store = PostgresStore(url)
-        record = store.proposal(flow.proposal_id(card))
-        assert record is not None
-        for _ in range(count):
-            store.schedules.add(
-                Schedule(
-                    owner=ALICE,
-                    approved_by=BOB,
-                    proposal_id=record.proposal_id,
-                    thread_id=record.thread_id,
-                    question=record.proposal.question,
-                    sql=record.proposal.sql,
-                    sql_sha256=record.sql_sha256,
-                    run_as="",
-                    post_channel=thread.channel,
-                    post_thread_ts=thread.ts,
-                    cron="0 9 * * *",
-                    time_zone="Europe/London",
-                )
-            )
-        store.close()
-        rows(
-            url,
-            "UPDATE bot_schedules SET created_at = %s",
-            (DUE - dt.timedelta(hours=1)).timestamp(),
-        )
-        clock.set(DUE - dt.timedelta(seconds=40))
+        replicas = Replicas(slack, ensure_demo(tmp / "demo", today=TODAY), tmp, url)
+        replicas.schedule(count, "0 9 * * *", DUE - dt.timedelta(hours=1))
         started = time.monotonic()
-        for bot in bots:
-            bot.extra_env.update(clock.env({}))
-            bot.start(timeout=120)
+        replicas.start_at(DUE - dt.timedelta(seconds=40), timeout=120)
         try:
             slack.wait_for(
                 lambda: len(_posts(slack)) >= count or None, timeout=timeout_s, what="every run"
@@ -107,12 +54,8 @@ def run(count: int, timeout_s: float) -> dict[str, object]:
             pass  # the figures say how many were missed
         finally:
             wall_s = time.monotonic() - started
-            for bot in bots:
-                bot.stop()
-        done = rows(
-            url,
-            "SELECT schedule_id, due_at, status, instance_id, finished_at FROM bot_schedule_runs",
-        )
+            replicas.stop()
+        done = rows(url, "SELECT status, instance_id, finished_at FROM bot_schedule_runs")
     posted = [r for r in done if r["status"] == POSTED]
     per_run = Counter(
         (m.metadata or {}).get("event_payload", {}).get("schedule_id") for m in _posts(slack)

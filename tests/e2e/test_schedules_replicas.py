@@ -11,79 +11,46 @@ import itertools
 from collections import Counter
 from pathlib import Path
 
-from bot.schedules.records import POSTED, Schedule
-from bot.store.postgres import PostgresStore
-from tests.e2e.schedule_flow import REGIONS, posts
-from tests.support import slack_flow as flow
-from tests.support.botproc import BotProcess, data_dir_with, sql_reply, write_script
-from tests.support.clock import FakeClock, require
+from bot.schedules.records import POSTED
+from tests.e2e.schedule_flow import Replicas, posts
+from tests.support.clock import require
 from tests.support.pgdb import rows, scratch_database
-from tests.support.slack_payloads import ALICE, BOB
 from tests.support.standin import SlackStandin
+
+
+def ran_by(url: str) -> set[object]:
+    """The processes that have posted runs."""
+    found = rows(
+        url, "SELECT DISTINCT instance_id FROM bot_schedule_runs WHERE status = %s", POSTED
+    )
+    return {r["instance_id"] for r in found}
 
 
 def test_two_replicas_run_each_scheduled_run_once(
     slack: SlackStandin, demo_file: Path, tmp_path: Path
 ) -> None:
     require()
-    for person in (ALICE, BOB):
-        slack.set_time_zone(person, "Europe/London")
     with scratch_database("schedules_replicas") as url:
-        clock = FakeClock(tmp_path / "clock", dt.datetime.now(dt.UTC))
-        bots = [
-            BotProcess(
-                slack=slack,
-                data_dir=data_dir_with(tmp_path / f"data-{name}", demo_file),
-                script=write_script(tmp_path / f"{name}.jsonl", [sql_reply(REGIONS, "Counts.")]),
-                env={
-                    "QUERYBOT_STATE_URL": url,
-                    "QUERYBOT_SCHEDULES": "true",
-                    "QUERYBOT_REPLICA_ID": f"replica-{name}",
-                },
-            )
-            for name in ("a", "b")
-        ]
-        with bots[0]:
-            thread = flow.ask(bots[0], "how many regions?", user=ALICE)
-            card = flow.proposal(slack, thread)
-            flow.click(bots[0], card, approve=True, user=BOB)
-            flow.result(slack, thread)
-        store = PostgresStore(url)
-        record = store.proposal(flow.proposal_id(card))
-        assert record is not None
-        made = store.schedules.add(
-            Schedule(
-                owner=ALICE,
-                approved_by=BOB,
-                proposal_id=record.proposal_id,
-                thread_id=record.thread_id,
-                question=record.proposal.question,
-                sql=record.proposal.sql,
-                sql_sha256=record.sql_sha256,
-                run_as="",
-                post_channel=thread.channel,
-                post_thread_ts=thread.ts,
-                cron="*/2 * * * * *",  # every two seconds: DBOS reads a sixth field as seconds
-                time_zone="Europe/London",
-            )
-        )
+        replicas = Replicas(slack, demo_file, tmp_path, url)
         start = dt.datetime(2027, 1, 15, 9, tzinfo=dt.UTC)
-        rows(url, "UPDATE bot_schedules SET created_at = %s", start.timestamp())
-        clock.set(start)
-        for bot in bots:
-            bot.extra_env.update(clock.env({}))
-            bot.start()
+        # every two seconds: DBOS reads a sixth field, first, as seconds
+        [made] = replicas.schedule(1, "*/2 * * * * *", start)
+        replicas.start_at(start)
         try:
-            slack.wait_for(lambda: len(posts(slack)) >= 8, timeout=60, what="eight runs")
+            # eight runs at least, and as many as it takes for both replicas to have run some
+            # (which replica takes a run is DBOS's choice: one may start the first few alone)
+            slack.wait_for(
+                lambda: len(posts(slack)) >= 8 and len(ran_by(url)) == 2,
+                timeout=90,
+                what="eight runs, by both replicas",
+            )
         finally:
-            for bot in bots:
-                bot.stop()
+            replicas.stop()
         done = [
             r
             for r in rows(url, "SELECT due_at, status, instance_id FROM bot_schedule_runs")
             if r["status"] == POSTED
         ]
-        store.close()
     due = Counter(m.metadata["event_payload"]["due_at"] for m in posts(slack) if m.metadata)
     assert max(due.values()) == 1, f"a run posted twice: {due}"
     times = sorted(dt.datetime.fromisoformat(d) for d in due)

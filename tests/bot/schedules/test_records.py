@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
-
-import pytest
 
 from bot.schedules.records import (
     ACTIVE,
@@ -20,34 +16,12 @@ from bot.schedules.records import (
     Schedule,
 )
 from bot.store.base import Store
-from bot.store.postgres import PostgresStore
-from bot.store.sqlite import SqliteStore
-from tests.support.pgdb import scratch_database
+from tests.bot.store import test_store
+from tests.bot.store.test_store import Opener
 
-Opener = Callable[[], Store]
-
-
-@pytest.fixture(scope="module")
-def postgres_url() -> Iterator[str]:
-    with scratch_database("schedules") as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
-    opened: list[Store] = []
-
-    def open_one() -> Store:
-        if request.param == "sqlite":
-            store: Store = SqliteStore(tmp_path / "state.sqlite")
-        else:
-            store = PostgresStore(request.getfixturevalue("postgres_url"))
-        opened.append(store)
-        return store
-
-    yield open_one
-    for store in opened:
-        store.close()
+#: Both back ends, each test on a fresh SQLite file or the module's PostgreSQL database.
+opener = test_store.opener
+postgres_url = test_store.postgres_url
 
 
 def schedule(**changes: object) -> Schedule:

@@ -60,7 +60,10 @@ def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
     for store in opened:
         store.close()
     if request.param == "postgres":
-        rows(request.getfixturevalue("postgres_url"), "TRUNCATE bot_events, bot_proposals")
+        rows(
+            request.getfixturevalue("postgres_url"),
+            "TRUNCATE bot_events, bot_proposals, bot_schedules, bot_schedule_runs",
+        )
 
 
 @pytest.fixture
