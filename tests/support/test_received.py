@@ -5,9 +5,6 @@ and it tells each piece's audience apart."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 from slack_sdk import WebClient
 
 from tests.support.received import Audience, in_threads, leaks, mark, received
@@ -15,12 +12,6 @@ from tests.support.standin import SlackStandin
 
 ALICE, BOB = "U0ALICE01", "U0BOB0001"
 MARKERS = {"alice": [r"marmotville", r"5,?928,?374"], "bob": [r"quokkaland"], "": [r"narwhal"]}
-
-
-@pytest.fixture
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as slack:
-        yield slack
 
 
 def client(standin: SlackStandin) -> WebClient:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,17 +13,6 @@ from websockets.sync.client import connect
 
 from tests.support.socket_standin import SocketModeStandin
 from tests.support.standin import BOT_USER_ID, SlackStandin
-
-
-@pytest.fixture
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as s:
-        yield s
-
-
-@pytest.fixture
-def client(standin: SlackStandin) -> WebClient:
-    return WebClient(token="xoxb-test", base_url=standin.url)
 
 
 def section(text: str) -> dict[str, Any]:

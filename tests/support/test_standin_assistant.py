@@ -2,31 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 
 from tests.support.standin import SlackStandin
-
-
-@pytest.fixture
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as s:
-        yield s
-
-
-@pytest.fixture
-def client(standin: SlackStandin) -> WebClient:
-    return WebClient(token="xoxb-test", base_url=standin.url)
-
-
-def error(call: Any, **kwargs: Any) -> str:
-    with pytest.raises(SlackApiError) as info:
-        call(**kwargs)
-    return str(info.value.response["error"])
+from tests.support.web_calls import error
 
 
 def test_statuses_are_kept_in_order_and_a_post_clears_the_shown_one(

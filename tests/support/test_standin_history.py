@@ -6,36 +6,18 @@ not the stand-in's invention."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 from slack_sdk.models.metadata import Metadata
 
 from tests.support.standin import BOT_USER_ID, SlackStandin
 from tests.support.standin_directory import time_zone
+from tests.support.web_calls import error
 
 RUN = {"event_type": "querybot_scheduled_run", "event_payload": {"run_id": "r-1", "n": 2}}
-
-
-@pytest.fixture
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as s:
-        yield s
-
-
-@pytest.fixture
-def client(standin: SlackStandin) -> WebClient:
-    return WebClient(token="xoxb-test", base_url=standin.url)
-
-
-def error(call: Any, **kwargs: Any) -> str:
-    with pytest.raises(SlackApiError) as info:
-        call(**kwargs)
-    return str(info.value.response["error"])
 
 
 def test_metadata_is_kept_on_the_message_and_answered(

@@ -4,24 +4,11 @@ can see, and `users.conversations` refuses what Slack refuses."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from tests.support.standin import SlackStandin
-
-
-@pytest.fixture
-def standin() -> Iterator[SlackStandin]:
-    with SlackStandin() as s:
-        yield s
-
-
-@pytest.fixture
-def client(standin: SlackStandin) -> WebClient:
-    return WebClient(token="xoxb-test", base_url=standin.url)
 
 
 def error(call: object) -> str:

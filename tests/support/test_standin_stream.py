@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import PlanBlock, SectionBlock, TaskCardBlock
 from slack_sdk.models.messages.chunk import PlanUpdateChunk, TaskUpdateChunk
 
 from tests.support.standin import SlackStandin
+from tests.support.web_calls import error
 
 ROOT = "1700000001.000100"
 WHO = {"recipient_team_id": "T1", "recipient_user_id": "U1"}
@@ -23,17 +23,6 @@ def standin() -> Iterator[SlackStandin]:
     with SlackStandin() as s:
         s.saw("C1", ROOT)
         yield s
-
-
-@pytest.fixture
-def client(standin: SlackStandin) -> WebClient:
-    return WebClient(token="xoxb-test", base_url=standin.url)
-
-
-def error(call: Any, **kwargs: Any) -> str:
-    with pytest.raises(SlackApiError) as info:
-        call(**kwargs)
-    return str(info.value.response["error"])
 
 
 def test_a_stream_keeps_its_pieces_in_order_and_its_message(
