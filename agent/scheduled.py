@@ -78,7 +78,19 @@ def run_scheduled(deps: AgentDeps, thread_id: str, job: ScheduledSql, *, job_key
 def _run(
     deps: AgentDeps, thread_id: str, job: ScheduledSql, job_key: str, tables: tuple[str, ...]
 ) -> RunResult:
-    detail = {"ran_as": job.identity} if job.identity else {}
+    ran_as = {"ran_as": job.identity} if job.identity else {}
+
+    def record(event: str, **detail: object) -> None:
+        """The run in the audit log, under the approval's proposal and its approver."""
+        deps.audit.record(
+            thread_id,
+            event,
+            proposal_id=job.proposal_id,
+            actor=job.approved_by,
+            sql=job.sql,
+            detail={**ran_as, **detail},
+        )
+
     labels = {"requester": job.owner, "approver": job.approved_by, "scheduled": "true"}
     try:
         result = deps.connector.run(
@@ -88,23 +100,9 @@ def _run(
             context=RunContext(job_key=job_key, labels=labels, identity=job.identity),
         )
     except ConnectorError as exc:
-        deps.audit.record(
-            thread_id,
-            "scheduled_run_failed",
-            proposal_id=job.proposal_id,
-            actor=job.approved_by,
-            sql=job.sql,
-            detail={**detail, "error": exc.message},
-        )
+        record("scheduled_run_failed", error=exc.message)
         return RunResult(error=f"{exc.message} {exc.hint}".strip())
-    deps.audit.record(
-        thread_id,
-        "scheduled_run",
-        proposal_id=job.proposal_id,
-        actor=job.approved_by,
-        sql=job.sql,
-        detail={**detail, "rows": result.total_rows, "elapsed_s": result.elapsed_s},
-    )
+    record("scheduled_run", rows=result.total_rows, elapsed_s=result.elapsed_s)
     answer = Answer(
         question=job.question,
         sql=job.sql,

@@ -37,7 +37,8 @@ def clock(tmp_path: Path) -> FakeClock:
     return FakeClock(tmp_path / "faketime.rc", START)
 
 
-def child_now(clock: FakeClock, code: str = "import time; print(repr(time.time()))") -> float:
+def child_output(clock: FakeClock, code: str) -> list[str]:
+    """What a `python -c code` child under `clock` prints, word by word."""
     done = subprocess.run(
         [sys.executable, "-c", code],
         env=clock.env(),
@@ -46,7 +47,11 @@ def child_now(clock: FakeClock, code: str = "import time; print(repr(time.time()
         timeout=30,
         check=True,
     )
-    return float(done.stdout.split()[-1])
+    return done.stdout.split()
+
+
+def child_now(clock: FakeClock, code: str = "import time; print(repr(time.time()))") -> float:
+    return float(child_output(clock, code)[-1])
 
 
 class TimeReader:
@@ -134,15 +139,7 @@ def test_sleeps_and_waits_take_real_seconds(clock: FakeClock) -> None:
         "print(time.monotonic() - m, time.time() - w)\n"
     )
     started = time.monotonic()
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        env=clock.env(),
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    ).stdout.split()
-    monotonic, wall = map(float, out)
+    monotonic, wall = map(float, child_output(clock, code))
     assert 0.95 <= monotonic < 3, monotonic
     assert 0.95 <= wall < 3, wall
     assert time.monotonic() - started < 20
