@@ -1,6 +1,8 @@
 """The "Schedule…" button under an answer, and the modal it opens: when to run the answer's
 approved SQL again ("When", in words or cron), where to post each run (this thread, a channel,
-or the person's direct messages) and an optional alert (post only when a condition holds).
+or the person's direct messages) and an optional alert (post only when a condition holds). And
+the smaller modal of a listed schedule's "Edit time" button: its new time, nothing else (the
+SQL of a schedule is changed by asking again).
 
 The modal's private_metadata carries only the proposal id and the answer's thread; the SQL comes
 from the bot's store when the schedule is made. `form_of` reads a submission's values back,
@@ -28,11 +30,13 @@ from slack_sdk.models.views import View
 
 from bot.blocks.base import context, cut, escaped
 from bot.schedules.alerts import ABOVE, BELOW, CHANGE, KINDS, ROWS_APPEAR, ROWS_DISAPPEAR
+from bot.schedules.records import Schedule
 from bot.schedules.requests import CHANNEL, DIRECT, THREAD
-from bot.schedules.when import EXAMPLES
+from bot.schedules.when import EXAMPLES, describe
 
 SCHEDULE_ACTION = "answer_schedule"
 SCHEDULE_VIEW = "schedule_answer"
+TIME_VIEW = "schedule_time"
 WHEN_BLOCK, WHEN_INPUT = "schedule_when_block", "schedule_when_input"
 WHERE_BLOCK, WHERE_INPUT = "schedule_where_block", "schedule_where_input"
 CHANNEL_BLOCK, CHANNEL_INPUT = "schedule_channel_block", "schedule_channel_input"
@@ -132,9 +136,14 @@ def schedule_metadata(proposal_id: str, channel: str, thread_ts: str) -> str:
 def scheduled_answer(private_metadata: str) -> tuple[str, str, str]:
     """(proposal id, channel, thread ts) a schedule modal was opened for (empty strings when
     the metadata is not ours)."""
+    return _read_metadata(private_metadata, "proposal_id")
+
+
+def _read_metadata(private_metadata: str, first: str) -> tuple[str, str, str]:
+    """(`first`'s value, channel, thread ts) of a modal's metadata, or empty strings."""
     try:
         parsed = json.loads(private_metadata or "{}")
-        values = tuple(parsed.get(k, "") for k in ("proposal_id", "channel", "thread_ts"))
+        values = tuple(parsed.get(k, "") for k in (first, "channel", "thread_ts"))
     except (json.JSONDecodeError, AttributeError):
         return "", "", ""
     if not all(isinstance(v, str) for v in values):
@@ -170,3 +179,43 @@ def form_of(view: dict[str, Any]) -> ScheduleForm:
         alert=chosen(ALERT_BLOCK, ALERT_INPUT),
         threshold=str(field(THRESHOLD_BLOCK, THRESHOLD_INPUT).get("value") or "").strip(),
     )
+
+
+def time_modal(schedule: Schedule, *, channel: str, thread_ts: str) -> dict:
+    """The modal changing when `schedule` runs, opened from a list in `channel` (and thread
+    `thread_ts`; both empty for the Home tab), where the change is then said."""
+    note = (
+        f"*{escaped(schedule.question, 500)}* runs {describe(schedule.cron, schedule.time_zone)}."
+        " Its SQL, where it posts and its alert stay as they are."
+    )
+    view = View(
+        type="modal",
+        callback_id=TIME_VIEW,
+        title="Change when it runs",
+        submit="Save",
+        close="Cancel",
+        private_metadata=json.dumps(
+            {"schedule_id": schedule.schedule_id, "channel": channel, "thread_ts": thread_ts}
+        ),
+        blocks=[
+            context(note),
+            InputBlock(
+                block_id=WHEN_BLOCK,
+                label="When",
+                hint="In the owner's Slack time zone. Or five cron fields, e.g. 0 9 * * 1.",
+                element=PlainTextInputElement(
+                    action_id=WHEN_INPUT,
+                    initial_value=schedule.cron,
+                    placeholder=cut(EXAMPLES, 150),
+                    max_length=100,
+                ),
+            ),
+        ],
+    )
+    return view.to_dict()
+
+
+def timed_schedule(private_metadata: str) -> tuple[str, str, str]:
+    """(schedule id, channel, thread ts) a time modal was opened for (empty strings when the
+    metadata is not ours)."""
+    return _read_metadata(private_metadata, "schedule_id")

@@ -31,6 +31,8 @@ from bot.schedules.when import describe
 #: A schedule's buttons in a list: the action id names what, the value the schedule.
 SCHEDULE_ACTIONS = ("schedule_pause", "schedule_resume", "schedule_run_now", "schedule_delete")
 PAUSE, RESUME, RUN_NOW, DELETE = SCHEDULE_ACTIONS
+#: A listed schedule's "Edit time" button, which opens the time modal.
+EDIT_TIME = "schedule_edit_time"
 
 
 def when_and_what(schedule: Schedule) -> str:
@@ -142,6 +144,9 @@ def schedule_blocks(schedules: Sequence[Schedule], limit: int = 15) -> list[Bloc
                         value=schedule.schedule_id,
                     ),
                     ButtonElement(text="Run now", action_id=RUN_NOW, value=schedule.schedule_id),
+                    ButtonElement(
+                        text="Edit time", action_id=EDIT_TIME, value=schedule.schedule_id
+                    ),
                     ButtonElement(
                         text="Delete",
                         action_id=DELETE,

@@ -1,6 +1,6 @@
 """Scheduled questions as the bot offers them: a schedule made from an approved answer, a
-person's list, and pause, resume, run now, delete, each allowed to the schedule's owner and the
-admins named in QUERYBOT_SCHEDULE_ADMINS. Starts and stops the engine with the bot.
+person's list, and pause, resume, run now, a new time, delete, each allowed to the schedule's
+owner and the admins named in QUERYBOT_SCHEDULE_ADMINS. Starts and stops the engine with the bot.
 
 A schedule runs the answer's SQL exactly as it was approved, as the identity the answer ran as:
 only a person whose own identity is that one may own it (under run_as rules, the asker, or
@@ -13,13 +13,14 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from bot.access.identity import Directory
 from bot.routing import Router
 from bot.schedules.records import ACTIVE, Alert, Schedule
 from bot.schedules.runner import Runner, RunnerSettings
-from bot.schedules.when import time_zone
+from bot.schedules.when import describe, next_due, time_zone
 from bot.store.base import ProposalRecord, Status, Store
 
 if TYPE_CHECKING:
@@ -163,6 +164,22 @@ class Schedules:
 
         return self._change(schedule_id, user, act)
 
+    def change_time(self, schedule_id: str, user: str, cron: str, zone: str) -> str:
+        """Run the schedule at `cron` in `zone` (the owner's Slack time zone) from now on;
+        its SQL, destination and alert stay."""
+
+        def act(schedule: Schedule) -> str:
+            time_zone(zone)
+            self.store.schedules.set_when(schedule_id, cron, zone)
+            self.engine.change(replace(schedule, cron=cron, time_zone=zone))
+            said = f"Changed: it now runs {describe(cron, zone)}"
+            if schedule.status != ACTIVE:
+                return f"{said}, once resumed (it is paused)."
+            due = next_due(cron, zone, self.now())
+            return f"{said}; next on {due:%a %d %b at %H:%M}."
+
+        return self._change(schedule_id, user, act)
+
     def delete(self, schedule_id: str, user: str) -> str:
         def act(schedule: Schedule) -> str:
             self.engine.remove(schedule_id)
@@ -171,12 +188,20 @@ class Schedules:
 
         return self._change(schedule_id, user, act)
 
-    def _change(self, schedule_id: str, user: str, act: Callable[[Schedule], str]) -> str:
+    def may_change(self, schedule_id: str, user: str) -> str:
+        """Why `user` may not change the schedule ("" when they may)."""
         schedule = self.store.schedules.get(schedule_id)
         if schedule is None:
             return GONE
         if user != schedule.owner and user not in self.admins:
             return NOT_YOURS.format(owner=f"<@{schedule.owner}>")
+        return ""
+
+    def _change(self, schedule_id: str, user: str, act: Callable[[Schedule], str]) -> str:
+        refusal = self.may_change(schedule_id, user)
+        schedule = self.store.schedules.get(schedule_id)
+        if refusal or schedule is None:
+            return refusal or GONE
         said = act(schedule)
         log.info("Schedule %s: %s by %s", schedule_id, said.split(":")[0], user)
         return said

@@ -11,12 +11,12 @@ from slack_bolt import App
 from bot import blocks
 from bot.blocks.feedback import FEEDBACK_ACTION, VERIFY_ACTION
 from bot.blocks.schedule_modal import SCHEDULE_ACTION
-from bot.blocks.schedules import SCHEDULE_ACTIONS
+from bot.blocks.schedules import EDIT_TIME, SCHEDULE_ACTIONS
 from bot.listeners.actions.answers import on_explain, on_follow_up
 from bot.listeners.actions.decisions import on_approve, on_cancel, on_reject
 from bot.listeners.actions.edit import on_edit
 from bot.listeners.actions.feedback import on_feedback, on_verify
-from bot.listeners.actions.schedules import on_schedule, on_schedule_change
+from bot.listeners.actions.schedules import on_edit_time, on_schedule, on_schedule_change
 
 
 def register(app: App) -> None:
@@ -30,4 +30,5 @@ def register(app: App) -> None:
     app.action(SCHEDULE_ACTION)(on_schedule)
     for action in SCHEDULE_ACTIONS:
         app.action(action)(on_schedule_change)
+    app.action(EDIT_TIME)(on_edit_time)
     app.action(re.compile(rf"^{re.escape(blocks.FOLLOW_UP_PREFIX)}\d+$"))(on_follow_up)

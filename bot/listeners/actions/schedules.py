@@ -1,6 +1,7 @@
 """Scheduled questions' buttons: "Schedule…" under an answer opens the schedule modal (its
 submission: `on_schedule_submitted`), and the buttons of a person's list (`@querybot
-schedules`) pause, resume, run now or delete a schedule, each allowed to its owner and the
+schedules`, the Home tab) pause, resume, run now or delete a schedule, or open the modal of its
+time ("Edit time"; its submission: `on_time_submitted`), each allowed to its owner and the
 admins (`Schedules` decides, and says what it did in a sentence told to the person only)."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 from slack_bolt import Ack
 from slack_sdk import WebClient
 
-from bot.blocks.schedule_modal import schedule_modal
+from bot.blocks.schedule_modal import schedule_modal, time_modal
 from bot.blocks.schedules import DELETE, PAUSE, RESUME, RUN_NOW
 from bot.listeners.actions.clicks import clicked_record, tell
 from bot.listeners.events.home_tab import publish_home
@@ -73,10 +74,41 @@ def on_schedule_change(
                 "Schedule %s: %s by %s failed", action.get("value"), action["action_id"], user
             )
             said = FAILED
+    channel, thread_ts = clicked_where(body)
+    say_done(client, querybot, user, said, channel=channel, thread_ts=thread_ts)
+
+
+def on_edit_time(ack: Ack, body: dict[str, Any], client: WebClient, querybot: Querybot) -> None:
+    """A list's "Edit time": the time modal, for a schedule the person may change."""
+    ack()
+    user = body["user"]["id"]
+    channel, thread_ts = clicked_where(body)
+    schedule_id = body["actions"][0].get("value", "")
+    if querybot.schedules is None:
+        said = OFF.replace("nothing was scheduled", "nothing changed")
+    else:
+        said = querybot.schedules.may_change(schedule_id, user)
+    schedule = querybot.store.schedules.get(schedule_id) if not said else None
+    if schedule is None:
+        say_done(client, querybot, user, said, channel=channel, thread_ts=thread_ts)
+        return
+    modal = time_modal(schedule, channel=channel, thread_ts=thread_ts)
+    client.views_open(trigger_id=body["trigger_id"], view=modal)
+
+
+def clicked_where(body: dict[str, Any]) -> tuple[str, str]:
+    """The channel and thread of the message clicked ("", "" for the Home tab)."""
     channel = (body.get("channel") or {}).get("id", "")
-    if not channel:  # a click on the Home tab: said in their direct messages, the tab redrawn
+    return channel, (body.get("container") or {}).get("thread_ts") or ""
+
+
+def say_done(
+    client: WebClient, querybot: Querybot, user: str, said: str, *, channel: str, thread_ts: str
+) -> None:
+    """Tell `user` what a change of a schedule did: to them only, where they clicked; for a
+    click on the Home tab, in their direct messages, with the tab redrawn."""
+    if not channel:
         client.chat_postMessage(channel=user, text=said)
         publish_home(client, querybot, user)
         return
-    thread_ts = (body.get("container") or {}).get("thread_ts")
     client.chat_postEphemeral(channel=channel, user=user, thread_ts=thread_ts or None, text=said)

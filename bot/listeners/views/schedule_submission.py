@@ -2,10 +2,14 @@
 when "A channel" is picked, the alert's threshold a number), a problem shown under its field
 in the modal; then the modal closes at once (Slack wants the answer within 3 s) and the
 schedule is made, which asks Slack again (the owner's time zone, a direct message's id) and is
-confirmed in the answer's thread, or refused to the person only (`make_schedule`)."""
+confirmed in the answer's thread, or refused to the person only (`make_schedule`).
+
+The time modal's submission (`on_time_submitted`) changes only when a schedule runs, read in
+its owner's Slack time zone as when it was made, and tells the person where they clicked."""
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
@@ -22,9 +26,11 @@ from bot.blocks.schedule_modal import (
     ScheduleForm,
     form_of,
     scheduled_answer,
+    timed_schedule,
 )
+from bot.listeners.actions.schedules import say_done
 from bot.listeners.querybot import Querybot
-from bot.listeners.scheduling import Wanted, make_schedule
+from bot.listeners.scheduling import Wanted, make_schedule, owner_zone
 from bot.schedules.alerts import CHANGE, KINDS
 from bot.schedules.records import Alert
 from bot.schedules.when import WhenError, to_cron
@@ -36,6 +42,13 @@ NOT_A_NUMBER = "The threshold is a number, like 100 or 2.5."
 NEEDS_NUMBER = "This alert compares with a number: give the threshold."
 NO_ALERT = "A threshold needs an alert: pick one above, or clear the threshold."
 NEGATIVE = "A change is a percentage above 0, like 10 for 10%."
+TIME_FAILED = (
+    "Something went wrong, so its time may not have changed. Look at `@querybot schedules`, "
+    "and try again in a minute; if it keeps happening, tell whoever runs querybot (its log "
+    "says why)."
+)
+
+log = logging.getLogger(__name__)
 
 
 def on_schedule_submitted(
@@ -52,6 +65,34 @@ def on_schedule_submitted(
         return
     ack()
     make_schedule(client, querybot, record, body["user"]["id"], wanted)
+
+
+def on_time_submitted(
+    ack: Ack, body: dict[str, Any], view: dict[str, Any], client: WebClient, querybot: Querybot
+) -> None:
+    schedule_id, channel, thread_ts = timed_schedule(view.get("private_metadata", ""))
+    user = body["user"]["id"]
+    if querybot.schedules is None:
+        ack(response_action="errors", errors={WHEN_BLOCK: OFF})
+        return
+    refusal = querybot.schedules.may_change(schedule_id, user)
+    schedule = querybot.store.schedules.get(schedule_id)
+    if refusal or schedule is None:
+        ack(response_action="errors", errors={WHEN_BLOCK: refusal or UNKNOWN})
+        return
+    try:
+        cron = to_cron(form_of(view).when)
+    except WhenError as exc:
+        ack(response_action="errors", errors={WHEN_BLOCK: str(exc)})
+        return
+    ack()
+    zone = owner_zone(client, schedule.owner)
+    try:
+        said = querybot.schedules.change_time(schedule_id, user, cron, zone)
+    except Exception:
+        log.exception("Changing the time of schedule %s for %s failed", schedule_id, user)
+        said = TIME_FAILED
+    say_done(client, querybot, user, said, channel=channel, thread_ts=thread_ts)
 
 
 def checked(form: ScheduleForm) -> tuple[Wanted | None, dict[str, str]]:
