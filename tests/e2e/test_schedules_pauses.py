@@ -50,7 +50,9 @@ def test_sql_the_gate_now_refuses_pauses_the_schedule(scheduled: Scheduled) -> N
     )
     scheduled.start_at(dt.datetime(2027, 1, 15, 9, 0, 30, tzinfo=LONDON))  # caught up at start
     try:
-        scheduled.bot.wait_log(f"Schedule {made.schedule_id} paused: the SQL gate now refuses")
+        scheduled.bot.wait_log(
+            f"Schedule {made.schedule_id} paused: the SQL gate now refuses", timeout=45
+        )
     finally:
         scheduled.bot.stop()
     told = [m for m in scheduled.slack.messages.values() if "is paused" in m.all_text()]
