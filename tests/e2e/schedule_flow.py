@@ -38,7 +38,7 @@ from tests.support.standin import Posted, SlackStandin
 REGIONS = "SELECT COUNT(*) AS regions FROM demo.main.regions"
 LONDON = ZoneInfo("Europe/London")
 #: How long before a run's time the bot is started when the run must come at its time (not as
-#: a catch-up): longer than the bot takes to start under libfaketime (up to 32 s seen on a loaded
+#: a catch-up): longer than the bot takes to start under libfaketime (up to 34 s seen on a loaded
 #: two-core machine, against 3 s on the real clock), since DBOS's scheduler waits for the next
 #: run from the moment it starts (tests/support/clock.py): the clock cannot be moved on after.
 LEAD = dt.timedelta(seconds=60)
