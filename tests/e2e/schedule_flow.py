@@ -161,7 +161,7 @@ class Scheduled:
 
     def wait_posts(self, count: int, timeout: float = 90) -> list[Posted]:
         return self.slack.wait_for(
-            lambda: (found := posts(self.slack)) and len(found) >= count and found,
+            lambda: found if len(found := posts(self.slack)) >= count else None,
             timeout=timeout,
             what=f"{count} scheduled posts",
         )
