@@ -1,11 +1,22 @@
 """Shared by the end-to-end schedule tests: an answer asked and approved at the real time in a
 bot whose clock is then set by libfaketime (tests/support/clock.py), the schedules written to its
-store while it is stopped, and the scheduled runs' posts as the stand-in holds them."""
+store while it is stopped, the scheduled runs' posts as the stand-in holds them, and the bot's
+own log lines with the (fake) time it wrote them.
+
+The `scheduled` fixture runs each test on both state back ends (`State`): SQLite in the bot's
+data directory, and a scratch PostgreSQL database (QUERYBOT_STATE_URL, where DBOS keeps its
+tables too) dropped after the test. `Replicas` sets up two replicas sharing PostgreSQL state.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, closing
+from dataclasses import dataclass
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -13,17 +24,26 @@ import pytest
 
 from bot.schedules.records import Schedule
 from bot.schedules.runner import EVENT_TYPE
+from bot.store.base import Store
 from bot.store.postgres import PostgresStore
 from bot.store.sqlite import SqliteStore
 from tests.support import slack_flow as flow
 from tests.support.botproc import BotProcess, data_dir_with, sql_reply, write_script
 from tests.support.clock import FakeClock, require
 from tests.support.pgdb import rows as pg_rows
+from tests.support.pgdb import scratch_database
 from tests.support.slack_payloads import ALICE, BOB
 from tests.support.standin import Posted, SlackStandin
 
 REGIONS = "SELECT COUNT(*) AS regions FROM demo.main.regions"
 LONDON = ZoneInfo("Europe/London")
+#: How long before a run's time the bot is started when the run must come at its time (not as
+#: a catch-up): longer than the bot takes to start under libfaketime (up to 34 s seen on a loaded
+#: two-core machine, against 3 s on the real clock), since DBOS's scheduler waits for the next
+#: run from the moment it starts (tests/support/clock.py): the clock cannot be moved on after.
+LEAD = dt.timedelta(seconds=60)
+#: A line of the bot's own log: the time (its fake clock, local) and the rest.
+_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (.*)$", re.MULTILINE)
 
 
 def posts(slack: SlackStandin) -> list[Posted]:
@@ -35,18 +55,62 @@ def posts(slack: SlackStandin) -> list[Posted]:
     )
 
 
-class Scheduled:
-    """A bot with one approved answer, and the schedule tests make of it."""
+class State:
+    """Where the bot keeps its state, the one place that tells the back ends apart: SQLite in
+    its data directory (`url` None), or the PostgreSQL database at `url`."""
 
-    def __init__(self, slack: SlackStandin, demo_file: Path, tmp_path: Path) -> None:
+    def __init__(self, data_dir: Path, url: str | None = None) -> None:
+        self.data_dir, self.url = data_dir, url
+
+    def env(self) -> dict[str, str]:
+        """The bot's settings for it."""
+        return {"QUERYBOT_STATE_URL": self.url} if self.url else {}
+
+    def store(self) -> Store:
+        """The bot's store, opened by the test (close it)."""
+        if self.url:
+            return PostgresStore(self.url)
+        return SqliteStore(self.data_dir / "state.sqlite")
+
+    def execute(self, statement: str, *params: object) -> None:
+        """One statement in the store's database, written with `?` placeholders."""
+        if self.url:
+            pg_rows(self.url, statement.replace("?", "%s"), *params)
+            return
+        with closing(sqlite3.connect(self.data_dir / "state.sqlite")) as conn, conn:
+            conn.execute(statement, params)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of the bot's own log."""
+
+    #: When the bot wrote it, by its (fake) clock, naive in the bot's local time.
+    at: dt.datetime
+    text: str
+
+
+class Scheduled:
+    """A bot with one approved answer, its state in SQLite or, given `url`, in PostgreSQL
+    (`state`), and the schedule tests make of it."""
+
+    def __init__(
+        self, slack: SlackStandin, demo_file: Path, tmp_path: Path, url: str | None = None
+    ) -> None:
         for person in (ALICE, BOB):
             slack.set_time_zone(person, "Europe/London")
         self.slack = slack
         self.clock = FakeClock(tmp_path / "clock", dt.datetime.now(dt.UTC))
         script = write_script(tmp_path / "script.jsonl", [sql_reply(REGIONS, "Counts.")])
         data = data_dir_with(tmp_path / "data", demo_file)
+        #: The bot's copy of the demo warehouse (change it only while the bot is stopped).
+        self.warehouse = data / demo_file.name
+        self.state = State(data, url)
         self.bot = BotProcess(
-            slack=slack, data_dir=data, script=script, env={"QUERYBOT_SCHEDULES": "true"}
+            slack=slack,
+            data_dir=data,
+            script=script,
+            env={"QUERYBOT_SCHEDULES": "true", **self.state.env()},
         )
         with self.bot:
             self.thread = flow.ask(self.bot, "how many regions?", user=ALICE)
@@ -55,8 +119,8 @@ class Scheduled:
             flow.result(slack, self.thread)
             self.proposal_id = flow.proposal_id(card)
 
-    def store(self) -> SqliteStore:
-        return SqliteStore(self.bot.data_dir / "state.sqlite")
+    def store(self) -> Store:
+        return self.state.store()
 
     def schedule(self, made_at: dt.datetime, **changes: object) -> Schedule:
         """Write a schedule of the answer to the bot's store (the bot stopped), as made at
@@ -83,31 +147,69 @@ class Scheduled:
             made = store.schedules.add(Schedule(**values))  # type: ignore[arg-type]
         finally:
             store.close()
-        self._sql("UPDATE bot_schedules SET created_at = ?", made_at.timestamp())
+        self.state.execute("UPDATE bot_schedules SET created_at = ?", made_at.timestamp())
         return made
-
-    def _sql(self, statement: str, *params: object) -> None:
-        with sqlite3.connect(self.bot.data_dir / "state.sqlite") as conn:
-            conn.execute(statement, params)
 
     def start_at(self, when: dt.datetime) -> None:
         self.clock.set(when)
         self.bot.extra_env.update(self.clock.env({}))
         self.bot.start()
 
-    def wait_posts(self, count: int, timeout: float = 45) -> list[Posted]:
+    def start_before(self, due: dt.datetime) -> None:
+        """Start the bot `LEAD` before `due`, so the run due then comes at its time."""
+        self.start_at(due - LEAD)
+
+    def wait_posts(self, count: int, timeout: float = 90) -> list[Posted]:
         return self.slack.wait_for(
-            lambda: (found := posts(self.slack)) and len(found) >= count and found,
+            lambda: found if len(found := posts(self.slack)) >= count else None,
             timeout=timeout,
             what=f"{count} scheduled posts",
         )
 
+    def mark(self) -> int:
+        """Where the bot's log ends now: `lines(after=...)` reads only what comes next."""
+        return len(self.bot.log())
 
-@pytest.fixture
-def scheduled(slack: SlackStandin, demo_file: Path, tmp_path: Path) -> Scheduled:
-    """A bot with an approved answer, stopped; without libfaketime the test cannot run."""
+    def lines(self, pattern: str, *, after: int = 0) -> list[Line]:
+        """The bot's own log lines (after `mark()` `after`) in which `pattern` is found."""
+        found = _LINE.finditer(self.bot.log()[after:])
+        return [
+            Line(dt.datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S,%f"), m[2])
+            for m in found
+            if re.search(pattern, m[2])
+        ]
+
+    def wait_lines(
+        self, pattern: str, count: int = 1, *, after: int = 0, timeout: float = 60
+    ) -> list[Line]:
+        """Wait until the bot has logged `count` lines in which `pattern` is found."""
+        deadline = time.monotonic() + timeout
+        while len(found := self.lines(pattern, after=after)) < count:
+            if time.monotonic() > deadline:
+                tail = self.bot.log()[-4000:]
+                raise AssertionError(f"{len(found)} of {count} lines {pattern!r}:\n{tail}")
+            time.sleep(0.1)
+        return found
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def scheduled(
+    request: pytest.FixtureRequest, slack: SlackStandin, demo_file: Path, tmp_path: Path
+) -> Iterator[Scheduled]:
+    """A bot with an approved answer, stopped, its state in SQLite or in a scratch PostgreSQL
+    database (dropped after the bot stops); without libfaketime the test cannot run."""
     require()
-    return Scheduled(slack, demo_file, tmp_path)
+    with ExitStack() as stack:
+        url = None
+        if request.param == "postgres":
+            url = stack.enter_context(scratch_database("schedules"))
+        made = Scheduled(slack, demo_file, tmp_path, url)
+        try:
+            yield made
+        finally:
+            if made.bot.running:
+                made.bot.stop()
+            print(made.bot.log()[-6000:])  # shown when the test failed
 
 
 class Replicas:
