@@ -269,7 +269,9 @@ def open_store(settings: Settings) -> Store:
     if settings.state_url:
         from bot.store.postgres import PostgresStore
 
-        return PostgresStore(settings.state_url)
+        store = PostgresStore(settings.state_url)
+        store.proof_wait_s = settings.recover_every_s / 2
+        return store
     from bot.store.sqlite import SqliteStore
 
     return SqliteStore(settings.state_db)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import time
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -36,6 +36,7 @@ from bot.schedules.records import ScheduleLog
 from bot.store.answered import AnsweredLog
 from bot.store.asked import AskedLog
 from bot.store.feedback import FeedbackLog
+from bot.store.liveness import Liveness
 from bot.store.tables import TABLES
 
 #: How long an event id is remembered; Slack retries within minutes.
@@ -107,33 +108,12 @@ class Claim:
     record: ProposalRecord | None
 
 
-class Store(ABC):
+class Store(Liveness):
     """The bot's state behind one interface; subclasses say how a statement runs and how a
-    process proves it is alive."""
-
-    #: This process's id in the store (set by subclasses, which hold its liveness lock).
-    instance_id: str
-    #: Whether a free liveness lock proves its process dead. When a lost connection frees it
-    #: too (PostgreSQL), a process is taken for dead only when two looks in a row find it so,
-    #: which gives a living one time to take its lock again (`keep_alive`).
-    free_lock_is_death: bool = True
-    #: Processes found dead by the last look, when one look is not proof enough.
-    _suspects: frozenset[str] = frozenset()
+    process proves it is alive (`Liveness`)."""
 
     @abstractmethod
     def close(self) -> None: ...
-
-    @abstractmethod
-    def _alive(self, instance_id: str) -> bool:
-        """Whether the process `instance_id` (another one) still holds its liveness lock."""
-
-    @abstractmethod
-    def keep_alive(self) -> None:
-        """Take this process's liveness lock again if it was lost (a dropped connection)."""
-
-    def is_gone(self, instance_id: str) -> bool:
-        """Whether the process `instance_id` has died (its liveness lock is free)."""
-        return instance_id != self.instance_id and not self._alive(instance_id)
 
     #: The database (set by subclasses): a SQLite file or PostgreSQL.
     _db: Storage

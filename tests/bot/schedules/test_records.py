@@ -93,6 +93,7 @@ def test_a_run_left_by_a_dead_process_is_taken_over_once(opener: Opener) -> None
     left = first.schedules.run(made.schedule_id, due)
     assert left is not None
     others = [opener(), opener()]
+    others[0].proof_wait_s = 0.2  # PostgreSQL's second look, a moment later
     assert not others[0].is_gone(first.instance_id), "a living process keeps its run"
     first.close()
     # PostgreSQL frees a closed session's advisory lock shortly after, not at once
@@ -129,3 +130,37 @@ def test_the_last_run_that_ran_is_what_the_next_compares_with(opener: Opener) ->
     # a run due before one that already ran is stale (a catch-up that came late)
     assert store.schedules.ran_after(sid, "2027-01-04T09:00:00+00:00")
     assert not store.schedules.ran_after(sid, "2027-01-11T09:00:00+00:00")
+
+
+def test_a_living_process_that_lost_its_lock_for_a_moment_is_not_gone(
+    postgres_url: str,
+) -> None:
+    # PostgreSQL frees a session's advisory lock when its connection ends, as when the server
+    # restarts under a living process, which takes its lock again (keep_alive) within moments
+    from bot.store.postgres import PostgresStore
+
+    living, other = PostgresStore(postgres_url), PostgresStore(postgres_url)
+    try:
+        living._liveness.close()  # the connection holding its lock ended
+        assert freed(other, living.instance_id), "PostgreSQL freed the lock"
+        other.proof_wait_s = 2.0
+        again = threading.Timer(0.3, living.keep_alive)
+        again.start()
+        assert not other.is_gone(living.instance_id), "one look at a free lock is not proof"
+        again.join()
+        living.close()
+        assert freed(other, living.instance_id)
+        assert other.is_gone(living.instance_id), "still free after the wait: gone"
+    finally:
+        other.close()
+
+
+def freed(store: Store, instance_id: str) -> bool:
+    """Whether `instance_id`'s lock is free within 10 s (PostgreSQL frees a closed session's
+    advisory lock shortly after, not at once)."""
+    deadline = time.monotonic() + 10
+    while store._alive(instance_id):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
