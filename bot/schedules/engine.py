@@ -26,6 +26,7 @@ from dbos import DBOS, DBOSConfig, Queue, SetWorkflowID
 from dbos import error as dbos_errors
 
 from bot.schedules.records import ACTIVE, Schedule
+from bot.schedules.settings import MAX_TRIES
 from bot.schedules.when import last_due, next_due, time_zone
 from connectors.units import counted
 
@@ -44,7 +45,9 @@ RUNS_AT_ONCE = 4
 QUEUE = "querybot_scheduled_runs"
 
 
-@DBOS.step(retries_allowed=True, max_attempts=3, interval_seconds=5.0, backoff_rate=3.0)
+#: Each try of a run waits twice as long as the one before: 5 s, 10 s, 20 s ... (the runner ends
+#: the tries once QUERYBOT_SCHEDULE_MAX_FAILURES failed, pausing the schedule).
+@DBOS.step(retries_allowed=True, max_attempts=MAX_TRIES, interval_seconds=5.0, backoff_rate=2.0)
 def _carry_out(schedule_id: str, due_at: str, note: str) -> None:
     assert _carry is not None, "the engine was not started"
     _carry(schedule_id, dt.datetime.fromisoformat(due_at), note)

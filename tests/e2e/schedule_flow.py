@@ -63,8 +63,11 @@ class State:
         self.data_dir, self.url = data_dir, url
 
     def env(self) -> dict[str, str]:
-        """The bot's settings for it."""
-        return {"QUERYBOT_STATE_URL": self.url} if self.url else {}
+        """The bot's settings for it. On PostgreSQL a run left by a killed process is taken
+        over once its lock has stayed free for half of QUERYBOT_RECOVER_EVERY_S: 1 s here."""
+        if not self.url:
+            return {}
+        return {"QUERYBOT_STATE_URL": self.url, "QUERYBOT_RECOVER_EVERY_S": "2"}
 
     def store(self) -> Store:
         """The bot's store, opened by the test (close it)."""

@@ -1,9 +1,9 @@
 """End to end, a scheduled run whose tries fail, through the real bot process, DBOS and the
 Slack stand-in under a fake clock, on both state back ends (SQLite, PostgreSQL; `Scheduled` in
 tests/e2e/schedule_flow.py sets it up). Slack answers the run's post with HTTP 500: the runner
-counts the failed try, DBOS tries the run's step again with backoff (bot/schedules/engine.py: 3
-attempts, 5 s, then 15 s later), and after QUERYBOT_SCHEDULE_MAX_FAILURES (3) failed tries in
-a row the schedule pauses and its owner is told. A run that fails once is posted, once, by a
+counts the failed try, DBOS tries the run's step again with backoff (bot/schedules/engine.py:
+5 s, then 10 s later), and after QUERYBOT_SCHEDULE_MAX_FAILURES (3) failed tries in a row the
+schedule pauses and its owner is told. A run that fails once is posted, once, by a
 later try. Each run here is the catch-up the bot makes at start for the 09:00 it started after.
 """
 
@@ -23,8 +23,8 @@ scheduled = schedule_flow.scheduled
 #: twice itself (ServerErrorRetryHandler(max_retry_count=2), bot/app.py) before the runner sees
 #: the failure.
 CALLS_PER_TRY = 3
-#: DBOS's wait before the second try, and before the third (interval 5 s, backoff 3.0).
-WAITS = (dt.timedelta(seconds=5), dt.timedelta(seconds=15))
+#: DBOS's wait before the second try, and before the third (interval 5 s, backoff 2.0).
+WAITS = (dt.timedelta(seconds=5), dt.timedelta(seconds=10))
 
 
 def test_a_post_that_fails_once_is_tried_again_later_and_posted_once(
