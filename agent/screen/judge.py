@@ -23,6 +23,7 @@ from agent.memory.audit import sql_sha256
 from agent.outcome import Proposal
 from agent.reference_day import pin_sql
 from agent.screen.periods import period_problems
+from agent.screen.ratios import ratio_bases
 from agent.state import Draft, Final, Step, ThreadState, Update, failed
 from connectors.base import ActsAs, ConnectorError, CostEstimate, acts_as
 from connectors.units import counted
@@ -246,6 +247,7 @@ def judge(
             label=kind_label(draft, deps),
             definitions=list(draft.get("metric", {}).get("definitions", [])),
             run_as=state.get("identity", ""),
+            bases=ratio_bases(verdict.sql, deps.connector.dialect),
         )
         deps.audit.record(
             thread_of(config),

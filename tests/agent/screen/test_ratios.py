@@ -1,0 +1,141 @@
+"""What a proposal's ratios divide by, said by code (agent.screen.ratios): a share over the whole,
+a margin after a filter, a per-entity average over distinct entities, a total of a query of its
+own, an average over rows; through the agent with the scripted model on DuckDB and PostgreSQL,
+and on the card and in the terminal."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import duckdb
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agent.context import AgentDeps
+from agent.conversation import Agent
+from agent.model.providers import ScriptedChatModel
+from agent.screen.ratios import ratio_bases
+from bot.blocks import proposal as proposal_card
+from bot.commands.terminal import proposal_text
+from connectors import open_connector
+from connectors.base import Connector
+from tests.agent.conftest import reply
+from tests.support.pgdb import rows, scratch_database
+from tests.support.sql_fixtures import bound_temp_files, pg_connect
+
+SHARE = (
+    "SELECT SUM(CASE WHEN region = 'North' THEN amount ELSE 0 END) * 1.0 / SUM(amount) AS share "
+    "FROM sales"
+)
+
+
+@pytest.mark.parametrize(
+    ("sql", "said"),
+    [
+        (SHARE, "`share` divides by SUM(amount), over the rows the query reads."),
+        (
+            "SELECT SUM(profit) / SUM(amount) AS margin FROM sales WHERE region = 'North'",
+            "`margin` divides by SUM(amount), over the rows the query reads after its filter "
+            "(region = 'North').",
+        ),
+        (
+            "SELECT region, SUM(amount) / COUNT(DISTINCT customer_id) AS per_customer "
+            "FROM sales GROUP BY region",
+            "`per_customer` divides by COUNT(DISTINCT customer_id): per distinct customer_id, "
+            "within each region.",
+        ),
+        (
+            "SELECT 100.0 * SUM(amount) / (SELECT SUM(amount) FROM sales) AS pct FROM sales "
+            "WHERE region = 'North'",
+            "`pct` divides by (SELECT SUM(amount) FROM sales), a total of a query of its own.",
+        ),
+        (
+            "SELECT AVG(s.amount) AS average FROM sales AS s JOIN customers AS c "
+            "ON c.customer_id = s.customer_id",
+            "`average` averages s.amount over each row of sales joined to customers the query "
+            "reads.",
+        ),
+    ],
+)
+def test_each_base_in_words(sql: str, said: str) -> None:
+    assert ratio_bases(sql, "duckdb") == [said]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT region, SUM(amount) AS total FROM sales GROUP BY region",
+        "SELECT amount / 2 AS half FROM sales",  # no aggregate base: nothing to say
+        "SELECT SUM(amount) OVER () / 3 AS w FROM sales",
+        "SELECT AVG(amount) OVER (PARTITION BY region) AS running FROM sales",
+        "not sql at all (",
+    ],
+)
+def test_nothing_is_said_without_a_ratio_or_average(sql: str) -> None:
+    assert ratio_bases(sql, "duckdb") == []
+
+
+def test_bases_are_said_in_the_dialect_written() -> None:
+    sql = "SELECT SUM(`amount`) / COUNT(DISTINCT `customer_id`) AS r FROM `p.d.sales`"
+    assert ratio_bases(sql, "bigquery") == [
+        "`r` divides by COUNT(DISTINCT `customer_id`): per distinct `customer_id`."
+    ]
+
+
+SALES_ROWS = "('North', 10.50, 1), ('North', 4.50, 2), ('South', 7.00, 1), ('East', 1.25, 3)"
+
+
+@pytest.fixture(params=["duckdb", "postgres"])
+def warehouse(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Connector]:
+    """The same small sales table in DuckDB and in a scratch PostgreSQL database."""
+    create = "CREATE TABLE sales (region TEXT, amount DECIMAL(10, 2), customer_id INTEGER)"
+    if request.param == "duckdb":
+        path = tmp_path / "sales.duckdb"
+        con = duckdb.connect(str(path))
+        con.execute(create)
+        con.execute(f"INSERT INTO sales VALUES {SALES_ROWS}")
+        con.close()
+        connector = open_connector(f"duckdb:{path}", data_dir=tmp_path)
+        try:
+            yield connector
+        finally:
+            connector.close()
+        return
+    reader = f"querybot_ratios_{uuid.uuid4().hex[:8]}"  # a login of its own: never a superuser
+    with pg_connect("postgres") as server:
+        server.execute(f"CREATE ROLE {reader} LOGIN")
+        bound_temp_files(server, reader)
+        try:
+            with scratch_database("ratios") as url:
+                rows(url, create)
+                rows(url, f"INSERT INTO sales VALUES {SALES_ROWS}")
+                rows(url, f"GRANT SELECT ON sales TO {reader}")
+                parts = urlsplit(url)
+                login = parts._replace(netloc=f"{reader}@{parts.hostname}:{parts.port or 5432}")
+                connector = open_connector(urlunsplit(login), data_dir=tmp_path)
+                try:
+                    yield connector
+                finally:
+                    connector.close()
+        finally:
+            server.execute(f"DROP ROLE IF EXISTS {reader}")
+
+
+def test_the_proposal_the_card_and_the_terminal_say_the_base(warehouse: Connector) -> None:
+    per_customer = (
+        "SELECT SUM(amount) * 1.0 / COUNT(DISTINCT customer_id) AS per_customer FROM sales"
+    )
+    model = ScriptedChatModel(replies=[reply(per_customer, "Revenue per customer.")])
+    agent = Agent(AgentDeps(connector=warehouse, model=model), InMemorySaver())
+    outcome = agent.ask("t1", "average revenue per customer?", user="U1")
+    assert outcome.kind == "proposal" and outcome.proposal is not None
+    said = "`per_customer` divides by COUNT(DISTINCT customer_id): per distinct customer_id."
+    assert outcome.proposal.bases == [said]
+    card = str(proposal_card(outcome.proposal, requested_by="U1").blocks)
+    assert "per distinct customer_id" in card
+    assert f"Base: {said}" in proposal_text(outcome.proposal)
+    answer = agent.decide("t1", outcome.proposal.proposal_id, approved=True, user="U2").answer
+    assert answer is not None and float(answer.rows[0][0]) == pytest.approx(23.25 / 3)
