@@ -23,7 +23,7 @@ from agent.memory.audit import sql_sha256
 from agent.outcome import Proposal
 from agent.reference_day import pin_sql
 from agent.screen.periods import period_problems
-from agent.screen.ratios import ratio_bases
+from agent.screen.ratios import ratio_bases, ratio_problems
 from agent.state import Draft, Final, Step, ThreadState, Update, failed
 from connectors.base import ActsAs, ConnectorError, CostEstimate, acts_as
 from connectors.units import counted
@@ -193,21 +193,26 @@ def kind_label(draft: Draft, deps: AgentDeps) -> str:
     return "ad hoc SQL" if deps.metrics is not None and deps.metrics.layer is not None else ""
 
 
-def _held_to_the_period(
+def _held_to_its_meaning(
     state: ThreadState, draft: Draft, screened: Screened, deps: AgentDeps
 ) -> tuple[Screened, Draft]:
-    """A model draft that keeps one day of the period the question names (`period_problems`)
-    goes back to repair; with no attempt left it is proposed with that as a warning, for the
-    person approving to see."""
+    """A model draft wrong whatever the data goes back to repair: it keeps one day of the
+    period the question names (`period_problems`), or a ratio divides by itself or filters its
+    whole down to its part (`ratio_problems`). With no attempt left it is proposed with that as
+    a warning, for the person approving to see."""
     if not screened.ok or not draft.get("by_model"):
         return screened, draft
-    found = period_problems(state["question"], screened.verdict.sql, deps.connector.dialect)
+    sql, dialect = screened.verdict.sql, deps.connector.dialect
+    found = [
+        *((p, "one_day_for_a_period") for p in period_problems(state["question"], sql, dialect)),
+        *((p, "ratio_always_whole") for p in ratio_problems(sql, dialect)),
+    ]
     if not found:
         return screened, draft
+    problems, codes = (tuple(x) for x in zip(*found, strict=True))
     if state.get("attempts", 0) < deps.limits.max_attempts:
-        codes = ("one_day_for_a_period",) * len(found)
-        return Screened(screened.verdict, screened.estimate, tuple(found), codes), draft
-    return screened, {**draft, "notes": [*draft.get("notes", []), *found]}
+        return Screened(screened.verdict, screened.estimate, problems, codes), draft
+    return screened, {**draft, "notes": [*draft.get("notes", []), *problems]}
 
 
 def judge(
@@ -219,7 +224,7 @@ def judge(
 ) -> Update:
     """The update for `draft` once `screened`: a proposal (its warnings include the draft's own
     notes), or feedback for repair (failed when the question's attempts are spent)."""
-    screened, draft = _held_to_the_period(state, draft, screened, deps)
+    screened, draft = _held_to_its_meaning(state, draft, screened, deps)
     verdict, estimate = screened.verdict, screened.estimate
     if screened.ok and not verdict.tables and draft.get("by_model"):
         text = "The model's query reads no table, so it was not proposed."

@@ -7,6 +7,11 @@ base is what tells them apart, so the card says it in words next to the model's 
 for each result column of the outermost SELECT that divides, the denominator, whether it counts
 distinct entities, comes from a query of its own, or is taken over the rows the query reads (and
 so after its filters, within each group); for each average, the rows it averages over.
+
+Two ratios are wrong whatever the data, and go back to the model (`ratio_problems`): one that
+divides an aggregate by itself (`SUM(x) * 100 / SUM(x)`, always 100), and a share whose part's
+condition (a CASE WHEN or FILTER inside the numerator) the WHERE already keeps every row to
+(`SUM(CASE WHEN fee = 0 ...) / COUNT(*) ... WHERE fee = 0`, always all of it).
 """
 
 from __future__ import annotations
@@ -23,11 +28,7 @@ _SQL_CHARS = 80
 def ratio_bases(sql: str, dialect: str) -> list[str]:
     """One sentence per ratio or average among the outermost SELECT's result columns (the
     first few), naming its base; empty when there is none, or the SQL does not parse."""
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except SqlglotError:
-        return []
-    select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
+    select = _outer_select(sql, dialect)
     if select is None:
         return []
     said: list[str] = []
@@ -36,6 +37,79 @@ def ratio_bases(sql: str, dialect: str) -> list[str]:
         if sentence:
             said.append(sentence)
     return said[:_MAX_COLUMNS]
+
+
+def ratio_problems(sql: str, dialect: str) -> list[str]:
+    """Why a ratio among the outermost SELECT's result columns cannot be the one asked for
+    (module docstring), one sentence each, for the repair step; empty when none."""
+    select = _outer_select(sql, dialect)
+    if select is None:
+        return []
+    where = select.args.get("where")
+    kept = {_plain(c) for c in _conjuncts(where.this)} if where is not None else set()
+    problems = []
+    for column in select.selects:
+        division = _outside_windows(column, exp.Div)
+        if not isinstance(division, exp.Div):
+            continue
+        name = column.alias_or_name or _quoted(column, dialect)
+        part, whole = _factor(division.this), _factor(division.expression)
+        if part.find(exp.AggFunc) and _plain(part) == _plain(whole):
+            problems.append(
+                f"`{name}` divides {_quoted(part, dialect)} by itself, so it is always 1 (or "
+                "100 %). Divide the part (a CASE WHEN inside the aggregate) by the whole."
+            )
+            continue
+        shared = [c for c in _conditions(part) if _plain(c) in kept]
+        if shared:
+            problems.append(
+                f"`{name}` counts the part where {_quoted(shared[0], dialect)}, but the WHERE "
+                "keeps only such rows, so it is always all of them. Keep that condition in "
+                "the CASE WHEN and take it out of the WHERE, so the whole stays whole."
+            )
+    return problems
+
+
+def _outer_select(sql: str, dialect: str) -> exp.Select | None:
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except SqlglotError:
+        return None
+    return tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
+
+
+def _factor(node: exp.Expr) -> exp.Expr:
+    """`node` without what scales it: a cast, brackets, a constant factor (`* 100`, `* 1.0`)."""
+    while True:
+        scaled = isinstance(node, exp.Mul) and isinstance(node.expression, exp.Literal)
+        if scaled or isinstance(node, exp.Cast | exp.TryCast | exp.Paren):
+            node = node.this
+        elif isinstance(node, exp.Mul) and isinstance(node.this, exp.Literal):
+            node = node.expression
+        else:
+            return node
+
+
+def _conditions(part: exp.Expr) -> list[exp.Expr]:
+    """The conditions that pick a share's part: CASE WHEN branches and FILTER clauses inside
+    its aggregates (each conjunct of them)."""
+    found: list[exp.Expr] = []
+    for aggregate in part.find_all(exp.AggFunc, exp.Filter):
+        for node in aggregate.find_all(exp.If, exp.Where):
+            found += _conjuncts(node.this)
+    return found
+
+
+def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
+    return list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
+
+
+def _plain(node: exp.Expr) -> str:
+    """`node` as SQL without table qualifiers, for comparing conditions and aggregates."""
+    bare = node.copy().transform(
+        lambda n: exp.column(n.name) if isinstance(n, exp.Column) and n.table else n
+    )
+    return bare.sql()
 
 
 def _base(column: exp.Expr, select: exp.Select, dialect: str) -> str:

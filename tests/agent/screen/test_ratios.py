@@ -1,7 +1,9 @@
 """What a proposal's ratios divide by, said by code (agent.screen.ratios): a share over the whole,
 a margin after a filter, a per-entity average over distinct entities, a total of a query of its
 own, an average over rows; through the agent with the scripted model on DuckDB and PostgreSQL,
-and on the card and in the terminal."""
+and on the card and in the terminal. And the ratios wrong whatever the data (one divided by
+itself, a part the WHERE already keeps every row to) sent back to the model, or, from a person,
+proposed with a warning."""
 
 from __future__ import annotations
 
@@ -14,10 +16,10 @@ import duckdb
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.context import AgentDeps
+from agent.context import AgentDeps, AgentLimits
 from agent.conversation import Agent
 from agent.model.providers import ScriptedChatModel
-from agent.screen.ratios import ratio_bases
+from agent.screen.ratios import ratio_bases, ratio_problems
 from bot.blocks import proposal as proposal_card
 from bot.commands.terminal import proposal_text
 from connectors import open_connector
@@ -139,3 +141,57 @@ def test_the_proposal_the_card_and_the_terminal_say_the_base(warehouse: Connecto
     assert f"Base: {said}" in proposal_text(outcome.proposal)
     answer = agent.decide("t1", outcome.proposal.proposal_id, approved=True, user="U2").answer
     assert answer is not None and float(answer.rows[0][0]) == pytest.approx(23.25 / 3)
+
+
+ITSELF = "SELECT SUM(amount) * 100 / SUM(amount) AS pct FROM sales WHERE region = 'North'"
+KEPT = (
+    "SELECT CAST(SUM(CASE WHEN s.region = 'North' THEN 1 ELSE 0 END) AS DOUBLE) / COUNT(*) AS "
+    "share FROM sales AS s WHERE region = 'North' AND amount > 1"
+)
+
+
+def test_a_ratio_of_itself_and_a_part_the_where_keeps_are_problems() -> None:
+    [itself] = ratio_problems(ITSELF, "duckdb")
+    assert itself.startswith("`pct` divides SUM(amount) by itself, so it is always 1")
+    [kept] = ratio_problems(KEPT, "duckdb")
+    assert kept.startswith("`share` counts the part where s.region = 'North', but the WHERE")
+    filtered = (
+        "SELECT COUNT(*) FILTER (WHERE region = 'x') / COUNT(*) AS r FROM sales WHERE region = 'x'"
+    )
+    assert len(ratio_problems(filtered, "postgres")) == 1
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        SHARE,
+        "SELECT 100.0 * COUNT(*) FILTER (WHERE region = 'North') / COUNT(*) AS pct FROM sales",
+        "SELECT SUM(CASE WHEN region = 'North' THEN amount END) / SUM(amount) AS s FROM sales "
+        "WHERE amount > 1",
+        "SELECT SUM(amount) / (SELECT SUM(amount) FROM sales) AS s FROM sales WHERE region = 'x'",
+        "SELECT SUM(profit) / SUM(amount) AS margin FROM sales",
+    ],
+)
+def test_ratios_that_can_be_right_are_no_problem(sql: str) -> None:
+    assert ratio_problems(sql, "duckdb") == []
+
+
+def test_a_ratio_of_itself_goes_back_to_the_model(warehouse: Connector) -> None:
+    model = ScriptedChatModel(replies=[reply(ITSELF, "Share."), reply(SHARE, "Share.")])
+    agent = Agent(AgentDeps(connector=warehouse, model=model), InMemorySaver())
+    outcome = agent.ask("t1", "what share of sales is North's?", user="U1")
+    assert outcome.kind == "proposal" and outcome.proposal is not None
+    assert model.calls == 2, "repaired once"
+    repair = "\n".join(str(m.content) for m in model.seen[1])
+    assert "divides SUM(amount) by itself" in repair
+    assert "CASE WHEN" in outcome.proposal.sql
+
+
+def test_with_no_try_left_it_is_proposed_with_the_problem_as_a_warning(
+    warehouse: Connector,
+) -> None:
+    model = ScriptedChatModel(replies=[reply(ITSELF, "Share.")])
+    deps = AgentDeps(connector=warehouse, model=model, limits=AgentLimits(max_attempts=1))
+    outcome = Agent(deps, InMemorySaver()).ask("t1", "what share of sales is North's?", user="U1")
+    assert outcome.kind == "proposal" and outcome.proposal is not None
+    assert any("by itself" in w for w in outcome.proposal.warnings)
