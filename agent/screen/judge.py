@@ -1,6 +1,7 @@
-"""A draft through the SQL gate, the connector's cost estimate and the value check (real values
-for its literal filters): `screen` runs the three checks, `judge` says what their outcome does to
-the question (a proposal, feedback for repair, or a clear failure).
+"""A draft through the SQL gate, its join conditions held to the warehouse's keys
+(agent/screen/joins.py), the connector's cost estimate and the value check (real values for its
+literal filters): `screen` runs the checks, `judge` says what their outcome does to the question
+(a proposal, feedback for repair, or a clear failure).
 
 Shared by the validate node, the candidates strategy (which screens N drafts and judges the
 best), edits and pasted SQL.
@@ -22,6 +23,7 @@ from agent.gate import Verdict, check_sql
 from agent.memory.audit import sql_sha256
 from agent.outcome import Proposal
 from agent.reference_day import pin_sql
+from agent.screen.joins import held_to_keys
 from agent.screen.periods import period_problems
 from agent.screen.ratios import ratio_bases, ratio_problems
 from agent.state import Draft, Final, Step, ThreadState, Update, failed
@@ -47,8 +49,9 @@ class Screened:
 def screen(sql: str, snapshot: CatalogSnapshot, deps: AgentDeps, *, identity: str) -> Screened:
     """The gate first, over `snapshot` (the catalog as `identity` may see it), and under an identity
     over what the warehouse says it may read now (`_held_to_access`); then, for what it lets
-    through, the cost estimate (a dry run where the engine has one: nothing runs) and the literal
-    filter values (live only without an identity)."""
+    through, its joins against the keys (`held_to_keys`: a condition re-pointed, refused or
+    flagged), the cost estimate (a dry run where the engine has one: nothing runs) and the
+    literal filter values (live only without an identity)."""
     verdict = check_sql(sql, snapshot.gate_schema, row_limit=deps.limits.row_limit)
     if verdict.ok and identity:
         try:
@@ -56,6 +59,7 @@ def screen(sql: str, snapshot: CatalogSnapshot, deps: AgentDeps, *, identity: st
         except ConnectorError as exc:
             why = f"I could not check what your access may read: {exc.message} {exc.hint}"
             return Screened(verdict, None, (why.strip(),), (ACCESS_UNKNOWN,))
+    verdict = held_to_keys(verdict, snapshot, row_limit=deps.limits.row_limit)
     if not verdict.ok:
         reasons = verdict.reasons
         return Screened(verdict, None, tuple(map(str, reasons)), tuple(r.code for r in reasons))
