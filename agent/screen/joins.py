@@ -46,14 +46,25 @@ SELF_JOIN, FAN_OUT = "self_join_condition", "fan_out_join"
 _TABLE, _EQ = "querybot_table", "querybot_eq"
 
 
-def held_to_keys(verdict: Verdict, snapshot: CatalogSnapshot, *, row_limit: int | None) -> Verdict:
+def held_to_keys(
+    verdict: Verdict,
+    snapshot: CatalogSnapshot,
+    *,
+    row_limit: int | None,
+    refuse_fan_out: bool = True,
+) -> Verdict:
     """`verdict` (the gate's acceptance over `snapshot`) with its join conditions held to the
-    snapshot's keys: re-pointed and checked again, refused, or with a warning added."""
+    snapshot's keys: re-pointed and checked again, refused, or with a warning added. Without
+    `refuse_fan_out` (SQL a person wrote or approved, who may mean it), a fan-out is a warning
+    naming the key that would relate the tables."""
     if not verdict.ok or snapshot.gate_schema.empty:
         return verdict
     found = _read(verdict.sql, snapshot)
     if found is None:
         return verdict
+    if not refuse_fan_out:
+        found.warnings += [r.message for r in found.refused if r.code == FAN_OUT]
+        found.refused = [r for r in found.refused if r.code != FAN_OUT]
     if found.refused:
         return replace(verdict, ok=False, reasons=tuple(found.refused))
     if found.rewritten is not None:

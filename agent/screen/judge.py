@@ -46,12 +46,16 @@ class Screened:
         return self.verdict.ok and not self.problems
 
 
-def screen(sql: str, snapshot: CatalogSnapshot, deps: AgentDeps, *, identity: str) -> Screened:
+def screen(
+    sql: str, snapshot: CatalogSnapshot, deps: AgentDeps, *, identity: str, person: bool = False
+) -> Screened:
     """The gate first, over `snapshot` (the catalog as `identity` may see it), and under an identity
     over what the warehouse says it may read now (`_held_to_access`); then, for what it lets
     through, its joins against the keys (`held_to_keys`: a condition re-pointed, refused or
     flagged), the cost estimate (a dry run where the engine has one: nothing runs) and the
-    literal filter values (live only without an identity)."""
+    literal filter values (live only without an identity). `person`: the SQL is a person's
+    (pasted, edited, or approved and scheduled), so a join that fans out is flagged, not
+    refused: they may mean it."""
     verdict = check_sql(sql, snapshot.gate_schema, row_limit=deps.limits.row_limit)
     if verdict.ok and identity:
         try:
@@ -59,7 +63,9 @@ def screen(sql: str, snapshot: CatalogSnapshot, deps: AgentDeps, *, identity: st
         except ConnectorError as exc:
             why = f"I could not check what your access may read: {exc.message} {exc.hint}"
             return Screened(verdict, None, (why.strip(),), (ACCESS_UNKNOWN,))
-    verdict = held_to_keys(verdict, snapshot, row_limit=deps.limits.row_limit)
+    verdict = held_to_keys(
+        verdict, snapshot, row_limit=deps.limits.row_limit, refuse_fan_out=not person
+    )
     if not verdict.ok:
         reasons = verdict.reasons
         return Screened(verdict, None, tuple(map(str, reasons)), tuple(r.code for r in reasons))

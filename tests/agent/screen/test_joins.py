@@ -20,7 +20,7 @@ from agent.evaluation.golden import GoldenSet
 from agent.gate import Verdict, check_sql
 from agent.memory.audit import sql_sha256
 from agent.model.providers import ScriptedChatModel
-from agent.scheduled import GATE_REFUSED, SQL_CHANGED, ScheduledSql
+from agent.scheduled import SQL_CHANGED, ScheduledSql
 from agent.screen.joins import FAN_OUT, SELF_JOIN, held_to_keys
 from connectors.base import Connector
 from connectors.duckdb.connector import DuckDBConnector
@@ -281,13 +281,16 @@ def proposes_the_re_pointed_join(connector: Connector, fix: str) -> None:
     )
     ran = bot.run_scheduled("t1", job, job_key="k1")
     assert not ran.stop and ran.answer is not None
-    # approved before joins were held to keys: the self-join would now change, the fan-out is
-    # refused, so neither runs unseen
+    # approved before joins were held to keys: the self-join would now change, so it does not
+    # run unseen; the fan-out a person approved is theirs to mean, so it runs (flagged)
     schema = bot.deps.catalog.gate_schema
-    for sql, stop in [(SELF_JOINED, SQL_CHANGED), (FANNED, GATE_REFUSED)]:
-        gated = check_sql(sql, schema).sql
-        old = ScheduledSql(**{**vars(job), "sql": gated, "sql_sha256": sql_sha256(gated)})
-        assert bot.run_scheduled("t1", old, job_key="k2").stop == stop
+    gated = check_sql(SELF_JOINED, schema).sql
+    old = ScheduledSql(**{**vars(job), "sql": gated, "sql_sha256": sql_sha256(gated)})
+    assert bot.run_scheduled("t1", old, job_key="k2").stop == SQL_CHANGED
+    fanned = check_sql(FANNED, schema).sql
+    meant = ScheduledSql(**{**vars(job), "sql": fanned, "sql_sha256": sql_sha256(fanned)})
+    kept = bot.run_scheduled("t1", meant, job_key="k3")
+    assert not kept.stop and kept.answer is not None
 
 
 def repairs_the_fan_out(connector: Connector, key: str) -> None:
@@ -311,6 +314,12 @@ FIX = (
 def test_the_agent_on_duckdb(demo_connector: DuckDBConnector) -> None:
     proposes_the_re_pointed_join(demo_connector, FIX)
     repairs_the_fan_out(demo_connector, "sales.order_id = orders.order_id")
+    # pasted by a person, who may mean it: proposed with the key in a warning, never sent to
+    # the model
+    pasting, model = agent(demo_connector)
+    pasted = pasting.ask("t4", FANNED, user="U1").proposal
+    assert pasted is not None and model.calls == 0
+    assert any("Join them on sales.order_id = orders.order_id" in w for w in pasted.warnings)
     # no key relates them: proposed, with a warning for the person approving
     odd = "SELECT COUNT(*) AS n FROM customers AS c JOIN products AS p ON c.city = p.category"
     bot, _ = agent(demo_connector, reply(odd))
