@@ -23,11 +23,11 @@ these forms:
 measure over its whole, over the same rows: SUM(CASE WHEN Y THEN x ELSE 0 END) * 1.0 / SUM(x), so \
 no WHERE may remove the whole; a fraction (0 to 1) unless it says percent (then times 100). One \
 measure over another (profit over revenue) is a margin, not a share.
-  - per distinct entity ("average X per customer", "X per order on average"): the total over \
-the number of distinct entities, SUM(x) * 1.0 / COUNT(DISTINCT entity key); AVG(x) averages rows, \
-not entities.
-  - rate over a period ("per day", "a month on average"): the total over the number of periods \
-in it, SUM(x) * 1.0 / COUNT(DISTINCT the period of the date column).
+  - an average per entity ("average X per customer"): the total over the number of distinct \
+entities, SUM(x) * 1.0 / COUNT(DISTINCT entity key), not AVG(x) over rows. Without "average", \
+"X per category" is one row per category (GROUP BY), not a division; "the average of x" is AVG(x).
+  - an average rate over a period ("on average per day", "a month on average"): the total over \
+the number of periods in it, SUM(x) * 1.0 / COUNT(DISTINCT the period of the date column).
 - If the question is ambiguous (several measures, periods or tables fit and the choice changes the \
 answer), set kind to "clarify" and ask one short question.
 - If the listed tables do not hold the data the question needs (general knowledge, opinions, \
