@@ -25,7 +25,7 @@ from agent.outcome import Proposal
 from agent.reference_day import pin_sql
 from agent.screen.joins import held_to_keys
 from agent.screen.periods import period_problems
-from agent.screen.ratios import ratio_bases, ratio_problems
+from agent.screen.ratios import ratio_bases, ratio_problems, unasked_average
 from agent.state import Draft, Final, Step, ThreadState, Update, failed
 from connectors.base import ActsAs, ConnectorError, CostEstimate, acts_as
 from connectors.units import counted
@@ -207,15 +207,17 @@ def _held_to_its_meaning(
     state: ThreadState, draft: Draft, screened: Screened, deps: AgentDeps
 ) -> tuple[Screened, Draft]:
     """A model draft wrong whatever the data goes back to repair: it keeps one day of the
-    period the question names (`period_problems`), or a ratio divides by itself or filters its
-    whole down to its part (`ratio_problems`). With no attempt left it is proposed with that as
-    a warning, for the person approving to see."""
+    period the question names (`period_problems`), a ratio divides by itself or filters its
+    whole down to its part (`ratio_problems`), or divides by a count of distinct entities where
+    the question asks for no average (`unasked_average`). With no attempt left it is proposed
+    with that as a warning, for the person approving to see."""
     if not screened.ok or not draft.get("by_model"):
         return screened, draft
     sql, dialect = screened.verdict.sql, deps.connector.dialect
     found = [
         *((p, "one_day_for_a_period") for p in period_problems(state["question"], sql, dialect)),
         *((p, "ratio_always_whole") for p in ratio_problems(sql, dialect)),
+        *((p, "unasked_average") for p in unasked_average(state["question"], sql, dialect)),
     ]
     if not found:
         return screened, draft

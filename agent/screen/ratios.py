@@ -11,10 +11,15 @@ so after its filters, within each group); for each average, the rows it averages
 Two ratios are wrong whatever the data, and go back to the model (`ratio_problems`): one that
 divides an aggregate by itself (`SUM(x) * 100 / SUM(x)`, always 100), and a share whose part's
 condition (a CASE WHEN or FILTER inside the numerator) the WHERE already keeps every row to
-(`SUM(CASE WHEN fee = 0 ...) / COUNT(*) ... WHERE fee = 0`, always all of it).
+(`SUM(CASE WHEN fee = 0 ...) / COUNT(*) ... WHERE fee = 0`, always all of it). And a third goes
+back when the question asks for no average or ratio (`unasked_average`): "revenue per product
+category" divided by the number of distinct products is an average per product, where "per X"
+asked for one row per X.
 """
 
 from __future__ import annotations
+
+import re
 
 import sqlglot
 from sqlglot import exp
@@ -67,6 +72,40 @@ def ratio_problems(sql: str, dialect: str) -> list[str]:
                 "keeps only such rows, so it is always all of them. Keep that condition in "
                 "the CASE WHEN and take it out of the WHERE, so the whole stays whole."
             )
+    return problems
+
+
+#: Words by which a question asks for an average, a ratio or a rate.
+_DIVIDING = re.compile(
+    r"\b(average|avg|mean|median|typical|ratio|rates?|shares?|fraction|proportion|percent\w*"
+    r"|margin|per\s+\w+\s+on\s+average)\b|%",
+    re.IGNORECASE,
+)
+
+
+def unasked_average(question: str, sql: str, dialect: str) -> list[str]:
+    """Why a result column of `sql` divides by a count of distinct entities when `question`
+    asks for no average, ratio or rate, one sentence each; empty when it does not (or asks)."""
+    if _DIVIDING.search(question):
+        return []
+    select = _outer_select(sql, dialect)
+    if select is None:
+        return []
+    problems = []
+    for column in select.selects:
+        division = _outside_windows(column, exp.Div)
+        if not isinstance(division, exp.Div):
+            continue
+        distinct = division.expression.find(exp.Distinct)
+        if distinct is None or not division.expression.find(exp.Count):
+            continue
+        name = column.alias_or_name or _quoted(column, dialect)
+        counted = ", ".join(_quoted(e, dialect) for e in distinct.expressions)
+        problems.append(
+            f"`{name}` divides by the number of distinct {counted}, an average per {counted}, "
+            'but the question asks for no average or ratio: "per X" or "by X" means one row '
+            "per X with the total (GROUP BY X). Return the total, undivided."
+        )
     return problems
 
 

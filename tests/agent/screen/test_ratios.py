@@ -19,7 +19,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agent.context import AgentDeps, AgentLimits
 from agent.conversation import Agent
 from agent.model.providers import ScriptedChatModel
-from agent.screen.ratios import ratio_bases, ratio_problems
+from agent.screen.ratios import ratio_bases, ratio_problems, unasked_average
 from bot.blocks import proposal as proposal_card
 from bot.commands.terminal import proposal_text
 from connectors import open_connector
@@ -195,3 +195,38 @@ def test_with_no_try_left_it_is_proposed_with_the_problem_as_a_warning(
     outcome = Agent(deps, InMemorySaver()).ask("t1", "what share of sales is North's?", user="U1")
     assert outcome.kind == "proposal" and outcome.proposal is not None
     assert any("by itself" in w for w in outcome.proposal.warnings)
+
+
+PER_PRODUCT = (
+    "SELECT region, SUM(amount) / COUNT(DISTINCT customer_id) AS revenue FROM sales GROUP BY region"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "flagged"),
+    [
+        ("What is the revenue per region?", True),
+        ("revenue by region", True),
+        ("What is the average revenue per customer in each region?", False),
+        ("revenue per customer on average, by region", False),
+        ("what share of revenue does each region bring?", False),
+        ("revenue per region as a percentage", False),
+    ],
+)
+def test_an_average_the_question_did_not_ask_for(question: str, flagged: bool) -> None:
+    found = unasked_average(question, PER_PRODUCT, "duckdb")
+    assert bool(found) is flagged
+    if flagged:
+        assert found[0].startswith("`revenue` divides by the number of distinct customer_id")
+    total = "SELECT region, SUM(amount) AS revenue FROM sales GROUP BY region"
+    assert unasked_average(question, total, "duckdb") == []
+
+
+def test_an_unasked_average_goes_back_to_the_model(warehouse: Connector) -> None:
+    total = "SELECT region, SUM(amount) AS revenue FROM sales GROUP BY region"
+    model = ScriptedChatModel(replies=[reply(PER_PRODUCT, "Revenue."), reply(total, "Revenue.")])
+    agent = Agent(AgentDeps(connector=warehouse, model=model), InMemorySaver())
+    outcome = agent.ask("t1", "What is the revenue per region?", user="U1")
+    assert outcome.kind == "proposal" and outcome.proposal is not None and model.calls == 2
+    assert "asks for no average" in "\n".join(str(m.content) for m in model.seen[1])
+    assert "COUNT(DISTINCT" not in outcome.proposal.sql
