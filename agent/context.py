@@ -83,7 +83,10 @@ class Strategies:
     no call), `redraft` (a draft refused for naming tables or columns the warehouse lacks is
     written afresh, in text, instead of corrected: no extra call, it takes a repair's place),
     `ask_unmatched` (a question none of whose words occurs in a warehouse shown whole gets a
-    clarifying reply from code: no call; the match step).
+    clarifying reply from code: no call; the match step), `ask_vague` (a question ranking or
+    qualifying by a vague word, "the most valuable customers", with no measure stated or
+    defined by the warehouse, is asked which measure it means, offering the warehouse's own:
+    no call; the match step).
     """
 
     relax_empty: bool = True
@@ -95,6 +98,7 @@ class Strategies:
     remember_failures: bool = True
     redraft: bool = True
     ask_unmatched: bool = True
+    ask_vague: bool = True
 
 
 def thread_of(config: RunnableConfig) -> str:

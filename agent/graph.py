@@ -9,11 +9,12 @@ as they do, except that an edit the gate refuses goes back to approve and change
 Before the first draft, where the warehouse's dbt project defines metrics: metric (a question
 asking for them gets a metric query MetricFlow compiles; its SQL goes to validate as any draft,
 and when none comes of it, the steps below follow). Then, when their strategies are on: match
-(a question none of whose words occurs in a warehouse shown whole ends in a clarifying reply,
-with no model call), vary (paraphrases for the table search), plan (a grounded plan),
-candidates (N drafts ranked by checks, then agreement, instead of generate's one; it screens
-and judges them itself, so it routes as validate does); after the model's SQL is accepted: check
-(a second model call, back to generate when it finds a problem).
+(a question none of whose words occurs in a warehouse shown whole, or one ranking by a vague
+word with no measure, ends in a clarifying reply, with no model call), vary (paraphrases for
+the table search), plan (a grounded plan), candidates (N drafts ranked by checks, then
+agreement, instead of generate's one; it screens and judges them itself, so it routes as
+validate does); after the model's SQL is accepted: check (a second model call, back to generate
+when it finds a problem).
 
 Nodes decide; the routing functions below only read what the nodes decided."""
 
@@ -62,7 +63,7 @@ def model_step(state: ThreadState, strategies: Strategies, metrics: bool = False
     yet (variations, then plan), then N candidates on the first attempt, else generate."""
     if metrics and state.get("metric") is None:
         return "metric"
-    if strategies.ask_unmatched and state.get("matched") is None:
+    if (strategies.ask_unmatched or strategies.ask_vague) and state.get("matched") is None:
         return "match"
     if strategies.variations and state.get("variations") is None:
         return "vary"

@@ -69,6 +69,8 @@ class Proposal(_Plain):
     #: The warehouse identity (a role, a service account, a table list's name) it runs as: the
     #: asker's; "" for the bot's own login.
     run_as: str = ""
+    #: What each ratio or average of the result divides by, in words (agent.screen.ratios).
+    bases: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

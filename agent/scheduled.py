@@ -60,7 +60,7 @@ def run_scheduled(deps: AgentDeps, thread_id: str, job: ScheduledSql, *, job_key
         snapshot = deps.visible(job.identity)
     except ConnectorError as exc:
         return RunResult(error=f"{exc.message} {exc.hint}".strip())
-    screened = screen(job.sql, snapshot, deps, identity=job.identity)
+    screened = screen(job.sql, snapshot, deps, identity=job.identity, person=True)
     # a filter value gone from the data is an answer (no rows), not a reason to stop
     codes = set(screened.codes) - {"value_not_found"}
     problems = "; ".join(screened.problems)

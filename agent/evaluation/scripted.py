@@ -4,7 +4,8 @@ A scripted model (`QUERYBOT_MODEL=scripted:PATH`) replays its lines in call orde
 for an evaluation must hold every call the strategies make, in the order the graph makes them:
 per question, the paraphrases (only when the warehouse is too big to be shown whole), the plan,
 the SQL (N times with candidates), then the self-check's verdict; none for a question none of
-whose words occurs in the warehouse (`unmatched_ids`), which code answers under `ask_unmatched`.
+whose words occurs in the warehouse (`unmatched_ids`), which code answers under `ask_unmatched`,
+nor for one whose measure is vague (`vague_ids`), which code asks about under `ask_vague`.
 Each configuration's lines follow the previous one's, the way `querybot eval --strategies A
 --strategies B` asks them.
 
@@ -35,6 +36,7 @@ from agent.context import Strategies
 from agent.evaluation.golden import GoldenQuestion, GoldenSet, load_golden
 from agent.model.question_context import ContextBuilder
 from agent.strategies.options import parse_strategies
+from agent.strategies.vague import Definitions, vague_measure
 
 CLARIFY = "Which measure and period do you mean?"
 
@@ -106,15 +108,34 @@ def unmatched_ids(golden: GoldenSet, snapshot: CatalogSnapshot) -> frozenset[str
     return frozenset(found)
 
 
+def vague_ids(golden: GoldenSet, snapshot: CatalogSnapshot) -> frozenset[str]:
+    """The questions of `golden` whose measure is vague (`vague_measure`, read with the question
+    each follows): the match step asks about them with no model call."""
+    definitions = Definitions.of(snapshot)
+    found = set()
+    for chain in golden.chains():
+        previous: GoldenQuestion | None = None
+        for question in chain:
+            # the reply to the step's own question is not asked again
+            replies = previous is not None and previous.id in found
+            earlier = [previous.question] if previous is not None else []
+            if not replies and vague_measure(question.question, definitions, earlier=earlier):
+                found.add(question.id)
+            previous = question
+    return frozenset(found)
+
+
 def gold_script(
     golden: GoldenSet,
     configurations: Sequence[Strategies],
     *,
     whole_schema: bool = True,
     unmatched: frozenset[str] = frozenset(),
+    vague: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """The script for evaluating `golden` under each configuration in turn; `unmatched`: the
-    ids `unmatched_ids` gives, which take no call where `ask_unmatched` is on."""
+    """The script for evaluating `golden` under each configuration in turn; `unmatched` and
+    `vague`: the ids `unmatched_ids` and `vague_ids` give, which take no call where
+    `ask_unmatched` and `ask_vague` are on."""
     dialect = golden.dialect or "duckdb"
     return [
         line
@@ -122,6 +143,7 @@ def gold_script(
         for chain in golden.chains()
         for question in chain
         if not (strategies.ask_unmatched and question.id in unmatched)
+        and not (strategies.ask_vague and question.id in vague)
         for line in replies(question, strategies, whole_schema=whole_schema, dialect=dialect)
     ]
 
@@ -137,6 +159,12 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated ids of questions matching no word of the warehouse (no call)",
     )
     p.add_argument(
+        "--vague",
+        default="",
+        metavar="IDS",
+        help="comma-separated ids of questions whose measure is vague (no call)",
+    )
+    p.add_argument(
         "--retrieval",
         action="store_true",
         help="the warehouse is searched, not shown whole (variations then make a call)",
@@ -145,8 +173,13 @@ def main(argv: list[str] | None = None) -> int:
     configurations = [parse_strategies(s) for s in args.strategies or ["default"]]
     golden = load_golden(args.golden)
     unmatched = frozenset(i.strip() for i in args.unmatched.split(",") if i.strip())
+    vague = frozenset(i.strip() for i in args.vague.split(",") if i.strip())
     script = gold_script(
-        golden, configurations, whole_schema=not args.retrieval, unmatched=unmatched
+        golden,
+        configurations,
+        whole_schema=not args.retrieval,
+        unmatched=unmatched,
+        vague=vague,
     )
     for line in script:
         sys.stdout.write(line + "\n")

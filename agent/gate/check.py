@@ -15,6 +15,7 @@ from agent.gate.functions import snowflake_calls_reason
 from agent.gate.limit import cap_rows
 from agent.gate.looker import DIALECT as LOOKER
 from agent.gate.looker import looker_reasons
+from agent.gate.measures import add_ranking_measures
 from agent.gate.parse import parse_all, parse_statement
 from agent.gate.render import renderings
 from agent.gate.rules import query_root, safety_reasons
@@ -64,6 +65,7 @@ def _check(sql: str, schema: GateSchema, row_limit: int | None) -> Verdict:
         raise Rejection(*columns.reasons, sql=parsed.text)
     if columns.qualified is not None and (mistyped := type_reasons(columns.qualified, schema)):
         raise Rejection(*mistyped, sql=parsed.text)
+    measures = add_ranking_measures(query, dialect, row_limit, columns.qualified)
     try:
         capped = row_limit is not None and cap_rows(query, row_limit)
     except Rejection as rejection:
@@ -83,7 +85,11 @@ def _check(sql: str, schema: GateSchema, row_limit: int | None) -> Verdict:
         tables=tuple(tables.tables),
         columns=tuple(columns.columns),
         fixes=_unique(
-            parsed.fixes, ["re-quoted identifiers"] * requoted, tables.fixes, columns.fixes
+            parsed.fixes,
+            ["re-quoted identifiers"] * requoted,
+            tables.fixes,
+            columns.fixes,
+            measures,
         ),
         row_cap_applied=capped,
         warnings=warnings,

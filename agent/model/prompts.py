@@ -17,8 +17,17 @@ Rules:
 - Filter on values exactly as they occur: the listed values are the real ones (mind the case).
 - "By X", "per X" or "for each X" means one row per X (GROUP BY X); average only when the \
 question asks for an average.
-- A share, rate or percentage divides over the same rows in one query: the part (a CASE WHEN \
-inside SUM or COUNT) over the whole, so no WHERE may remove the whole; divide as decimals.
+- Ratios: write the one the question's own words name, as decimals (multiply by 1.0), in one of \
+these forms:
+  - share of a total ("what fraction, share or percentage of X is Y"): the part of the same \
+measure over its whole, over the same rows: SUM(CASE WHEN Y THEN x ELSE 0 END) * 1.0 / SUM(x), so \
+no WHERE may remove the whole; a fraction (0 to 1) unless it says percent (then times 100). One \
+measure over another (profit over revenue) is a margin, not a share.
+  - an average per entity ("average X per customer"): the total over the number of distinct \
+entities, SUM(x) * 1.0 / COUNT(DISTINCT entity key), not AVG(x) over rows. Without "average", \
+"X per category" is one row per category (GROUP BY), not a division; "the average of x" is AVG(x).
+  - an average rate over a period ("on average per day", "a month on average"): the total over \
+the number of periods in it, SUM(x) * 1.0 / COUNT(DISTINCT the period of the date column).
 - If the question is ambiguous (several measures, periods or tables fit and the choice changes the \
 answer), set kind to "clarify" and ask one short question.
 - If the listed tables do not hold the data the question needs (general knowledge, opinions, \

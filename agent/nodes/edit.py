@@ -30,7 +30,8 @@ def edit(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update:
             f"The edit could not be checked, so nothing changed. {unreadable_tables(exc)}\n"
             "Try the edit again in a moment, or approve the original proposal.",
         )
-    screened = screen(edited["sql"], snapshot, deps, identity=state.get("identity", ""))
+    identity = state.get("identity", "")
+    screened = screen(edited["sql"], snapshot, deps, identity=identity, person=True)
     draft: Draft = {
         "kind": "sql",
         "explanation": f"SQL edited by {edited['by']}.",

@@ -37,7 +37,7 @@ def paste(state: ThreadState, config: RunnableConfig, deps: AgentDeps) -> Update
     return judge_pasted(
         state,
         draft,
-        screen(draft["sql"], snapshot, deps, identity=state.get("identity", "")),
+        screen(draft["sql"], snapshot, deps, identity=state.get("identity", ""), person=True),
         snapshot,
         config,
         deps,

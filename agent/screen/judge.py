@@ -1,6 +1,7 @@
-"""A draft through the SQL gate, the connector's cost estimate and the value check (real values
-for its literal filters): `screen` runs the three checks, `judge` says what their outcome does to
-the question (a proposal, feedback for repair, or a clear failure).
+"""A draft through the SQL gate, its join conditions held to the warehouse's keys
+(agent/screen/joins.py), the connector's cost estimate and the value check (real values for its
+literal filters): `screen` runs the checks, `judge` says what their outcome does to the question
+(a proposal, feedback for repair, or a clear failure).
 
 Shared by the validate node, the candidates strategy (which screens N drafts and judges the
 best), edits and pasted SQL.
@@ -22,7 +23,9 @@ from agent.gate import Verdict, check_sql
 from agent.memory.audit import sql_sha256
 from agent.outcome import Proposal
 from agent.reference_day import pin_sql
+from agent.screen.joins import held_to_keys
 from agent.screen.periods import period_problems
+from agent.screen.ratios import ratio_bases, ratio_problems, unasked_average
 from agent.state import Draft, Final, Step, ThreadState, Update, failed
 from connectors.base import ActsAs, ConnectorError, CostEstimate, acts_as
 from connectors.units import counted
@@ -43,11 +46,16 @@ class Screened:
         return self.verdict.ok and not self.problems
 
 
-def screen(sql: str, snapshot: CatalogSnapshot, deps: AgentDeps, *, identity: str) -> Screened:
+def screen(
+    sql: str, snapshot: CatalogSnapshot, deps: AgentDeps, *, identity: str, person: bool = False
+) -> Screened:
     """The gate first, over `snapshot` (the catalog as `identity` may see it), and under an identity
     over what the warehouse says it may read now (`_held_to_access`); then, for what it lets
-    through, the cost estimate (a dry run where the engine has one: nothing runs) and the literal
-    filter values (live only without an identity)."""
+    through, its joins against the keys (`held_to_keys`: a condition re-pointed, refused or
+    flagged), the cost estimate (a dry run where the engine has one: nothing runs) and the
+    literal filter values (live only without an identity). `person`: the SQL is a person's
+    (pasted, edited, or approved and scheduled), so a join that fans out is flagged, not
+    refused: they may mean it."""
     verdict = check_sql(sql, snapshot.gate_schema, row_limit=deps.limits.row_limit)
     if verdict.ok and identity:
         try:
@@ -55,6 +63,9 @@ def screen(sql: str, snapshot: CatalogSnapshot, deps: AgentDeps, *, identity: st
         except ConnectorError as exc:
             why = f"I could not check what your access may read: {exc.message} {exc.hint}"
             return Screened(verdict, None, (why.strip(),), (ACCESS_UNKNOWN,))
+    verdict = held_to_keys(
+        verdict, snapshot, row_limit=deps.limits.row_limit, refuse_fan_out=not person
+    )
     if not verdict.ok:
         reasons = verdict.reasons
         return Screened(verdict, None, tuple(map(str, reasons)), tuple(r.code for r in reasons))
@@ -192,21 +203,28 @@ def kind_label(draft: Draft, deps: AgentDeps) -> str:
     return "ad hoc SQL" if deps.metrics is not None and deps.metrics.layer is not None else ""
 
 
-def _held_to_the_period(
+def _held_to_its_meaning(
     state: ThreadState, draft: Draft, screened: Screened, deps: AgentDeps
 ) -> tuple[Screened, Draft]:
-    """A model draft that keeps one day of the period the question names (`period_problems`)
-    goes back to repair; with no attempt left it is proposed with that as a warning, for the
-    person approving to see."""
+    """A model draft wrong whatever the data goes back to repair: it keeps one day of the
+    period the question names (`period_problems`), a ratio divides by itself or filters its
+    whole down to its part (`ratio_problems`), or divides by a count of distinct entities where
+    the question asks for no average (`unasked_average`). With no attempt left it is proposed
+    with that as a warning, for the person approving to see."""
     if not screened.ok or not draft.get("by_model"):
         return screened, draft
-    found = period_problems(state["question"], screened.verdict.sql, deps.connector.dialect)
+    sql, dialect = screened.verdict.sql, deps.connector.dialect
+    found = [
+        *((p, "one_day_for_a_period") for p in period_problems(state["question"], sql, dialect)),
+        *((p, "ratio_always_whole") for p in ratio_problems(sql, dialect)),
+        *((p, "unasked_average") for p in unasked_average(state["question"], sql, dialect)),
+    ]
     if not found:
         return screened, draft
+    problems, codes = (tuple(x) for x in zip(*found, strict=True))
     if state.get("attempts", 0) < deps.limits.max_attempts:
-        codes = ("one_day_for_a_period",) * len(found)
-        return Screened(screened.verdict, screened.estimate, tuple(found), codes), draft
-    return screened, {**draft, "notes": [*draft.get("notes", []), *found]}
+        return Screened(screened.verdict, screened.estimate, problems, codes), draft
+    return screened, {**draft, "notes": [*draft.get("notes", []), *problems]}
 
 
 def judge(
@@ -218,7 +236,7 @@ def judge(
 ) -> Update:
     """The update for `draft` once `screened`: a proposal (its warnings include the draft's own
     notes), or feedback for repair (failed when the question's attempts are spent)."""
-    screened, draft = _held_to_the_period(state, draft, screened, deps)
+    screened, draft = _held_to_its_meaning(state, draft, screened, deps)
     verdict, estimate = screened.verdict, screened.estimate
     if screened.ok and not verdict.tables and draft.get("by_model"):
         text = "The model's query reads no table, so it was not proposed."
@@ -246,6 +264,7 @@ def judge(
             label=kind_label(draft, deps),
             definitions=list(draft.get("metric", {}).get("definitions", [])),
             run_as=state.get("identity", ""),
+            bases=ratio_bases(verdict.sql, deps.connector.dialect),
         )
         deps.audit.record(
             thread_of(config),

@@ -79,6 +79,7 @@ def describe(strategies: Strategies) -> str:
         "remember_failures",
         "redraft",
         "ask_unmatched",
+        "ask_vague",
     ):
         value = getattr(strategies, name)
         if name in _COUNTS:

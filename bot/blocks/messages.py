@@ -97,6 +97,8 @@ def _proposal_body(prop: Proposal, requested_by: str, note: str, audience: Audie
         blocks.append(context(note))
     explanation = prop.explanation.strip() or "Proposed query"
     blocks.append(section(f"*{escaped(explanation, SECTION_TEXT - 2)}*"))
+    if prop.bases:  # what each ratio divides by, said by code: the base tells a share from a margin
+        blocks.append(context(*(escaped(b, CONTEXT_TEXT) for b in prop.bases[:5])))
     if prop.plan and (lines := plan_lines(prop.plan)):
         read = "\n".join(f"• {line}" for line in lines)
         blocks.append(section("*How I read your question*\n" + escaped(read, SECTION_TEXT - 40)))

@@ -33,7 +33,8 @@ def _tables(tables: list[str]) -> str:
 
 
 def proposal_text(proposal: Proposal) -> str:
-    parts = [proposal.explanation, "", proposal.sql, "", f"Reads: {_tables(proposal.tables)}"]
+    parts = [proposal.explanation, *(f"Base: {b}" for b in proposal.bases), "", proposal.sql]
+    parts += ["", f"Reads: {_tables(proposal.tables)}"]
     if proposal.label:
         parts.append(f"Kind: {proposal.label}")
     parts += [f"Definition: {d}" for d in proposal.definitions]

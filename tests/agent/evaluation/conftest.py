@@ -14,7 +14,7 @@ from langchain_core.outputs import ChatResult
 from agent.catalog.snapshot import Catalog
 from agent.evaluation.golden import GoldenQuestion, GoldenSet
 from agent.evaluation.runner import gold_sql
-from agent.evaluation.scripted import unmatched_ids
+from agent.evaluation.scripted import unmatched_ids, vague_ids
 from agent.model.providers import ScriptedChatModel
 from connectors.demo.build import ensure_demo
 from connectors.duckdb.connector import DuckDBConnector
@@ -35,12 +35,13 @@ def reply_for(question: GoldenQuestion, sql: str | None = None) -> str:
 @functools.cache
 def demo_unmatched(questions: tuple[GoldenQuestion, ...]) -> frozenset[str]:
     """The `questions` (over the demo warehouse) the default's match step answers with no
-    model call."""
+    model call: those matching no word of the warehouse, and those whose measure is vague."""
     with tempfile.TemporaryDirectory() as folder:
         connector = DuckDBConnector(ensure_demo(Path(folder), today=TODAY))
         try:
             snapshot = Catalog(connector, profile=False).refresh()
-            return unmatched_ids(GoldenSet(questions), snapshot)
+            golden = GoldenSet(questions)
+            return unmatched_ids(golden, snapshot) | vague_ids(golden, snapshot)
         finally:
             connector.close()
 

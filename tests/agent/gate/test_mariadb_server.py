@@ -20,7 +20,7 @@ import pytest
 from agent.gate import GateSchema, check_sql
 from connectors.base import ConnectorError
 from connectors.sql.connector import SqlConnector
-from tests.support import defog_sql
+from tests.support import defog_sql, measures
 from tests.support.sql_fixtures import (
     CORPORA,
     HOST,
@@ -136,7 +136,7 @@ def test_mariadb_syntax_passes_the_gate_and_runs_unchanged_in_meaning(
     admin.execute(reference or sql)
     expected = _rows(admin.fetchall())
     got = connector.run(verdict.sql, max_rows=100, timeout_s=10)
-    assert _rows(got.rows) == expected, verdict.sql
+    assert _rows(measures.as_written(got.rows, verdict)) == expected, verdict.sql
 
 
 def test_system_time_reads_the_history(items: tuple[SqlConnector, pymysql.cursors.Cursor]) -> None:
@@ -171,6 +171,7 @@ def test_sql_eval_mysql_gold_passes_the_gate_and_returns_the_same_rows(tmp_path:
             verdict = check_sql(sql, schema, row_limit=None)
             assert verdict.ok, (sql, verdict.reasons)
             gated = connector.run(verdict.sql, max_rows=100_000, timeout_s=20)
-            assert _rows(gated.rows) == _rows(as_written.rows), (sql, verdict.sql)
+            shown = measures.as_written(gated.rows, verdict)
+            assert _rows(shown) == _rows(as_written.rows), (sql, verdict.sql)
             compared += 1
     assert compared >= 0.9 * len(pairs) > 30

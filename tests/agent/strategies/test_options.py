@@ -21,7 +21,10 @@ def test_the_default_and_additions() -> None:
     assert both.relax_empty and both.remember_failures  # the default stays on
     assert parse_strategies("candidates").candidates == 3
     assert parse_strategies("variations").variations == 2
-    assert describe(both) == "plan,self_check,candidates:4,remember_failures,redraft,ask_unmatched"
+    assert (
+        describe(both)
+        == "plan,self_check,candidates:4,remember_failures,redraft,ask_unmatched,ask_vague"
+    )
 
 
 def test_none_and_switching_off() -> None:

@@ -61,7 +61,7 @@ def test_eval_compares_configurations_in_calls_and_tokens(
     by_node = report["configurations"]["plan,self_check"]["summary"]["by_node"]
     assert by_node["plan"]["calls"] == by_node["check"]["calls"] == by_node["generate"]["calls"]
     assert report["configurations"]["candidates:3"]["meta"]["strategies"] == (
-        "candidates:3,remember_failures,redraft,ask_unmatched"
+        "candidates:3,remember_failures,redraft,ask_unmatched,ask_vague"
     )
 
 
