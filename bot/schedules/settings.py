@@ -28,9 +28,7 @@ class ScheduleSettings(EnvSettings):
     #: Slack user ids who may pause, resume, run or delete anyone's schedule (besides owners).
     schedule_admins: Annotated[tuple[str, ...], NoDecode] = variable("QUERYBOT_SCHEDULE_ADMINS", ())
     #: Failed tries in a row after which a schedule pauses and its owner is told.
-    schedule_max_failures: int = variable(
-        "QUERYBOT_SCHEDULE_MAX_FAILURES", 3, ge=1, le=MAX_TRIES
-    )
+    schedule_max_failures: int = variable("QUERYBOT_SCHEDULE_MAX_FAILURES", 3, ge=1, le=MAX_TRIES)
     #: Seconds between DBOS's looks for schedules another replica made or changed.
     schedule_poll_s: float = variable("QUERYBOT_SCHEDULE_POLL_S", 5.0, ge=0.1, le=600)
 
