@@ -28,15 +28,7 @@ from connectors.sql.connector import SqlConnector
 from tests.agent.conftest import prompt_of, reply
 from tests.support import corpora
 from tests.support.needs import unavailable
-from tests.support.sql_fixtures import (
-    HOST,
-    PG_PORT,
-    bound_temp_files,
-    pg_connect,
-    port_open,
-    require,
-    unique_name,
-)
+from tests.support.sql_fixtures import postgres_reader
 
 SELF_JOINED = (
     "SELECT p.product_name, SUM(oi.quantity) AS units FROM order_items AS oi "
@@ -360,24 +352,12 @@ INSERT INTO order_items VALUES
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[SqlConnector]:
     """A scratch database and a login that may only read its tables. Dropped afterwards."""
-    require(port_open(PG_PORT), f"PostgreSQL is not reachable at {HOST}:{PG_PORT}")
-    name = unique_name()
-    with pg_connect("postgres") as server:
-        server.execute(f"CREATE DATABASE {name}")
-        server.execute(f"CREATE ROLE {name} LOGIN")
-        bound_temp_files(server, name)
+    with postgres_reader(lambda admin: admin.execute(SHOP)) as url:
+        connector = SqlConnector(url)
         try:
-            with pg_connect(name) as admin:
-                admin.execute(SHOP)
-                admin.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {name}")
-            connector = SqlConnector(f"postgresql://{name}@{HOST}:{PG_PORT}/{name}")
-            try:
-                yield connector
-            finally:
-                connector.close()
+            yield connector
         finally:
-            server.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-            server.execute(f"DROP ROLE IF EXISTS {name}")
+            connector.close()
 
 
 def test_postgres_re_points_and_refuses_as_duckdb_does(postgres: SqlConnector) -> None:

@@ -7,12 +7,11 @@ proposed with a warning."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import duckdb
+import psycopg
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -25,8 +24,7 @@ from bot.commands.terminal import proposal_text
 from connectors import open_connector
 from connectors.base import Connector
 from tests.agent.conftest import reply
-from tests.support.pgdb import rows, scratch_database
-from tests.support.sql_fixtures import bound_temp_files, pg_connect
+from tests.support.sql_fixtures import postgres_reader
 
 SHARE = (
     "SELECT SUM(CASE WHEN region = 'North' THEN amount ELSE 0 END) * 1.0 / SUM(amount) AS share "
@@ -106,24 +104,17 @@ def warehouse(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Connec
         finally:
             connector.close()
         return
-    reader = f"querybot_ratios_{uuid.uuid4().hex[:8]}"  # a login of its own: never a superuser
-    with pg_connect("postgres") as server:
-        server.execute(f"CREATE ROLE {reader} LOGIN")
-        bound_temp_files(server, reader)
+
+    def fill(admin: psycopg.Connection) -> None:
+        admin.execute(create)
+        admin.execute(f"INSERT INTO sales VALUES {SALES_ROWS}")
+
+    with postgres_reader(fill) as url:
+        connector = open_connector(url, data_dir=tmp_path)
         try:
-            with scratch_database("ratios") as url:
-                rows(url, create)
-                rows(url, f"INSERT INTO sales VALUES {SALES_ROWS}")
-                rows(url, f"GRANT SELECT ON sales TO {reader}")
-                parts = urlsplit(url)
-                login = parts._replace(netloc=f"{reader}@{parts.hostname}:{parts.port or 5432}")
-                connector = open_connector(urlunsplit(login), data_dir=tmp_path)
-                try:
-                    yield connector
-                finally:
-                    connector.close()
+            yield connector
         finally:
-            server.execute(f"DROP ROLE IF EXISTS {reader}")
+            connector.close()
 
 
 def test_the_proposal_the_card_and_the_terminal_say_the_base(warehouse: Connector) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -32,9 +33,8 @@ from connectors.base import ColumnInfo, ColumnProfile, Connector, TableInfo, Tab
 from connectors.demo.schema import TABLES, VIEW_COMMENT, VIEW_COMMENTS, VIEW_NAME, VIEW_SQL
 from connectors.duckdb.connector import DuckDBConnector
 from tests.agent.conftest import reply
-from tests.support.pgdb import HOST, scratch_database
 from tests.support.shop_build import BuiltProject
-from tests.support.sql_fixtures import bound_temp_files, pg_connect
+from tests.support.sql_fixtures import postgres_reader
 
 VALUABLE = "Who are the most valuable customers?"
 #: What the demo offers for its customers: the view's and the orders' numbers, in turns.
@@ -255,35 +255,25 @@ def _quote(text: str) -> str:
 def postgres_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Connector]:
     """The demo's tables and view (no rows) in a scratch database, read by a login that may
     only SELECT them."""
-    with scratch_database("vague") as url:
-        name = url.rsplit("/", 1)[-1]
-        with pg_connect("postgres") as server:
-            server.execute(f'CREATE ROLE "{name}" LOGIN')
-            bound_temp_files(server, name)
+
+    def fill(admin: psycopg.Connection) -> None:
+        for table, (comment, columns) in TABLES.items():
+            ddl = ", ".join(f"{c} {t}" for c, t, _ in columns)
+            admin.execute(f"CREATE TABLE {table} ({ddl})")
+            admin.execute(f"COMMENT ON TABLE {table} IS {_quote(comment)}")
+            for column, _, text in columns:
+                admin.execute(f"COMMENT ON COLUMN {table}.{column} IS {_quote(text)}")
+        admin.execute(VIEW_SQL)
+        admin.execute(f"COMMENT ON VIEW {VIEW_NAME} IS {_quote(VIEW_COMMENT)}")
+        for column, text in VIEW_COMMENTS:
+            admin.execute(f"COMMENT ON COLUMN {VIEW_NAME}.{column} IS {_quote(text)}")
+
+    with postgres_reader(fill) as url:
+        connector = open_connector(url, data_dir=tmp_path_factory.mktemp("pg"))
         try:
-            with pg_connect(name) as admin:
-                for table, (comment, columns) in TABLES.items():
-                    ddl = ", ".join(f"{c} {t}" for c, t, _ in columns)
-                    admin.execute(f"CREATE TABLE {table} ({ddl})")
-                    admin.execute(f"COMMENT ON TABLE {table} IS {_quote(comment)}")
-                    for column, _, text in columns:
-                        admin.execute(f"COMMENT ON COLUMN {table}.{column} IS {_quote(text)}")
-                admin.execute(VIEW_SQL)
-                admin.execute(f"COMMENT ON VIEW {VIEW_NAME} IS {_quote(VIEW_COMMENT)}")
-                for column, text in VIEW_COMMENTS:
-                    admin.execute(f"COMMENT ON COLUMN {VIEW_NAME}.{column} IS {_quote(text)}")
-                admin.execute(f'GRANT SELECT ON ALL TABLES IN SCHEMA public TO "{name}"')
-            connector = open_connector(
-                f"postgresql://{name}@{HOST}/{name}", data_dir=tmp_path_factory.mktemp("pg")
-            )
-            try:
-                yield connector
-            finally:
-                connector.close()
-        finally:  # the database first: the role's grants are in it
-            with pg_connect("postgres") as server:
-                server.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-                server.execute(f'DROP ROLE IF EXISTS "{name}"')
+            yield connector
+        finally:
+            connector.close()
 
 
 def test_postgresql_offers_the_same_candidates(postgres_demo: Connector) -> None:
