@@ -72,17 +72,30 @@ class TableDoc:
 
 @dataclass(frozen=True)
 class JoinKey:
-    """`table.column` holds values of `other.other_column` (a foreign key and what it names)."""
+    """`table.column` holds values of `other.other_column` (a foreign key and what it names):
+    documented (agent.semantic), or inferred from names (agent.catalog.keys)."""
 
     table: str
     column: str
     other: str
     other_column: str
-    #: Where it was read: `relationships test`, `entity customer`.
+    #: Where it was read: `relationships test`, `entity customer`, `names`.
     source: str = ""
 
     def note(self) -> str:
         return f"joins {table_key(self.other).rsplit('.', 1)[-1]}.{self.other_column}"
+
+    def __str__(self) -> str:
+        one, other = (t.rsplit(".", 1)[-1] for t in (self.table, self.other))
+        return f"{one}.{self.column} = {other}.{self.other_column}"
+
+    def has(self, table: str, column: str) -> bool:
+        """Whether `table.column` is one of its two sides."""
+        wanted = (table_key(table), column.casefold())
+        return wanted in {
+            (table_key(self.table), self.column.casefold()),
+            (table_key(self.other), self.other_column.casefold()),
+        }
 
 
 @dataclass(frozen=True)

@@ -15,39 +15,12 @@ other. Screening checks join conditions against them (agent/screen/joins.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 
+from agent.catalog.documentation import JoinKey
 from agent.catalog.retrieval import words
 from agent.catalog.snapshot import CatalogSnapshot, table_key
 from connectors.base import TableInfo
-
-
-@dataclass(frozen=True)
-class Link:
-    """`table.column` holds values of `other.key`, a key of `other`."""
-
-    table: str
-    column: str
-    other: str
-    key: str
-    #: Where it was read: `names`, or the documentation's (`relationships test`, `entity order`).
-    source: str = "names"
-
-    def __str__(self) -> str:
-        return f"{_short(self.table)}.{self.column} = {_short(self.other)}.{self.key}"
-
-    def has(self, table: str, column: str) -> bool:
-        """Whether `table.column` is one of its two sides."""
-        wanted = (table_key(table), column.casefold())
-        return wanted in {
-            (table_key(self.table), self.column.casefold()),
-            (table_key(self.other), self.key.casefold()),
-        }
-
-
-def _short(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
 
 
 class KeyMap:
@@ -75,12 +48,12 @@ class KeyMap:
     def is_key(self, table: str, column: str) -> bool:
         return column.casefold() in {k.casefold() for k in self.keys(table)}
 
-    def links(self, one: str, other: str) -> tuple[Link, ...]:
+    def links(self, one: str, other: str) -> tuple[JoinKey, ...]:
         """The links between tables `one` and `other`, either way, each pair of columns once."""
         first, second = self.table(one), self.table(other)
         if first is None or second is None:
             return ()
-        found: dict[frozenset[tuple[str, str]], Link] = {}
+        found: dict[frozenset[tuple[str, str]], JoinKey] = {}
         for link in (  # the documented first: what the team wrote says where it was read
             *self._documented(first, second),
             *self._documented(second, first),
@@ -90,7 +63,7 @@ class KeyMap:
             sides = frozenset(
                 {
                     (table_key(link.table), link.column.casefold()),
-                    (table_key(link.other), link.key.casefold()),
+                    (table_key(link.other), link.other_column.casefold()),
                 }
             )
             found.setdefault(sides, link)
@@ -103,7 +76,7 @@ class KeyMap:
         if found is not None:
             return found
         held = frozenset(
-            (table_key(link.other), link.key.casefold())
+            (table_key(link.other), link.other_column.casefold())
             for other in self.snapshot.tables
             for link in self._named_or_documented(table, other.name)
             if table_key(link.table) == table_key(table) and link.has(table, column)
@@ -111,16 +84,16 @@ class KeyMap:
         self._referenced[(table_key(table), column.casefold())] = held
         return held
 
-    def _named_or_documented(self, table: str, other: str) -> list[Link]:
+    def _named_or_documented(self, table: str, other: str) -> list[JoinKey]:
         """The links from `table` to a key of `other` (one way: `links` gives both)."""
         one, two = self.table(table), self.table(other)
         if one is None or two is None:
             return []
         return [*self._named(one, two), *self._documented(one, two)]
 
-    def neighbours(self, name: str, limit: int = 3) -> tuple[Link, ...]:
+    def neighbours(self, name: str, limit: int = 3) -> tuple[JoinKey, ...]:
         """Up to `limit` links between `name` and any other table, in the snapshot's order."""
-        found: list[Link] = []
+        found: list[JoinKey] = []
         for table in self.snapshot.tables:
             if table_key(table.name) != table_key(name):
                 found.extend(self.links(name, table.name))
@@ -140,7 +113,7 @@ class KeyMap:
                 found.add(column.name.casefold())
         return tuple(c.name for c in table.columns if c.name.casefold() in found)
 
-    def _named(self, table: TableInfo, other: TableInfo) -> list[Link]:
+    def _named(self, table: TableInfo, other: TableInfo) -> list[JoinKey]:
         """The columns of `table` named as a key of `other`: the same name (a bare `id` is no
         one's foreign key), or the other's singular name and `_id` where its key is `id`."""
         if table_key(table.name) == table_key(other.name):
@@ -152,23 +125,27 @@ class KeyMap:
         for column in table.columns:
             name = column.name.casefold()
             if name in spelled and name != "id":
-                out.append(Link(table.name, column.name, other.name, spelled[name]))
+                out.append(JoinKey(table.name, column.name, other.name, spelled[name], "names"))
             elif "id" in spelled and len(singular) > 1 and words(column.name) == singular:
-                out.append(Link(table.name, column.name, other.name, spelled["id"]))
+                out.append(JoinKey(table.name, column.name, other.name, spelled["id"], "names"))
         return out
 
-    def _documented(self, table: TableInfo, other: TableInfo) -> list[Link]:
+    def _documented(self, table: TableInfo, other: TableInfo) -> list[JoinKey]:
         return [
-            Link(
-                table.name, _spelled(table, j.column), other.name, _spelled(other, j.key), j.source
+            JoinKey(
+                table.name,
+                _spelled(table, j.column),
+                other.name,
+                _spelled(other, j.other_column),
+                j.source,
             )
             for j in self._documented_links.get((table_key(table.name), table_key(other.name)), ())
         ]
 
     @cached_property
-    def _documented_links(self) -> dict[tuple[str, str], list[Link]]:
+    def _documented_links(self) -> dict[tuple[str, str], list[JoinKey]]:
         """The documentation's join keys between the snapshot's tables, by (table, other) key;
-        each Link here names the documented columns as written."""
+        each JoinKey here names the documented columns as written."""
         documentation = self.snapshot.documentation
         if not documentation:
             return {}
@@ -177,13 +154,13 @@ class KeyMap:
             documented = documentation.key_for(table.name)
             if documented is not None:
                 names.setdefault(documented, table_key(table.name))
-        out: dict[tuple[str, str], list[Link]] = {}
+        out: dict[tuple[str, str], list[JoinKey]] = {}
         for join in documentation.joins:
             one, other = (
                 names.get(documentation.key_for(n) or "") for n in (join.table, join.other)
             )
             if one is not None and other is not None:
-                link = Link(one, join.column, other, join.other_column, join.source)
+                link = JoinKey(one, join.column, other, join.other_column, join.source)
                 out.setdefault((one, other), []).append(link)
         return out
 
@@ -193,7 +170,7 @@ class KeyMap:
         out: dict[str, list[str]] = {}
         for links in self._documented_links.values():
             for link in links:
-                out.setdefault(link.other, []).append(link.key)
+                out.setdefault(link.other, []).append(link.other_column)
         return out
 
 

@@ -31,7 +31,8 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from agent.catalog.keys import KeyMap, Link, key_map
+from agent.catalog.documentation import JoinKey
+from agent.catalog.keys import KeyMap, key_map
 from agent.catalog.snapshot import CatalogSnapshot, table_key
 from agent.gate import Reason, Verdict, check_sql
 from agent.gate.schema import exact_identifier
@@ -264,15 +265,15 @@ class _Walk:
         return None
 
     def _repoint(
-        self, written: exp.EQ, text: str, source: _Source, joined: _Source, link: Link
+        self, written: exp.EQ, text: str, source: _Source, joined: _Source, link: JoinKey
     ) -> tuple[str, str, str]:
         """Put `link` in place of `written` (in the statement as written), as a fix."""
         assert source.table is not None and joined.table is not None
         assert source.written is not None and joined.written is not None
         if table_key(link.table) == table_key(source.table.name):
-            theirs, ours = link.column, link.key
+            theirs, ours = link.column, link.other_column
         else:
-            theirs, ours = link.key, link.column
+            theirs, ours = link.other_column, link.column
         written.replace(
             exp.EQ(
                 this=exp.column(exact_identifier(theirs, self.dialect), _name(source.written)),
@@ -335,7 +336,7 @@ class _Walk:
             )
 
 
-def _through(column: exp.Expr, joined: _Source, source: _Source, link: Link) -> bool:
+def _through(column: exp.Expr, joined: _Source, source: _Source, link: JoinKey) -> bool:
     """Whether `link` (between `source` and `joined`) has `column` (written as `alias.name`)
     as one of its sides."""
     if not isinstance(column, exp.Column):

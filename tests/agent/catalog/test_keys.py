@@ -4,7 +4,7 @@ profiles and the team's documentation, and which key pairs relate two tables."""
 from __future__ import annotations
 
 from agent.catalog.documentation import Documentation, JoinKey, TableDoc
-from agent.catalog.keys import Link, key_map
+from agent.catalog.keys import key_map
 from agent.catalog.snapshot import CatalogSnapshot, table_key
 from connectors.base import ColumnInfo, ColumnProfile, TableInfo, TableProfile
 
@@ -73,7 +73,7 @@ def test_keys_and_links_from_the_documentation() -> None:
     keys = key_map(snapshot(documentation=documented))
     assert keys.keys("wh.main.events") == ("event_name",)  # the `to` side, as spelled
     assert keys.links("wh.main.sales", "wh.main.events") == (
-        Link("wh.main.sales", "amount", "wh.main.events", "event_name", "relationships test"),
+        JoinKey("wh.main.sales", "amount", "wh.main.events", "event_name", "relationships test"),
     )
     [link] = keys.links("wh.main.customers", "wh.main.events")
     assert str(link) == "events.customer_id = customers.id" and link.source == "entity c"
