@@ -7,12 +7,20 @@ skip, except in CI (`CI=true`), where they fail: a missing server must not pass 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import psycopg
 
 from tests.support.needs import unavailable
+from tests.support.sql_fixtures import (
+    PG_PORT,
+    bound_temp_files,
+    pg_connect,
+    port_open,
+    require,
+    unique_name,
+)
 
 HOST = "127.0.0.1:5432"
 USERS = ("postgres", "root")
@@ -51,3 +59,24 @@ def rows(url: str, sql: str, *params: object) -> list[dict[str, object]]:
     with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
         cursor = conn.execute(sql, params)
         return list(cursor.fetchall()) if cursor.description else []
+
+
+@contextmanager
+def postgres_reader(setup: Callable[[psycopg.Connection], None]) -> Iterator[str]:
+    """A scratch database, filled by `setup` (an administrator's connection to it), and a login
+    of the same name that may only read its tables and views (the connector refuses a superuser);
+    yields that login's URL; both dropped afterwards (the database first: the grants are in it)."""
+    require(port_open(PG_PORT), f"PostgreSQL is not reachable at {HOST}")
+    name = unique_name()
+    with pg_connect("postgres") as server:
+        server.execute(f"CREATE DATABASE {name}")
+        server.execute(f"CREATE ROLE {name} LOGIN")
+        bound_temp_files(server, name)
+        try:
+            with pg_connect(name) as admin:
+                setup(admin)
+                admin.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {name}")
+            yield f"postgresql://{name}@{HOST}/{name}"
+        finally:
+            server.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            server.execute(f"DROP ROLE IF EXISTS {name}")

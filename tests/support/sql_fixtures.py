@@ -81,27 +81,6 @@ def unique_name() -> str:
     return f"querybot_test_{uuid.uuid4().hex[:10]}"
 
 
-@contextmanager
-def postgres_reader(setup: Callable[[psycopg.Connection], None]) -> Iterator[str]:
-    """A scratch database, filled by `setup` (an administrator's connection to it), and a login
-    of the same name that may only read its tables and views (the connector refuses a superuser);
-    yields that login's URL; both dropped afterwards (the database first: the grants are in it)."""
-    require(port_open(PG_PORT), f"PostgreSQL is not reachable at {HOST}:{PG_PORT}")
-    name = unique_name()
-    with pg_connect("postgres") as server:
-        server.execute(f"CREATE DATABASE {name}")
-        server.execute(f"CREATE ROLE {name} LOGIN")
-        bound_temp_files(server, name)
-        try:
-            with pg_connect(name) as admin:
-                setup(admin)
-                admin.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {name}")
-            yield f"postgresql://{name}@{HOST}:{PG_PORT}/{name}"
-        finally:
-            server.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-            server.execute(f"DROP ROLE IF EXISTS {name}")
-
-
 # -- the sample data -----------------------------------------------------------------------------
 
 DEPARTMENTS = [

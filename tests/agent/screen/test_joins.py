@@ -28,7 +28,7 @@ from connectors.sql.connector import SqlConnector
 from tests.agent.conftest import prompt_of, reply
 from tests.support import corpora
 from tests.support.needs import unavailable
-from tests.support.sql_fixtures import postgres_reader
+from tests.support.pgdb import postgres_reader
 
 SELF_JOINED = (
     "SELECT p.product_name, SUM(oi.quantity) AS units FROM order_items AS oi "

@@ -24,7 +24,7 @@ from bot.commands.terminal import proposal_text
 from connectors import open_connector
 from connectors.base import Connector
 from tests.agent.conftest import reply
-from tests.support.sql_fixtures import postgres_reader
+from tests.support.pgdb import postgres_reader
 
 SHARE = (
     "SELECT SUM(CASE WHEN region = 'North' THEN amount ELSE 0 END) * 1.0 / SUM(amount) AS share "

@@ -33,8 +33,8 @@ from connectors.base import ColumnInfo, ColumnProfile, Connector, TableInfo, Tab
 from connectors.demo.schema import TABLES, VIEW_COMMENT, VIEW_COMMENTS, VIEW_NAME, VIEW_SQL
 from connectors.duckdb.connector import DuckDBConnector
 from tests.agent.conftest import reply
+from tests.support.pgdb import postgres_reader
 from tests.support.shop_build import BuiltProject
-from tests.support.sql_fixtures import postgres_reader
 
 VALUABLE = "Who are the most valuable customers?"
 #: What the demo offers for its customers: the view's and the orders' numbers, in turns.

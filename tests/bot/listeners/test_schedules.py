@@ -1,7 +1,7 @@
 """Scheduled questions through the listeners, against the Slack stand-in, with the real
 `Schedules` and its engine (DBOS on a SQLite file in the test's directory, started and stopped
 around each test): the Schedule… button and its modal, schedules asked in words, and a person's
-list with its buttons, the time modal of "Edit time" among them."""
+list with its buttons; the time modal of "Edit time": test_schedule_times.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dbos import DBOS
 
 from bot.access.channels import SHARED
 from bot.blocks import APPROVE_ACTION
@@ -21,10 +20,9 @@ from bot.blocks.schedule_modal import (
     DIRECT,
     SCHEDULE_ACTION,
     SCHEDULE_VIEW,
-    TIME_VIEW,
     WHEN_BLOCK,
 )
-from bot.blocks.schedules import DELETE, EDIT_TIME, PAUSE, RESUME
+from bot.blocks.schedules import DELETE, PAUSE, RESUME
 from bot.listeners.actions.schedules import UNKNOWN_ANSWER
 from bot.listeners.events.schedule_words import NO_ANSWER
 from bot.listeners.scheduling import PRIVATE_ONLY_DM
@@ -339,68 +337,3 @@ def test_the_home_tab_lists_the_schedules_and_its_buttons_work(bot: Bot) -> None
     assert told and told[0].channel.startswith("D"), "said in the person's direct messages"
     redrawn = json.dumps(bot.slack.published_views[-1]["view"])
     assert "paused: paused by" in redrawn and schedule.schedule_id in redrawn
-
-
-def test_edit_time_changes_when_it_runs_for_its_owner_only(bot: Bot) -> None:
-    channel, ts, _ = answered(bot)
-    bot.ask("schedule this every Monday at 9", channel=channel, thread_ts=ts)
-    schedule = only_schedule(bot)
-    bot.ask("schedules", channel=channel, thread_ts=ts)
-    shown = as_posted(bot.slack.ephemerals_for(channel, ALICE)[-1])
-    opened = len(bot.slack.opened_views)
-    bot.click(shown, EDIT_TIME, user=CARA)  # not hers: no modal
-    assert bot.slack.ephemerals_for(channel, CARA)[-1]["text"] == NOT_YOURS.format(
-        owner=f"<@{ALICE}>"
-    )
-    assert len(bot.slack.opened_views) == opened
-    bot.click(shown, EDIT_TIME, user=ALICE)
-    view = bot.slack.opened_views[-1]["view"]
-    assert view["callback_id"] == TIME_VIEW
-    [when] = [b for b in view["blocks"] if b.get("block_id") == WHEN_BLOCK]
-    assert when["element"]["initial_value"] == "0 9 * * 1"
-    answer = submit(bot, view, when="every blue moon")
-    assert answer["response_action"] == "errors" and "every blue moon" in str(answer)
-    assert submit(bot, view, user=CARA, when="every day at 7")["response_action"] == "errors"
-    assert submit(bot, view, when="every weekday at 8:30am") == {}
-    changed = only_schedule(bot)
-    assert (changed.cron, changed.time_zone) == ("30 8 * * 1-5", "Europe/London")
-    assert (changed.sql_sha256, changed.status) == (schedule.sql_sha256, ACTIVE)
-    said = bot.slack.ephemerals_for(channel, ALICE)[-1]
-    assert said["text"].startswith(
-        "Changed: it now runs every weekday at 08:30 (Europe/London); next on "
-    )
-    assert said["thread_ts"] == ts, "said where the list was clicked"
-    fired = DBOS.get_schedule(schedule.schedule_id)
-    assert fired is not None
-    assert (fired["schedule"], fired["cron_timezone"]) == ("30 8 * * 1-5", "Europe/London")
-
-
-def test_edit_time_on_the_home_tab_keeps_a_paused_schedule_paused(bot: Bot) -> None:
-    channel, ts, _ = answered(bot)
-    bot.ask("schedule this every Monday at 9", channel=channel, thread_ts=ts)
-    schedule = only_schedule(bot)
-    bot.slack.set_time_zone(ALICE, "America/New_York")  # she moved: her time zone now
-    bot.event(payloads.home_opened(ALICE))
-    bot.submit(home_click(bot.slack.published_views[-1]["view"], PAUSE, ALICE))
-    bot.submit(home_click(bot.slack.published_views[-1]["view"], EDIT_TIME, ALICE))
-    view = bot.slack.opened_views[-1]["view"]
-    assert json.loads(view["private_metadata"]) == {
-        "schedule_id": schedule.schedule_id,
-        "channel": "",
-        "thread_ts": "",
-    }
-    assert submit(bot, view, when="daily at noon") == {}
-    changed = only_schedule(bot)
-    assert (changed.cron, changed.time_zone, changed.status) == (
-        "0 12 * * *",
-        "America/New_York",
-        PAUSED,
-    )
-    fired = DBOS.get_schedule(schedule.schedule_id)
-    assert fired is not None and fired["status"] == "PAUSED"
-    told = [m for m in bot.slack.messages.values() if m.text.startswith("Changed:")]
-    assert told and told[0].channel.startswith("D"), "said in her direct messages"
-    assert "once resumed (it is paused)" in told[0].text
-    assert "every day at 12:00 (America/New_York)" in json.dumps(
-        bot.slack.published_views[-1]["view"]
-    )
